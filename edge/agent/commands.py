@@ -1,0 +1,94 @@
+"""Direct commands, answered without the model: ``/help``, ``/status``, ``/pins``, ``/gpio``, ``/pwm``.
+
+They go through the same tools (and so the same policy) as the model's tool calls.
+
+>>> parse_command("/gpio led on")
+('gpio', ['led', 'on'])
+>>> parse_command("turn the led on") is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from edge.tools.base import Tool
+
+HELP = """Commands (no model needed):
+  /help                this list
+  /status              agent, boards, channels and provider
+  /pins                allowlisted pins and their state
+  /gpio PIN            read a pin (name or alias, e.g. led, GPIO17)
+  /gpio PIN on|off     switch an output pin
+  /pwm PIN DUTY [HZ]   set a PWM pin's duty cycle 0..1, optionally its frequency
+Anything else goes to the language model."""
+
+
+@dataclass
+class CommandContext:
+    tools: dict[str, Tool]
+    status_text: Callable[[], Awaitable[str]]
+    caller: str
+
+
+def parse_command(text: str) -> tuple[str, list[str]] | None:
+    text = text.strip()
+    if not text.startswith("/") or len(text) < 2:
+        return None
+    word, *args = text[1:].split()
+    return word.split("@", 1)[0].lower(), args
+
+
+async def _tool_text(ctx: CommandContext, name: str, args: dict) -> str:
+    return (await ctx.tools[name].execute(args, ctx.caller)).text
+
+
+async def _help(args: list[str], ctx: CommandContext) -> str:
+    return HELP
+
+
+async def _status(args: list[str], ctx: CommandContext) -> str:
+    return await ctx.status_text()
+
+
+async def _pins(args: list[str], ctx: CommandContext) -> str:
+    return await _tool_text(ctx, "board_status", {})
+
+
+async def _gpio(args: list[str], ctx: CommandContext) -> str:
+    if len(args) == 1:
+        return await _tool_text(ctx, "gpio_read", {"pin": args[0]})
+    if len(args) == 2 and args[1].lower() in ("on", "off"):
+        return await _tool_text(ctx, "gpio_write", {"pin": args[0], "value": args[1].lower()})
+    return "Usage: /gpio PIN  or  /gpio PIN on|off"
+
+
+async def _pwm(args: list[str], ctx: CommandContext) -> str:
+    if len(args) not in (2, 3):
+        return "Usage: /pwm PIN DUTY [HZ]  (duty 0..1)"
+    try:
+        numbers = [float(a) for a in args[1:]]
+    except ValueError:
+        return "Usage: /pwm PIN DUTY [HZ]  (duty and frequency are numbers)"
+    call = {"pin": args[0], "duty": numbers[0]}
+    if len(numbers) == 2:
+        call["frequency"] = numbers[1]
+    return await _tool_text(ctx, "gpio_pwm", call)
+
+
+COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
+    "help": _help, "start": _help, "status": _status, "pins": _pins, "gpio": _gpio, "pwm": _pwm,
+}
+
+
+async def run_command(text: str, ctx: CommandContext) -> str | None:
+    """The reply to a command, or None when ``text`` is not a command."""
+    parsed = parse_command(text)
+    if parsed is None:
+        return None
+    name, args = parsed
+    handler = COMMANDS.get(name)
+    if handler is None:
+        return f"Unknown command /{name}. /help lists the commands."
+    return await handler(args, ctx)

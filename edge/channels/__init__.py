@@ -1,0 +1,1 @@
+"""Channels carry messages between people and the agent, behind the Channel protocol."""

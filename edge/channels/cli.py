@@ -1,0 +1,66 @@
+"""The local terminal as a channel: one line in, one turn; replies printed as they finish.
+
+Stdin is read by a daemon thread (a blocked ``readline`` must never hold up shutdown) and handed
+to the event loop. ``listen`` returns at end of input; the runtime then finishes the turns in
+flight and, with no other channel, exits: ``printf '/gpio led on\\n/pins\\n' | edge-cli run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import sys
+import threading
+from typing import TextIO
+
+from edge.channels.base import ChannelMessage, SendMessage
+
+EOF_MARK = None
+
+
+class CliChannel:
+    name = "cli"
+
+    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None):
+        self._stdin = stdin or sys.stdin
+        self._stdout = stdout or sys.stdout
+        self.sender = getpass.getuser()
+        self.interactive = self._stdin.isatty()
+        self._listening = False
+
+    def _prompt(self) -> None:
+        if self.interactive:
+            self._stdout.write("> ")
+            self._stdout.flush()
+
+    def _reader(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue) -> None:
+        try:
+            for line in self._stdin:
+                loop.call_soon_threadsafe(lines.put_nowait, line)
+        finally:
+            loop.call_soon_threadsafe(lines.put_nowait, EOF_MARK)
+
+    async def listen(self, bus: asyncio.Queue[ChannelMessage]) -> None:
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        threading.Thread(target=self._reader, args=(loop, lines), name="cli-stdin",
+                         daemon=True).start()
+        self._listening = True
+        self._prompt()
+        try:
+            while (line := await lines.get()) is not EOF_MARK:
+                text = line.strip()
+                if text:
+                    await bus.put(ChannelMessage(self.sender, self.sender, text, self.name))
+                else:
+                    self._prompt()
+        finally:
+            self._listening = False
+
+    async def send(self, message: SendMessage) -> None:
+        self._stdout.write(message.content.rstrip("\n") + "\n")
+        self._prompt()
+        self._stdout.flush()
+
+    async def health_check(self) -> bool:
+        return self._listening

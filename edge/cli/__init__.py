@@ -1,0 +1,1 @@
+"""``edge-cli``: run the agent and operate it over SSH."""

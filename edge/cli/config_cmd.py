@@ -1,0 +1,91 @@
+"""``edge-cli config init|check|show``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from edge.config.locate import user_config_path
+from edge.exc import EdgeError, UsageError
+
+
+def example_text() -> str:
+    return resources.files("edge.config").joinpath("example.toml").read_text()
+
+
+def write_atomically(path: Path, text: str, mode: int = 0o640) -> None:
+    """Write via a temporary file and rename, so a crash never leaves half a config."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
+    rows: list[tuple[str, object]] = []
+    for key, value in data.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict) and value:
+            rows.extend(flatten(value, name))
+        else:
+            rows.append((name, value))
+    return rows
+
+
+def init(args) -> int:
+    text = example_text()
+    if args.path == "-":
+        sys.stdout.write(text)
+        return 0
+    path = Path(args.path).expanduser() if args.path else user_config_path()
+    if path.exists() and not args.force:
+        raise UsageError(f"{path} already exists; edit it, or pass --force to overwrite it")
+    write_atomically(path, text)
+    print(f"wrote {path}; edit it, then run `edge-cli config check`")
+    return 0
+
+
+def check(args) -> int:
+    from edge.config.loader import load_config
+    from edge.hardware import build_hardware
+
+    loaded = load_config(args.config)
+    build_hardware(loaded.config, resident=False)  # resolves every pin and alias
+    if args.json:
+        print(json.dumps({"ok": True, "config": loaded.source}))
+    else:
+        print(f"{loaded.source}: OK")
+    return 0
+
+
+def show(args) -> int:
+    from edge.config.loader import load_config
+
+    loaded = load_config(args.config)
+    data = loaded.config.model_dump(mode="json")
+    if args.json:
+        print(json.dumps({"config": data, "source": loaded.source}, indent=2))
+        return 0
+    print(f"# effective configuration from {loaded.source}; secrets redacted")
+    for key, value in flatten(data):
+        print(f"{key} = {json.dumps(value)}")
+    return 0
+
+
+def run(args) -> int:
+    handler = {"init": init, "check": check, "show": show}.get(args.action)
+    if handler is None:
+        raise EdgeError(f"unknown config action {args.action}")
+    return handler(args)

@@ -1,0 +1,1 @@
+"""Configuration: one TOML file, validated by the pydantic models in :mod:`edge.config.model`."""

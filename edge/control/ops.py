@@ -1,0 +1,58 @@
+"""Operations shared by the control socket (daemon) and the CLI's direct mode (no daemon).
+
+Each operation returns an :class:`OpResult`; refusals and failures are results, not exceptions,
+with exit code 1 (usage errors 2), as the CLI contract requires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from edge.tools.base import Tool, ToolResult
+
+
+@dataclass
+class OpResult:
+    ok: bool
+    message: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    exit_code: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": self.ok, "exit_code": self.exit_code, "data": self.data}
+        out["message" if self.ok else "error"] = self.message
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> OpResult:
+        ok = bool(raw.get("ok"))
+        message = raw.get("message" if ok else "error") or ""
+        return cls(ok, message, raw.get("data") or {}, int(raw.get("exit_code", 0 if ok else 1)))
+
+    @classmethod
+    def from_tool(cls, result: ToolResult) -> OpResult:
+        if result.success:
+            return cls(True, result.output, result.data or {})
+        return cls(False, result.error or "failed", result.data or {}, 1)
+
+
+class OpTarget(Protocol):
+    """What operations act on: the Runtime, resident (daemon) or direct."""
+
+    tools: dict[str, Tool]
+
+    async def status(self) -> dict[str, Any]: ...
+
+
+TOOL_OPS = {"pins": "board_status", "gpio.read": "gpio_read", "gpio.write": "gpio_write",
+            "gpio.pwm": "gpio_pwm"}
+
+
+async def run_op(target: OpTarget, op: str, args: dict[str, Any], caller: str) -> OpResult:
+    if op == "status":
+        return OpResult(True, "", await target.status())
+    tool_name = TOOL_OPS.get(op)
+    if tool_name is None:
+        return OpResult(False, f"unknown operation {op!r}", exit_code=2)
+    return OpResult.from_tool(await target.tools[tool_name].execute(args, caller))

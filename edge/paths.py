@@ -1,0 +1,38 @@
+"""Where state and the control socket live (no pydantic: used by the fast CLI paths).
+
+State directory: ``EDGE_STATE_DIR``, ``[paths] state_dir``, ``$STATE_DIRECTORY`` (systemd, i.e.
+``/var/lib/edge-agent``), else ``~/.local/state/edge-agent``. The control socket lives in
+``$RUNTIME_DIRECTORY`` under systemd and in the state directory otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+SOCKET_NAME = "control.sock"
+SERVICE_RUNTIME_DIR = Path("/run/edge-agent")
+
+
+def state_dir(configured: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
+    chosen = env.get("EDGE_STATE_DIR") or configured or env.get("STATE_DIRECTORY", "").split(":")[0]
+    if chosen:
+        return Path(chosen).expanduser()
+    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "edge-agent"
+
+
+def control_socket(configured_state_dir: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
+    """The socket the daemon binds."""
+    runtime = env.get("RUNTIME_DIRECTORY", "").split(":")[0]
+    if runtime:
+        return Path(runtime) / SOCKET_NAME
+    return state_dir(configured_state_dir, env) / SOCKET_NAME
+
+
+def socket_candidates(configured_state_dir: str | None = None,
+                      env: Mapping[str, str] = os.environ) -> list[Path]:
+    """Where a client looks for a running daemon: its own layout, then the system service's."""
+    candidates = [control_socket(configured_state_dir, env), SERVICE_RUNTIME_DIR / SOCKET_NAME]
+    return list(dict.fromkeys(candidates))

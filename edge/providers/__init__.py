@@ -1,0 +1,1 @@
+"""LLM providers behind the Provider protocol; channels and providers never import each other."""

@@ -1,0 +1,1 @@
+"""Security: the policy that decides which pins may be used, how, and by whom."""

@@ -1,0 +1,102 @@
+"""SecurityPolicy v1: a per-board pin allowlist with modes, safe levels and rate limits.
+
+The policy, not the model, decides: every tool receives the policy at construction (seed
+002_9a1873f4f488f98f.txt, "安全性是注入的") and calls :meth:`SecurityPolicy.authorize` inside
+``execute``. Anything not listed is refused, and every refusal is logged with who asked.
+
+>>> policy = SecurityPolicy([PinRule("gpio", "GPIO17", PinMode.OUTPUT, safe=False)])
+>>> policy.authorize("gpio", "GPIO17", Action.WRITE, caller="cli:me").pin
+'GPIO17'
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+
+from edge.exc import PolicyDenied
+from peripherals.base import PinMode, Pull
+
+log = logging.getLogger(__name__)
+
+RATE_WINDOW_SECONDS = 60.0
+
+
+class Action(str, enum.Enum):
+    READ = "read"
+    WRITE = "write"
+    PWM = "pwm"
+
+
+ALLOWED_MODES = {
+    Action.READ: frozenset(PinMode),
+    Action.WRITE: frozenset({PinMode.OUTPUT, PinMode.PWM}),
+    Action.PWM: frozenset({PinMode.PWM}),
+}
+
+
+@dataclass(frozen=True)
+class PinRule:
+    board: str
+    pin: str
+    mode: PinMode
+    safe: bool | None = None
+    max_on_seconds: float | None = None
+    pull: Pull = Pull.UP
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.board}:{self.pin}" + (f" ({', '.join(self.aliases)})" if self.aliases else "")
+
+
+class SecurityPolicy:
+    def __init__(self, rules: list[PinRule], max_actuations_per_minute: int = 30,
+                 clock=time.monotonic):
+        self._rules = {(r.board, r.pin): r for r in rules}
+        self.max_actuations_per_minute = max_actuations_per_minute
+        self._clock = clock
+        self._recent: dict[str, deque[float]] = defaultdict(deque)
+
+    @property
+    def rules(self) -> list[PinRule]:
+        return list(self._rules.values())
+
+    def rule(self, board: str, pin: str) -> PinRule | None:
+        return self._rules.get((board, pin))
+
+    def safe_levels(self, board: str) -> dict[str, bool]:
+        return {r.pin: r.safe for r in self._rules.values() if r.board == board and r.safe is not None}
+
+    def _deny(self, reason: str, board: str, pin: str, action: Action, caller: str) -> PolicyDenied:
+        log.warning("policy_refused board=%s pin=%s action=%s by=%s reason=%r",
+                    board, pin, action.value, caller, reason)
+        return PolicyDenied(reason)
+
+    def authorize(self, board: str, pin: str, action: Action, caller: str) -> PinRule:
+        """The rule that allows ``action``; raises PolicyDenied (and logs) otherwise."""
+        rule = self._rules.get((board, pin))
+        if rule is None:
+            raise self._deny(f"{board}:{pin} is not in the allowlist; add it under "
+                             f"[boards.{board}.pins] in the config to allow it",
+                             board, pin, action, caller)
+        if rule.mode not in ALLOWED_MODES[action]:
+            raise self._deny(f"{rule.label} is configured as {rule.mode.value}, "
+                             f"which does not allow {action.value}", board, pin, action, caller)
+        if action is not Action.READ:
+            self._take_rate_slot(rule, action, caller)
+        return rule
+
+    def _take_rate_slot(self, rule: PinRule, action: Action, caller: str) -> None:
+        now = self._clock()
+        recent = self._recent[caller]
+        while recent and now - recent[0] >= RATE_WINDOW_SECONDS:
+            recent.popleft()
+        if len(recent) >= self.max_actuations_per_minute:
+            raise self._deny(f"rate limit: {caller} made {len(recent)} actuations in the last "
+                             f"minute (limit {self.max_actuations_per_minute}); try again shortly",
+                             rule.board, rule.pin, action, caller)
+        recent.append(now)

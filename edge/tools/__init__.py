@@ -1,0 +1,1 @@
+"""Tools: what the model (and direct commands) can do, each gated by the SecurityPolicy."""

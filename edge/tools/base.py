@@ -1,0 +1,91 @@
+"""The Tool protocol (seed 002_9a1873f4f488f98f.txt: name, description, parameter schema, async
+execute returning a ToolResult) and a base class whose schema is generated from a pydantic model.
+
+Failures the model can react to (refused pin, bad argument) are ``ToolResult(success=False)``,
+never exceptions, so the tool loop can hand them back to the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ValidationError
+
+from edge.exc import EdgeError
+from peripherals.exc import BoardError
+
+
+@dataclass
+class ToolResult:
+    success: bool
+    output: str = ""
+    error: str | None = None
+    data: dict[str, Any] | None = None
+    """Structured result for scripts (``--json``); the model sees ``output`` or ``error``."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"success": self.success, "output": self.output, "error": self.error,
+                "data": self.data}
+
+    @property
+    def text(self) -> str:
+        return self.output if self.success else f"Error: {self.error}"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@runtime_checkable
+class Tool(Protocol):
+    name: str
+    description: str
+
+    def parameters_schema(self) -> dict[str, Any]: ...
+
+    async def execute(self, args: dict[str, Any], caller: str) -> ToolResult:
+        """Run with JSON ``args`` on behalf of ``caller`` (``telegram:42``, ``cli:local``)."""
+
+
+def spec_of(tool: Tool) -> ToolSpec:
+    return ToolSpec(tool.name, tool.description, tool.parameters_schema())
+
+
+def _argument_errors(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+class ModelTool:
+    """A tool whose arguments are the pydantic model ``Params``; subclasses implement ``run``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type[BaseModel]]
+
+    def parameters_schema(self) -> dict[str, Any]:
+        schema = self.Params.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return schema
+
+    async def execute(self, args: dict[str, Any], caller: str) -> ToolResult:
+        try:
+            params = self.Params.model_validate(args or {})
+        except ValidationError as exc:
+            return ToolResult(False, error=_argument_errors(exc))
+        try:
+            return await self.run(params, caller)
+        except (EdgeError, BoardError) as exc:
+            return ToolResult(False, error=str(exc))
+
+    async def run(self, params: BaseModel, caller: str) -> ToolResult:
+        raise NotImplementedError

@@ -1,0 +1,144 @@
+"""Pin tools: ``gpio_read``, ``gpio_write``, ``gpio_pwm`` and ``board_status``.
+
+Each receives the SecurityPolicy when built and authorizes inside ``execute`` (seed 002), so no
+caller (model, chat command, control socket) reaches a pin around it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from edge.hardware import Hardware
+from edge.security.policy import Action, PinRule, SecurityPolicy
+from edge.tools.base import ModelTool, ToolResult
+
+log = logging.getLogger(__name__)
+
+PIN_HELP = "Pin name or alias, e.g. 'led', 'GPIO17', or 'board:pin' when several boards exist"
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PinArgs(_Args):
+    pin: str = Field(description=PIN_HELP)
+
+
+class WriteArgs(PinArgs):
+    value: Literal["on", "off"] = Field(description="Level to drive the output pin to")
+
+
+class PwmArgs(PinArgs):
+    duty: float = Field(ge=0.0, le=1.0, description="Duty cycle from 0.0 (off) to 1.0 (fully on)")
+    frequency: float | None = Field(None, gt=0, le=100_000, description="PWM frequency in Hz")
+
+
+class NoArgs(_Args):
+    pass
+
+
+def pin_data(rule: PinRule, value: float) -> dict:
+    return {"board": rule.board, "pin": rule.pin, "aliases": list(rule.aliases),
+            "mode": rule.mode.value, "value": value}
+
+
+def describe_level(rule: PinRule, value: float) -> str:
+    if rule.mode.value == "pwm" and value not in (0.0, 1.0):
+        return f"duty {value:.2f}"
+    return "on" if value else "off"
+
+
+class _PinTool(ModelTool):
+    action: Action
+
+    def __init__(self, hardware: Hardware, policy: SecurityPolicy):
+        self.hardware = hardware
+        self.policy = policy
+
+    def authorize(self, spec: str, caller: str) -> PinRule:
+        board, pin = self.hardware.locate(spec)
+        return self.policy.authorize(board, pin, self.action, caller)
+
+
+class GpioReadTool(_PinTool):
+    name = "gpio_read"
+    description = "Read an allowlisted pin: 1 (on/high) or 0 (off/low); PWM pins report their duty."
+    Params = PinArgs
+    action = Action.READ
+
+    async def run(self, params: PinArgs, caller: str) -> ToolResult:
+        rule = self.authorize(params.pin, caller)
+        value = await self.hardware.read(rule)
+        return ToolResult(True, f"{rule.label} is {describe_level(rule, value)}",
+                          data=pin_data(rule, value))
+
+
+class GpioWriteTool(_PinTool):
+    name = "gpio_write"
+    description = "Switch an allowlisted output pin on or off."
+    Params = WriteArgs
+    action = Action.WRITE
+
+    async def run(self, params: WriteArgs, caller: str) -> ToolResult:
+        rule = self.authorize(params.pin, caller)
+        on = params.value == "on"
+        await self.hardware.write(rule, on)
+        log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin, params.value, caller)
+        note = f" (auto-off after {rule.max_on_seconds:g} s)" if on and rule.max_on_seconds else ""
+        return ToolResult(True, f"{rule.label} set {params.value}{note}",
+                          data=pin_data(rule, 1.0 if on else 0.0))
+
+
+class GpioPwmTool(_PinTool):
+    name = "gpio_pwm"
+    description = "Set the PWM duty cycle (0..1) and optionally the frequency of an allowlisted PWM pin."
+    Params = PwmArgs
+    action = Action.PWM
+
+    async def run(self, params: PwmArgs, caller: str) -> ToolResult:
+        rule = self.authorize(params.pin, caller)
+        await self.hardware.pwm(rule, params.duty, params.frequency)
+        log.info("actuation board=%s pin=%s duty=%.3f frequency=%s by=%s",
+                 rule.board, rule.pin, params.duty, params.frequency, caller)
+        return ToolResult(True, f"{rule.label} PWM duty {params.duty:.2f}",
+                          data=pin_data(rule, params.duty))
+
+
+class BoardStatusTool(ModelTool):
+    name = "board_status"
+    description = "List the boards, whether they are simulated, and every allowlisted pin with its mode and state."
+    Params = NoArgs
+
+    def __init__(self, hardware: Hardware, policy: SecurityPolicy):
+        self.hardware = hardware
+        self.policy = policy
+
+    async def run(self, params: NoArgs, caller: str) -> ToolResult:
+        boards = [status.as_dict() for status in self.hardware.status()]
+        pins = []
+        for rule in self.policy.rules:
+            value = await self.hardware.read(rule) if self.hardware.resident else None
+            entry = pin_data(rule, value)
+            entry.update(safe=None if rule.safe is None else ("on" if rule.safe else "off"),
+                         max_on_seconds=rule.max_on_seconds)
+            pins.append(entry)
+        lines = []
+        for b in boards:
+            lines.append(f"board {b['name']} ({b['kind']}): "
+                         f"{'connected' if b['connected'] else 'not connected'}, {b['detail']}")
+        for p in pins:
+            alias = f" ({', '.join(p['aliases'])})" if p["aliases"] else ""
+            state = "" if p["value"] is None else f" = {'on' if p['value'] == 1 else 'off' if p['value'] == 0 else p['value']}"
+            extra = f", safe {p['safe']}" if p["safe"] else ""
+            lines.append(f"  {p['board']}:{p['pin']}{alias} {p['mode']}{state}{extra}")
+        if not pins:
+            lines.append("  no pins are allowlisted")
+        return ToolResult(True, "\n".join(lines), data={"boards": boards, "pins": pins})
+
+
+def hardware_tools(hardware: Hardware, policy: SecurityPolicy) -> list[ModelTool]:
+    return [cls(hardware, policy) for cls in (GpioReadTool, GpioWriteTool, GpioPwmTool, BoardStatusTool)]

@@ -1,0 +1,98 @@
+"""The Board protocol and the small value types shared by every board driver.
+
+A board is a set of named pins. Drivers resolve user-facing names (``GPIO17``, ``BOARD11``, an
+alias such as ``led``) to one canonical name, claim pins in a :class:`PinMode`, and read or drive
+them. Policy (which pins may be used, by whom) lives above this layer, in ``edge.security``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+class PinMode(str, enum.Enum):
+    INPUT = "input"
+    OUTPUT = "output"
+    PWM = "pwm"
+
+
+class Pull(str, enum.Enum):
+    UP = "up"
+    DOWN = "down"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class PinInfo:
+    """One pin as the board reports it: canonical name and what the hardware can do."""
+
+    name: str
+    modes: frozenset[PinMode]
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass
+class PinState:
+    """A claimed pin's current state. ``value`` is 0/1 for digital pins, 0.0..1.0 for PWM duty."""
+
+    name: str
+    mode: PinMode
+    value: float
+    frequency: float | None = None
+
+
+@dataclass
+class BoardStatus:
+    name: str
+    kind: str
+    connected: bool
+    simulated: bool
+    detail: str = ""
+    pins: list[PinState] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "connected": self.connected,
+            "simulated": self.simulated,
+            "detail": self.detail,
+            "pins": [
+                {"pin": p.name, "mode": p.mode.value, "value": p.value, "frequency": p.frequency}
+                for p in self.pins
+            ],
+        }
+
+
+@runtime_checkable
+class Board(Protocol):
+    """What every board driver provides. I/O methods are async: serial boards block."""
+
+    name: str
+    kind: str
+
+    def resolve(self, spec: str) -> str:
+        """Canonical pin name for ``spec`` (a pin name or alias); raises UnknownPin."""
+
+    def capabilities(self) -> list[PinInfo]:
+        """Every usable pin with the modes the hardware supports."""
+
+    async def connect(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP) -> None:
+        """Claim ``pin`` in ``mode``; outputs start low."""
+
+    async def read(self, pin: str) -> float: ...
+
+    async def write(self, pin: str, value: bool) -> None: ...
+
+    async def pwm(self, pin: str, duty: float, frequency: float | None = None) -> None: ...
+
+    async def apply_safe_state(self, values: dict[str, bool]) -> None:
+        """Drive each claimed pin in ``values`` to its safe level; must not raise for one bad pin."""
+
+    def status(self) -> BoardStatus: ...
