@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from edge.config.locate import user_config_path
-from edge.exc import EdgeError, UsageError
+from edge.exc import UsageError
 
 
 def example_text() -> str:
@@ -84,8 +84,15 @@ def show(args) -> int:
     return 0
 
 
-def run(args) -> int:
-    handler = {"init": init, "check": check, "show": show}.get(args.action)
-    if handler is None:
-        raise EdgeError(f"unknown config action {args.action}")
-    return handler(args)
+def register(sub, common) -> None:
+    config = sub.add_parser("config", parents=[common], help="write, check or show the config")
+    csub = config.add_subparsers(dest="action", metavar="ACTION", required=True)
+    init_p = csub.add_parser("init", parents=[common], help="write a commented example config")
+    init_p.add_argument("path", nargs="?", help="where to write it ('-' for stdout; default "
+                                                "~/.config/edge-agent/config.toml)")
+    init_p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init_p.set_defaults(handler=init)
+    csub.add_parser("check", parents=[common], help="validate the config (exit 2 if wrong)"
+                    ).set_defaults(handler=check)
+    csub.add_parser("show", parents=[common], help="print the effective config, secrets redacted"
+                    ).set_defaults(handler=show)

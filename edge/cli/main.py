@@ -6,8 +6,13 @@ Exit codes: 0 success, 1 a refused or failed action, 2 bad usage or config.
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 
 from edge import __version__
+
+COMMAND_MODULES = ("run", "oneshot", "config_cmd")
+"""Each module under edge.cli that adds commands: ``register(subparsers, common)`` sets a
+``handler`` default; modules stay light at import time (heavy imports inside handlers)."""
 
 DESCRIPTION = """Run edge-agent and operate it over SSH.
 
@@ -39,49 +44,9 @@ def build_parser():
     parser.add_argument("-V", "--version", action="version", version=f"edge-cli {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    sub.add_parser("run", parents=[common], help="start the agent in the foreground",
-                   description="Start the agent in the foreground: boards, channels, control "
-                               "socket. Stops on SIGTERM/Ctrl-C (pins go to their safe levels) "
-                               "or at end of piped input.")
-    sub.add_parser("status", parents=[common], help="daemon, boards, channels and provider")
-    sub.add_parser("pins", parents=[common], help="allowlisted pins, modes and states")
-
-    gpio = sub.add_parser("gpio", parents=[common], help="read or drive a pin")
-    gsub = gpio.add_subparsers(dest="action", metavar="ACTION", required=True)
-    read = gsub.add_parser("read", parents=[common], help="read a pin")
-    read.add_argument("pin", help="pin name or alias (led, GPIO17, BOARD11)")
-    write = gsub.add_parser("write", parents=[common], help="switch an output pin on or off")
-    write.add_argument("pin")
-    write.add_argument("value", type=str.lower, choices=["on", "off"])
-    pwm = gsub.add_parser("pwm", parents=[common], help="set a PWM pin's duty cycle")
-    pwm.add_argument("pin")
-    pwm.add_argument("duty", type=float, help="duty cycle 0..1")
-    pwm.add_argument("--frequency", type=float, metavar="HZ", help="PWM frequency in Hz")
-
-    config = sub.add_parser("config", parents=[common], help="write, check or show the config")
-    csub = config.add_subparsers(dest="action", metavar="ACTION", required=True)
-    init = csub.add_parser("init", parents=[common], help="write a commented example config")
-    init.add_argument("path", nargs="?", help="where to write it ('-' for stdout; default "
-                                              "~/.config/edge-agent/config.toml)")
-    init.add_argument("--force", action="store_true", help="overwrite an existing file")
-    csub.add_parser("check", parents=[common], help="validate the config (exit 2 if wrong)")
-    csub.add_parser("show", parents=[common], help="print the effective config, secrets redacted")
+    for name in COMMAND_MODULES:
+        import_module(f"edge.cli.{name}").register(sub, common)
     return parser
-
-
-def dispatch(args) -> int:
-    command = args.command
-    if command == "run":
-        from edge.cli.run import run_agent
-
-        return run_agent(args)
-    if command == "config":
-        from edge.cli import config_cmd
-
-        return config_cmd.run(args)
-    from edge.cli import oneshot
-
-    return oneshot.run(args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,12 +60,17 @@ def main(argv: list[str] | None = None) -> int:
     from edge.exc import EdgeError
 
     try:
-        return dispatch(args)
+        return args.handler(args)
     except EdgeError as exc:
         print(f"edge-cli: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `edge-cli config show | head`
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -15,6 +15,25 @@ from edge.paths import socket_candidates
 from edge.status import format_status
 
 
+def register(sub, common) -> None:
+    sub.add_parser("status", parents=[common], help="daemon, boards, channels and provider"
+                   ).set_defaults(handler=run)
+    sub.add_parser("pins", parents=[common], help="allowlisted pins, modes and states"
+                   ).set_defaults(handler=run)
+    gpio = sub.add_parser("gpio", parents=[common], help="read or drive a pin")
+    gsub = gpio.add_subparsers(dest="action", metavar="ACTION", required=True)
+    read = gsub.add_parser("read", parents=[common], help="read a pin")
+    read.add_argument("pin", help="pin name or alias (led, GPIO17, BOARD11)")
+    write = gsub.add_parser("write", parents=[common], help="switch an output pin on or off")
+    write.add_argument("pin")
+    write.add_argument("value", type=str.lower, choices=["on", "off"])
+    pwm = gsub.add_parser("pwm", parents=[common], help="set a PWM pin's duty cycle")
+    pwm.add_argument("pin")
+    pwm.add_argument("duty", type=float, help="duty cycle 0..1")
+    pwm.add_argument("--frequency", type=float, metavar="HZ", help="PWM frequency in Hz")
+    gpio.set_defaults(handler=run)
+
+
 def operation(args) -> tuple[str, dict]:
     if args.command == "gpio":
         if args.action == "read":
