@@ -10,12 +10,17 @@ import signal
 import stat
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from edge import __version__
 from edge.agent.dispatch import Dispatcher
-from edge.agent.pipeline import Agent
+from edge.agent.hooks import Hook, HookRunner
+from edge.agent.pipeline import Agent, AgentSettings
+from edge.agent.preflight import ChannelAccess, Preflight
+from edge.agent.sessions import ResetPolicy, SessionStore
 from edge.channels.base import Channel
+from edge.channels.supervisor import ListenerSupervisor
 from edge.config.loader import LoadedConfig
 from edge.control.server import ControlServer
 from edge.hardware import build_hardware
@@ -44,7 +49,8 @@ class Runtime:
     """``resident=True`` is the daemon (``edge-cli run``); False is a one-shot CLI command."""
 
     def __init__(self, loaded: LoadedConfig, *, resident: bool, pin_factory=None,
-                 stdin: TextIO | None = None, stdout: TextIO | None = None):
+                 stdin: TextIO | None = None, stdout: TextIO | None = None,
+                 hooks: list[Hook] | None = None):
         self.loaded = loaded
         self.config = loaded.config
         self.resident = resident
@@ -52,13 +58,14 @@ class Runtime:
         self.tools = {t.name: t for t in hardware_tools(self.hardware, self.hardware.policy)}
         self.provider: Provider | None = None
         self.channels: dict[str, Channel] = {}
+        self.supervisors: dict[str, ListenerSupervisor] = {}
+        self.hooks = HookRunner(hooks)
         self.started_at = time.time()
         self._stdin, self._stdout = stdin or sys.stdin, stdout or sys.stdout
         self._stop = asyncio.Event()
 
     async def status(self) -> dict[str, Any]:
-        channels = [{"name": name, "healthy": await ch.health_check()}
-                    for name, ch in self.channels.items()]
+        channels = [await sup.health() for sup in self.supervisors.values()]
         provider = self.config.provider
         return {
             "daemon": {"running": self.resident, "version": __version__, "pid": os.getpid(),
@@ -97,15 +104,13 @@ class Runtime:
             from edge.providers.factory import create_provider
 
             self.provider = create_provider(self.config.provider)
-            agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.status_text,
-                          max_tool_iterations=self.config.agent.max_tool_iterations,
-                          instructions=self.config.agent.instructions)
             self._build_channels()
-            dispatcher = Dispatcher(agent.handle, self.channels)
+            dispatcher = self._build_dispatcher()
             tasks.append(asyncio.create_task(dispatcher.run(), name="dispatcher"))
             for name, channel in self.channels.items():
+                supervisor = self.supervisors[name] = ListenerSupervisor(channel)
                 tasks.append(asyncio.create_task(
-                    self._listen(name, channel, dispatcher), name=f"listen-{name}"))
+                    self._listen(supervisor, dispatcher), name=f"listen-{name}"))
             self._log_ready()
             await self._stop.wait()
         finally:
@@ -120,14 +125,37 @@ class Runtime:
                 loop.remove_signal_handler(sig)
             log.info("stopped")
 
-    async def _listen(self, name: str, channel: Channel, dispatcher: Dispatcher) -> None:
-        try:
-            await channel.listen(dispatcher.bus)
-        except Exception:
-            log.exception("channel_failed channel=%s", name)
+    def _build_dispatcher(self) -> Dispatcher:
+        cfg = self.config.agent
+        workspace = Path(cfg.workspace).expanduser() if cfg.workspace else self.loaded.state_dir / "workspace"
+        settings = AgentSettings(
+            max_tool_iterations=cfg.max_tool_iterations, tool_result_max_chars=cfg.tool_result_max_chars,
+            message_timeout_seconds=cfg.message_timeout_seconds, timeout_scale_cap=cfg.timeout_scale_cap,
+            context_window_tokens=cfg.context_window_tokens, history_share=cfg.history_share,
+            instructions=cfg.instructions, workspace=workspace)
+        access = {}
+        for name in type(self.config.channels).model_fields:
+            section = getattr(self.config.channels, name)
+            access[name] = ChannelAccess(frozenset(map(str, section.allowed_users)),
+                                         section.require_mention_in_groups,
+                                         section.rate_limit_per_minute)
+        sessions = SessionStore(self.loaded.state_dir / "sessions",
+                                ResetPolicy(self.config.sessions.daily_reset_hour,
+                                            self.config.sessions.idle_timeout_minutes))
+        agent = Agent(list(self.tools.values()), self.hardware, self.provider, sessions,
+                      self.status_text, settings, Preflight(access),
+                      channel_capabilities={name: getattr(ch, "capabilities", "")
+                                            for name, ch in self.channels.items()})
+        return Dispatcher(agent, self.channels, hooks=self.hooks,
+                          interrupt_on_new_message=cfg.interrupt_on_new_message,
+                          debounce_seconds=cfg.debounce_ms / 1000,
+                          debounce_max_wait=cfg.debounce_max_wait_ms / 1000)
+
+    async def _listen(self, supervisor: ListenerSupervisor, dispatcher: Dispatcher) -> None:
+        await supervisor.run(dispatcher.bus)
         if len(self.channels) == 1:
             await dispatcher.drain()
-            self.request_stop(f"end of input on {name}")
+            self.request_stop(f"end of input on {supervisor.channel.name}")
 
     def _log_ready(self) -> None:
         for board in self.hardware.status():

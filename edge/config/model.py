@@ -25,6 +25,21 @@ class AgentConfig(Section):
     max_tool_iterations: int = Field(10, ge=1, le=50)
     instructions: str = ""
     """Extra instructions appended to the system prompt's Your Task section."""
+    workspace: str | None = None
+    """Holds IDENTITY.md, SOUL.md, USER.md, AGENTS.md; default <state_dir>/workspace."""
+    interrupt_on_new_message: bool = True
+    debounce_ms: int = Field(300, ge=0, le=10_000)
+    debounce_max_wait_ms: int = Field(2_000, ge=0, le=60_000)
+    message_timeout_seconds: float = Field(300.0, gt=0)
+    timeout_scale_cap: int = Field(4, ge=1)
+    tool_result_max_chars: int = Field(4_000, ge=200)
+    context_window_tokens: int = Field(128_000, ge=1_000)
+    history_share: float = Field(0.5, gt=0.05, le=0.9)
+
+
+class SessionsConfig(Section):
+    daily_reset_hour: int | None = Field(None, ge=0, le=23)
+    idle_timeout_minutes: float | None = Field(None, gt=0)
 
 
 class ProviderConfig(Section):
@@ -78,8 +93,17 @@ class SecurityConfig(Section):
     """Per caller; reads are not limited."""
 
 
-class CliChannelConfig(Section):
+class ChannelAccessConfig(Section):
+    """Who may talk to the agent on a channel (empty list = nobody, "*" = everyone)."""
+
+    allowed_users: list[str] = Field(default_factory=list)
+    require_mention_in_groups: bool = True
+    rate_limit_per_minute: int = Field(20, ge=1)
+
+
+class CliChannelConfig(ChannelAccessConfig):
     enabled: bool = True
+    allowed_users: list[str] = Field(default_factory=lambda: ["*"])
 
 
 class ChannelsConfig(Section):
@@ -90,6 +114,7 @@ class Config(Section):
     paths: PathsConfig = Field(default_factory=PathsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     boards: dict[str, BoardConfig] = Field(default_factory=lambda: {"gpio": GpioBoardConfig()})

@@ -32,8 +32,12 @@ def error_body(status: int, message: str) -> tuple[int, dict]:
 class OpenAIServer:
     """``replies`` is a list of (status, body) consumed in order; requests are recorded."""
 
-    def __init__(self, replies: list[tuple[int, dict]] | None = None, api_key: str | None = None):
+    def __init__(self, replies: list[tuple[int, dict]] | None = None, api_key: str | None = None,
+                 responder=None):
+        """``responder(body) -> (status, reply)``, when given, answers instead of ``replies``
+        (it may sleep to play a slow model)."""
         self.replies = list(replies or [])
+        self.responder = responder
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.api_key = api_key
@@ -75,6 +79,8 @@ class OpenAIServer:
             if m["role"] == "tool" and m.get("tool_call_id") not in called:
                 return error_body(400, "messages with role 'tool' must be a response to a "
                                        "preceding message with 'tool_calls'")
+        if self.responder is not None:
+            return self.responder(body)
         if not self.replies:
             return error_body(500, "test server has no scripted reply left")
         return self.replies.pop(0)
