@@ -59,6 +59,7 @@ class Runtime:
         self.provider: Provider | None = None
         self.channels: dict[str, Channel] = {}
         self.supervisors: dict[str, ListenerSupervisor] = {}
+        self.sessions: SessionStore | None = None
         self.hooks = HookRunner(hooks)
         self.started_at = time.time()
         self._stdin, self._stdout = stdin or sys.stdin, stdout or sys.stdout
@@ -118,6 +119,8 @@ class Runtime:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await self.hardware.shutdown()
+            if self.sessions is not None:
+                await self.sessions.close()
             await control.close()
             if self.provider:
                 await self.provider.aclose()
@@ -139,10 +142,10 @@ class Runtime:
             access[name] = ChannelAccess(frozenset(map(str, section.allowed_users)),
                                          section.require_mention_in_groups,
                                          section.rate_limit_per_minute)
-        sessions = SessionStore(self.loaded.state_dir / "sessions",
-                                ResetPolicy(self.config.sessions.daily_reset_hour,
-                                            self.config.sessions.idle_timeout_minutes))
-        agent = Agent(list(self.tools.values()), self.hardware, self.provider, sessions,
+        self.sessions = SessionStore(self.loaded.state_dir / "sessions",
+                                     ResetPolicy(self.config.sessions.daily_reset_hour,
+                                                 self.config.sessions.idle_timeout_minutes))
+        agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.sessions,
                       self.status_text, settings, Preflight(access),
                       channel_capabilities={name: getattr(ch, "capabilities", "")
                                             for name, ch in self.channels.items()})

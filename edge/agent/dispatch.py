@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
 from edge.agent.commands import parse_command
 from edge.agent.debounce import InboundDebouncer, merge
@@ -81,10 +82,10 @@ class Dispatcher:
         command = parse_command(msg.content)
         if command and command[0] == "stop":
             await self.debouncer.flush(msg.interruption_scope)
-            self._spawn(msg.interruption_scope, self._stop(msg), chained=False)
+            self._spawn(msg.interruption_scope, lambda: self._stop(msg), chained=False)
         elif command:
             await self.debouncer.flush(msg.interruption_scope)
-            self._spawn(msg.interruption_scope, self._command(msg))
+            self._spawn(msg.interruption_scope, lambda: self._command(msg))
         else:
             await self.debouncer.submit(msg, mergeable=not msg.attachments)
 
@@ -95,9 +96,10 @@ class Dispatcher:
         if self.interrupt and running is not None and not running.done():
             log.info("turn_interrupted scope_sender=%s by_id=%s", msg.sender, msg.id)
             running.cancel()
-        self._turns[scope] = self._spawn(scope, self._turn(msg))
+        self._turns[scope] = self._spawn(scope, lambda: self._turn(msg))
 
-    def _spawn(self, scope: str, work, chained: bool = True) -> asyncio.Task:
+    def _spawn(self, scope: str, work: Callable[[], Awaitable[None]], chained: bool = True
+               ) -> asyncio.Task:
         previous = self._tails.get(scope) if chained else None
         task = asyncio.create_task(self._after(previous, work))
         self._tasks.add(task)
@@ -108,7 +110,7 @@ class Dispatcher:
         return task
 
     @staticmethod
-    async def _after(previous: asyncio.Task | None, work) -> None:
+    async def _after(previous: asyncio.Task | None, work: Callable[[], Awaitable[None]]) -> None:
         """Run ``work`` once the scope's previous work is done (however it ended)."""
         try:
             if previous is not None:
@@ -116,9 +118,8 @@ class Dispatcher:
                     await asyncio.shield(previous)
         except asyncio.CancelledError:
             if previous is None or not previous.cancelled():
-                work.close()
-                raise
-        await work
+                raise  # this task itself was cancelled
+        await work()
 
     async def _stop(self, msg: ChannelMessage) -> None:
         running = self._turns.get(msg.interruption_scope)

@@ -78,12 +78,13 @@ async def _model_turn(provider: Provider, messages: list[ChatMessage], specs: li
 
 async def run_tool_loop(provider: Provider, messages: list[ChatMessage], tools: list[Tool],
                         caller: str, max_iterations: int = DEFAULT_MAX_TOOL_ITERATIONS,
-                        result_limit: int = TOOL_RESULT_MAX_CHARS) -> str:
+                        result_limit: int = TOOL_RESULT_MAX_CHARS,
+                        specs: list[ToolSpec] | None = None) -> str:
     """Model turns and tools until the model answers in text; ``messages`` grows in place.
     ``messages[0]`` is the system prompt; for prompt-guided providers the tool protocol is
-    appended to it."""
+    appended to it. ``specs`` may be passed when the caller already has them."""
     by_name = {t.name: t for t in tools}
-    specs = [spec_of(t) for t in tools]
+    specs = specs if specs is not None else [spec_of(t) for t in tools]
     native = getattr(provider, "supports_native_tools", True)
     if not native and specs:
         messages[0] = ChatMessage.system(f"{messages[0].content}\n\n{tool_instructions(specs)}")

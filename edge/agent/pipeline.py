@@ -78,6 +78,9 @@ class Agent:
     memory: MemoryRecall | None = None
     channel_capabilities: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.specs = [spec_of(t) for t in self.tools]  # tools are fixed for the agent's life
+
     async def command(self, msg: ChannelMessage) -> str | None:
         """The reply to a runtime or hardware command, or None when ``msg`` is not one."""
         ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.caller,
@@ -138,8 +141,7 @@ class Agent:
             workspace=self.settings.workspace, channel=msg.channel, reply_target=msg.reply_target,
             sender=msg.sender, channel_capabilities=self.channel_capabilities.get(msg.channel, ""),
             summary=session.entry.summary, memory=await build_memory_context(self.memory, msg))
-        system = build_system_prompt([spec_of(t) for t in self.tools], self.hardware.status(),
-                                     self.hardware.policy, prompt)
+        system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.policy, prompt)
         return await run_tool_loop(self.provider, [ChatMessage.system(system), *history],
                                    self.tools, msg.caller, self.settings.max_tool_iterations,
-                                   self.settings.tool_result_max_chars)
+                                   self.settings.tool_result_max_chars, self.specs)

@@ -73,19 +73,30 @@ def task_section(instructions: str) -> str:
     return f"{text}\n{instructions}" if instructions else text
 
 
+_bootstrap_cache: dict[Path, tuple[float, str]] = {}
+
+
+def _bootstrap_file(path: Path) -> str | None:
+    """The file's text, capped; re-read only when its modification time changes."""
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        _bootstrap_cache.pop(path, None)
+        return None
+    cached = _bootstrap_cache.get(path)
+    if cached is None or cached[0] != mtime:
+        text = path.read_text(errors="replace")
+        if len(text) > BOOTSTRAP_MAX_CHARS:
+            text = text[:BOOTSTRAP_MAX_CHARS] + f"\n[{path.name} truncated at {BOOTSTRAP_MAX_CHARS} characters]"
+        cached = _bootstrap_cache[path] = (mtime, text.strip())
+    return cached[1]
+
+
 def project_context(workspace: Path | None) -> str:
     if workspace is None:
         return ""
-    parts = []
-    for name in BOOTSTRAP_FILES:
-        path = workspace / name
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
-            continue
-        if len(text) > BOOTSTRAP_MAX_CHARS:
-            text = text[:BOOTSTRAP_MAX_CHARS] + f"\n[{name} truncated at {BOOTSTRAP_MAX_CHARS} characters]"
-        parts.append(f"### {name}\n{text.strip()}")
+    parts = [f"### {name}\n{text}" for name in BOOTSTRAP_FILES
+             if (text := _bootstrap_file(workspace / name)) is not None]
     return "## Project Context\n" + "\n\n".join(parts) if parts else ""
 
 

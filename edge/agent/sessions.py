@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 STALE_LOCK_SECONDS = 30 * 60
 LOCK_TIMEOUT_SECONDS = 10.0
+INDEX_FLUSH_SECONDS = 1.0
+"""``updated_at`` alone is saved at most this often (and at close): it only steers idle resets."""
 
 
 def write_json_atomically(path: Path, data: object, mode: int = 0o600) -> None:
@@ -157,6 +159,7 @@ class SessionStore:
         self._entries: dict[str, SessionEntry] | None = None
         self._cache: dict[str, Session] = {}
         self._index_lock = asyncio.Lock()
+        self._dirty_since: float | None = None
 
     def _index(self) -> dict[str, SessionEntry]:
         if self._entries is None:
@@ -175,6 +178,7 @@ class SessionStore:
 
     def _save_index(self) -> None:
         write_json_atomically(self._index_path, {k: asdict(v) for k, v in self._index().items()})
+        self._dirty_since = None
 
     def transcript_path(self, entry: SessionEntry) -> Path:
         return self.directory / f"{entry.session_id}.jsonl"
@@ -213,20 +217,24 @@ class SessionStore:
             session = self._cache[key] = Session(key, entry)
             return session
 
+    @staticmethod
+    def _append_durably(path: Path, data: bytes) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
     async def append(self, session: Session, turns: list[ChatMessage]) -> None:
-        """Append turns durably (one fsync) and record them in the session."""
+        """Append turns durably (one fsync, in a worker thread) and record them in the session."""
         lines = "".join(json.dumps({"role": t.role, "content": t.content, "ts": time.time()}) + "\n"
                         for t in turns)
         async with self.lock(session.entry):
-            path = self.transcript_path(session.entry)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, lines.encode())
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            await asyncio.to_thread(self._append_durably, self.transcript_path(session.entry),
+                                    lines.encode())
         session.turns.extend(turns)
-        await self.touch(session)
+        await self.touch(session, structural=False)
 
     async def replace(self, session: Session, turns: list[ChatMessage], summary: str) -> None:
         """After compaction: rewrite the transcript atomically and count the compaction."""
@@ -245,8 +253,18 @@ class SessionStore:
         session.entry.compaction_count += 1
         await self.touch(session)
 
-    async def touch(self, session: Session) -> None:
+    async def touch(self, session: Session, structural: bool = True) -> None:
+        """Record activity; the index is saved now when ``structural``, else within a second."""
         async with self._index_lock:
             session.entry.updated_at = time.time()
             self._index()[session.key] = session.entry
-            self._save_index()
+            now = time.monotonic()
+            if self._dirty_since is None:
+                self._dirty_since = now
+            if structural or now - self._dirty_since >= INDEX_FLUSH_SECONDS:
+                await asyncio.to_thread(self._save_index)
+
+    async def close(self) -> None:
+        async with self._index_lock:
+            if self._dirty_since is not None:
+                self._save_index()
