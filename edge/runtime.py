@@ -60,6 +60,7 @@ class Runtime:
         self.channels: dict[str, Channel] = {}
         self.supervisors: dict[str, ListenerSupervisor] = {}
         self.sessions: SessionStore | None = None
+        self.access: dict[str, ChannelAccess] = {}
         self.hooks = HookRunner(hooks)
         self.started_at = time.time()
         self._stdin, self._stdout = stdin or sys.stdin, stdout or sys.stdout
@@ -87,10 +88,55 @@ class Runtime:
             self._stop.set()
 
     def _build_channels(self) -> None:
-        if self.config.channels.cli.enabled and stdin_attached(self._stdin):
+        cfg = self.config.channels
+        for name in type(cfg).model_fields:
+            allowed, mention, rate = getattr(cfg, name).access()
+            self.access[name] = ChannelAccess(set(map(str, allowed)), mention, rate)
+        gate = self.hardware.policy.approvals
+        if cfg.cli.enabled and stdin_attached(self._stdin):
             from edge.channels.cli import CliChannel
 
             self.channels["cli"] = CliChannel(self._stdin, self._stdout)
+        if cfg.telegram.enabled:
+            from edge.agent.commands import COMMAND_MENU
+            from edge.channels.telegram import TelegramChannel
+            from edge.channels.telegram_api import TelegramAPI
+
+            tg = cfg.telegram
+            self.channels["telegram"] = TelegramChannel(
+                TelegramAPI(tg.bot_token.get_secret_value(), tg.api_base),
+                self.access["telegram"].allowed, self.loaded.state_dir,
+                poll_timeout=tg.poll_timeout_seconds, require_mention=tg.groups.require_mention,
+                approvals=gate, pair=self._pair, commands=COMMAND_MENU,
+                draft_interval=tg.draft_interval_seconds)
+        if cfg.signal.enabled:
+            from edge.channels.signal import SignalChannel
+
+            self.channels["signal"] = SignalChannel(
+                cfg.signal.http_url, cfg.signal.account, self.access["signal"].allowed,
+                group_ids=cfg.signal.group_ids, approvals=gate, pair=self._pair)
+        gate.approvers = {n: ch for n, ch in self.channels.items() if hasattr(ch, "request_approval")}
+        gate.admins = {"telegram": frozenset(map(str, cfg.telegram.admins)),
+                       "signal": frozenset(cfg.signal.admins)}
+
+    async def _pair(self, channel: str, sender: str, code: str) -> bool:
+        """Redeem a pairing code: allow ``sender`` now and record it in the config file."""
+        from edge.channels.pairing import PairingCodes
+        from edge.config.edit import add_to_list, writable_config_path
+
+        if not PairingCodes(self.loaded.state_dir / "pairing.json").redeem(channel, code):
+            log.warning("pairing_refused channel=%s sender=%s", channel, sender)
+            return False
+        self.access[channel].allowed.add(sender)
+        key = "allowed_numbers" if channel == "signal" else "allowed_users"
+        try:
+            path = writable_config_path(self.loaded.path)
+            add_to_list(path, ("channels", channel, key), sender)
+            log.info("paired channel=%s sender=%s config=%s", channel, sender, path)
+        except OSError as exc:
+            log.error("pairing_not_saved channel=%s sender=%s error=%r (allowed until restart)",
+                      channel, sender, exc)
+        return True
 
     async def run(self) -> None:
         """Run until a signal, or until end of input when the CLI is the only channel."""
@@ -124,6 +170,9 @@ class Runtime:
             await control.close()
             if self.provider:
                 await self.provider.aclose()
+            for channel in self.channels.values():
+                if (close := getattr(channel, "aclose", None)) is not None:
+                    await close()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
             log.info("stopped")
@@ -136,17 +185,11 @@ class Runtime:
             message_timeout_seconds=cfg.message_timeout_seconds, timeout_scale_cap=cfg.timeout_scale_cap,
             context_window_tokens=cfg.context_window_tokens, history_share=cfg.history_share,
             instructions=cfg.instructions, workspace=workspace)
-        access = {}
-        for name in type(self.config.channels).model_fields:
-            section = getattr(self.config.channels, name)
-            access[name] = ChannelAccess(frozenset(map(str, section.allowed_users)),
-                                         section.require_mention_in_groups,
-                                         section.rate_limit_per_minute)
         self.sessions = SessionStore(self.loaded.state_dir / "sessions",
                                      ResetPolicy(self.config.sessions.daily_reset_hour,
                                                  self.config.sessions.idle_timeout_minutes))
         agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.sessions,
-                      self.status_text, settings, Preflight(access),
+                      self.status_text, settings, Preflight(self.access),
                       channel_capabilities={name: getattr(ch, "capabilities", "")
                                             for name, ch in self.channels.items()})
         return Dispatcher(agent, self.channels, hooks=self.hooks,

@@ -30,6 +30,16 @@ HELP = """Commands (no model needed):
 Anything else goes to the language model."""
 
 
+COMMAND_MENU = [
+    ("help", "what I can do"), ("status", "agent, boards and channels"),
+    ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
+    ("pwm", "set PWM duty: /pwm fan 0.5"), ("new", "start a new conversation"),
+    ("reset", "start a new conversation"), ("stop", "cancel the running request"),
+    ("model", "show or switch the model"), ("models", "list the models"),
+]
+"""(command, description) for channel menus such as Telegram's setMyCommands."""
+
+
 @dataclass
 class CommandContext:
     tools: dict[str, Tool]

@@ -35,6 +35,7 @@ from edge.agent.sessions import Session, SessionStore
 from edge.channels.base import ChannelMessage
 from edge.hardware import Hardware
 from edge.providers.base import ChatMessage, Provider, ProviderError
+from edge.security.approvals import RequestContext, current_request
 from edge.tools.base import Tool, spec_of
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ class Agent:
 
     async def command(self, msg: ChannelMessage) -> str | None:
         """The reply to a runtime or hardware command, or None when ``msg`` is not one."""
+        current_request.set(RequestContext(msg.channel, msg.reply_target, msg.sender, msg.thread_id))
         ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.caller,
                              reset_session=lambda: self.sessions.reset_session(msg.session_key),
                              provider=self.provider)
@@ -98,6 +100,8 @@ class Agent:
         if guard.should_block:
             return (f"The model's context window ({guard.tokens} tokens) is below the 16,000 "
                     "minimum; set [agent] context_window_tokens to the model's real window.")
+        current_request.set(RequestContext(msg.channel, msg.reply_target, msg.sender,
+                                           msg.thread_id, via_model=True))
         session = await self.sessions.open(msg.session_key, msg.channel,
                                            "group" if msg.is_group else "direct")
         user_turn = ChatMessage.user(msg.content)

@@ -22,7 +22,8 @@ RATE_WINDOW_SECONDS = 60.0
 
 @dataclass
 class ChannelAccess:
-    allowed: frozenset[str] = frozenset()
+    allowed: set[str] = field(default_factory=set)
+    """Shared with the channel, so a pairing takes effect at once."""
     require_mention_in_groups: bool = True
     rate_limit_per_minute: int = 20
 

@@ -1,6 +1,10 @@
 """Supervised channel listeners (seed 002_9a1873f4f488f98f.txt "監控重啟"): a listener that fails
 is restarted with exponential backoff (capped), and its health says "down since …" meanwhile.
-A listener that returns normally has reached the end of its input (the CLI at EOF): it ends."""
+A listener that returns normally has reached the end of its input (the CLI at EOF): it ends.
+
+A channel may report itself ``stalled()`` (a poller that stopped polling without an error): the
+supervisor checks every few seconds, cancels it and restarts it, so a dead poller is never
+reported healthy (the peers' most reported bug)."""
 
 from __future__ import annotations
 
@@ -14,14 +18,22 @@ log = logging.getLogger(__name__)
 
 BACKOFF_START_SECONDS = 1.0
 BACKOFF_MAX_SECONDS = 60.0
+STALL_CHECK_SECONDS = 5.0
+
+
+class ListenerStalled(Exception):
+    pass
 
 
 class ListenerSupervisor:
-    def __init__(self, channel: Channel, backoff_start: float = BACKOFF_START_SECONDS,
-                 backoff_max: float = BACKOFF_MAX_SECONDS):
+    def __init__(self, channel: Channel, backoff_start: float | None = None,
+                 backoff_max: float | None = None, stall_check: float | None = None):
+        """Backoff bounds default to the channel's ``reconnect_backoff`` (start, max), if any."""
+        start, cap = getattr(channel, "reconnect_backoff", (BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS))
         self.channel = channel
-        self.backoff_start = backoff_start
-        self.backoff_max = backoff_max
+        self.backoff_start = backoff_start if backoff_start is not None else start
+        self.backoff_max = backoff_max if backoff_max is not None else cap
+        self.stall_check = stall_check if stall_check is not None else STALL_CHECK_SECONDS
         self.down_since: float | None = time.time()
         self.restarts = 0
         self.last_error: str | None = None
@@ -32,7 +44,7 @@ class ListenerSupervisor:
             self.down_since = None
             started = time.monotonic()
             try:
-                await self.channel.listen(bus)
+                await self._listen_watched(bus)
                 log.info("channel_ended channel=%s", self.channel.name)
                 self.down_since = time.time()
                 return
@@ -49,6 +61,21 @@ class ListenerSupervisor:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, self.backoff_max)
             self.restarts += 1
+
+    async def _listen_watched(self, bus: asyncio.Queue[ChannelMessage]) -> None:
+        stalled = getattr(self.channel, "stalled", None)
+        listener = asyncio.create_task(self.channel.listen(bus))
+        try:
+            while True:
+                done, _ = await asyncio.wait({listener}, timeout=self.stall_check)
+                if done:
+                    return listener.result()
+                if stalled is not None and stalled():
+                    raise ListenerStalled("stalled: no successful poll for too long")
+        finally:
+            if not listener.done():
+                listener.cancel()
+                await asyncio.gather(listener, return_exceptions=True)
 
     async def health(self) -> dict:
         healthy = self.down_since is None and await self.channel.health_check()
