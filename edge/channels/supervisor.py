@@ -78,8 +78,12 @@ class ListenerSupervisor:
                 await asyncio.gather(listener, return_exceptions=True)
 
     async def health(self) -> dict:
+        """Healthy only when listening and the channel agrees; a channel that is listening but
+        unwell (a stalled poller) is down since its ``last_ok`` time, when it has one."""
         healthy = self.down_since is None and await self.channel.health_check()
-        down = None if self.down_since is None else time.strftime(
-            "%Y-%m-%dT%H:%M:%S", time.localtime(self.down_since))
+        since = self.down_since
+        if not healthy and since is None:
+            since = getattr(self.channel, "last_ok", None) or time.time()
+        down = None if healthy else time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
         return {"name": self.channel.name, "healthy": healthy, "down_since": down,
                 "restarts": self.restarts, "last_error": self.last_error}

@@ -57,6 +57,8 @@ class TelegramChannel:
         self._hinted: set[str] = set()
         self._me: dict | None = None
         self.last_poll: float | None = None
+        self.last_ok: float | None = None
+        """Wall-clock time of the last successful poll, for "down since"."""
         self.last_error: str | None = None
         self._last_edit: dict[str, float] = {}
 
@@ -109,7 +111,7 @@ class TelegramChannel:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX)
                 continue
-            self.last_poll = time.monotonic()
+            self.last_poll, self.last_ok = time.monotonic(), time.time()
             backoff = BACKOFF_START
             for update in updates:
                 await self._handle_update(update, bus)

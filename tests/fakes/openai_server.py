@@ -7,8 +7,9 @@ answering a previous assistant tool call) and records every request body for ass
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.fakes.loopback import LoopbackServer, reply_json
 
 
 def completion(content: str | None = None, tool_calls: list[dict] | None = None) -> dict:
@@ -29,7 +30,7 @@ def error_body(status: int, message: str) -> tuple[int, dict]:
     return status, {"error": {"message": message, "type": "invalid_request_error", "code": None}}
 
 
-class OpenAIServer:
+class OpenAIServer(LoopbackServer):
     """``replies`` is a list of (status, body) consumed in order; requests are recorded."""
 
     def __init__(self, replies: list[tuple[int, dict]] | None = None, api_key: str | None = None,
@@ -52,20 +53,13 @@ class OpenAIServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(body)
                 server.headers.append(dict(self.headers))
-                status, reply = server.answer(self.path, dict(self.headers), body)
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                reply_json(self, *server.answer(self.path, dict(self.headers), body))
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.serve(Handler)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"{self.root}/v1"
 
     def answer(self, path: str, headers: dict, body: dict) -> tuple[int, dict]:
         if path != "/v1/chat/completions":
@@ -84,11 +78,3 @@ class OpenAIServer:
         if not self.replies:
             return error_body(500, "test server has no scripted reply left")
         return self.replies.pop(0)
-
-    def __enter__(self) -> OpenAIServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()

@@ -9,12 +9,14 @@ import json
 import queue
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.fakes.loopback import LoopbackServer, reply_json
 
 KNOWN_METHODS = {"send", "sendTyping", "sendReaction"}
 
 
-class FakeSignal:
+class FakeSignal(LoopbackServer):
     def __init__(self, account: str = "+4915100000000"):
         self.account = account
         self.calls: list[dict] = []
@@ -43,21 +45,13 @@ class FakeSignal:
                 if self.path != "/api/v1/rpc":
                     return self.send_error(404)
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                reply = server.rpc(body)
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                reply_json(self, 200, server.rpc(body))
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.serve(Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        return self.root
 
     def rpc(self, body: dict) -> dict:
         with self.lock:
@@ -134,11 +128,6 @@ class FakeSignal:
         with self.lock:
             return [c["params"] for c in self.calls if c.get("method") == method]
 
-    def __enter__(self) -> FakeSignal:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
+    def stop(self) -> None:
         self.drop_streams()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().stop()

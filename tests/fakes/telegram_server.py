@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.fakes.loopback import LoopbackServer, reply_json
 
 BOT = {"id": 999, "is_bot": True, "first_name": "Edge", "username": "edge_test_bot"}
 
 
-class FakeTelegram:
+class FakeTelegram(LoopbackServer):
     def __init__(self, token: str = "123:TEST"):
         self.token = token
         self.updates: list[dict] = []
@@ -34,13 +36,11 @@ class FakeTelegram:
             def do_POST(self):
                 server.handle(self)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.serve(Handler)
 
     @property
     def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        return self.root
 
     # -- scripting -------------------------------------------------------------------------
 
@@ -81,8 +81,8 @@ class FakeTelegram:
     def handle(self, request: BaseHTTPRequestHandler) -> None:
         prefix = f"/bot{self.token}/"
         if not request.path.startswith(prefix):
-            return self._reply(request, 401, {"ok": False, "error_code": 401,
-                                              "description": "Unauthorized"})
+            return reply_json(request, 401, {"ok": False, "error_code": 401,
+                                             "description": "Unauthorized"})
         method = request.path[len(prefix):]
         length = int(request.headers.get("Content-Length", 0))
         raw = request.rfile.read(length)
@@ -93,23 +93,13 @@ class FakeTelegram:
             self.calls.append((method, params))
         handler = getattr(self, f"m_{method}", None)
         if handler is None:
-            return self._reply(request, 404, {"ok": False, "error_code": 404, "description": "Not Found"})
+            return reply_json(request, 404, {"ok": False, "error_code": 404, "description": "Not Found"})
         outcome = handler(params)
         if outcome == "drop":
             request.close_connection = True
             request.connection.close()
             return None
-        status, body = outcome
-        return self._reply(request, status, body)
-
-    @staticmethod
-    def _reply(request, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        request.send_response(status)
-        request.send_header("Content-Type", "application/json")
-        request.send_header("Content-Length", str(len(data)))
-        request.end_headers()
-        request.wfile.write(data)
+        return reply_json(request, *outcome)
 
     @staticmethod
     def ok(result) -> tuple[int, dict]:
@@ -168,11 +158,3 @@ class FakeTelegram:
     def m_sendPhoto(self, params):
         return self.ok({"message_id": self.next_message_id, "date": 0, "chat": {"id": 1, "type": "private"},
                         "photo": [{"file_id": "f", "width": 1, "height": 1}]})
-
-    def __enter__(self) -> FakeTelegram:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
