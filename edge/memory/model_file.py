@@ -35,6 +35,9 @@ class ModelFile:
     path: Path
     model_id: str
     """Stored with every vector: vectors from different files are not interchangeable."""
+    batchable: bool = True
+    """False for dynamically quantised models: their activation ranges are taken over the whole
+    batch, so a text's vector would depend on its batch companions (cosine 0.99 to itself)."""
 
 
 def sha256_of(path: Path) -> str:
@@ -102,4 +105,5 @@ def resolve_model(model_path: str | None, expected_sha256: str | None, quantize:
     model_id = source_id(source, digest, packaged=not model_path)
     if not quantize:
         return ModelFile(source, model_id)
-    return ModelFile(quantized_copy(source, digest, cache_dir), f"{model_id}+{QUANTIZED_SUFFIX}")
+    return ModelFile(quantized_copy(source, digest, cache_dir), f"{model_id}+{QUANTIZED_SUFFIX}",
+                     batchable=False)

@@ -3,7 +3,8 @@
 
 The model loads on first use (numpy and onnxruntime are imported then, not before), with one
 intra-op thread and no memory arena for queries, as suits a Pi; ``bulk()`` gives a second thread
-with spinning off for re-indexing. Inference runs in a worker thread so the event loop stays free.
+with spinning off for re-indexing. Batches of 32 for float32 models; a dynamically quantised model
+embeds one text at a time so every text always gets the same vector. Inference runs in a worker thread so the event loop stays free.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class OnnxEmbedding:
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: WordPiece | None = None
+        self._batch_size = BATCH_SIZE
         self.load_seconds: float | None = None
 
     @property
@@ -80,6 +82,7 @@ class OnnxEmbedding:
             except Exception as exc:  # onnxruntime raises its own untyped errors
                 raise EmbeddingError(f"cannot load embedding model {model.path}: {exc}") from exc
             self._tokenizer = WordPiece.from_vocab_file(DEFAULT_VOCAB)
+            self._batch_size = BATCH_SIZE if model.batchable else 1
             self._session = session
             self.load_seconds = time.perf_counter() - started
             log.info("embedding_model_loaded model=%s seconds=%.2f threads=%d",
@@ -96,8 +99,8 @@ class OnnxEmbedding:
         self.load()
         assert self._tokenizer is not None
         rows = []
-        for start in range(0, len(texts), BATCH_SIZE):
-            batch = self._tokenizer.encode_batch(texts[start:start + BATCH_SIZE])
+        for start in range(0, len(texts), self._batch_size):
+            batch = self._tokenizer.encode_batch(texts[start:start + self._batch_size])
             ids = np.asarray(batch.input_ids, dtype=np.int64)
             mask = np.asarray(batch.attention_mask, dtype=np.int64)
             hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
