@@ -70,7 +70,11 @@ PRAGMAS = (
 
 async def open_database(path: Path, timeout: float) -> aiosqlite.Connection:
     """Open (creating) the database with the schema, or raise MemoryFailure within ``timeout``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MemoryFailure(f"cannot create {path.parent} for the memory database ({exc}); "
+                            "check [paths] state_dir and its permissions") from exc
 
     async def connect() -> aiosqlite.Connection:
         db = await aiosqlite.connect(path, timeout=timeout)
