@@ -276,10 +276,9 @@ class SqliteMemory:
                      session_id: str | None = None) -> list[MemoryEntry]:
         if not query.strip() or limit <= 0:
             return []
-        candidates = max(CANDIDATES, limit)
         query_vector = None
         if self.semantic:
-            index = await self._index_ready()
+            await self._index_ready()
             try:
                 from edge.memory.vector_index import VectorIndex
 
@@ -287,10 +286,16 @@ class SqliteMemory:
                 await (await self.db()).commit()
             except EmbeddingError as exc:
                 log.warning("memory_recall_keyword_only reason=%s", exc)
+        return await self.recall_by_vector(query, query_vector, limit, session_id)
+
+    async def recall_by_vector(self, query: str, query_vector: Any, limit: int = 5,
+                               session_id: str | None = None) -> list[MemoryEntry]:
+        """Recall with the query's vector already computed (None: BM25 only)."""
+        candidates = max(CANDIDATES, limit)
         keyword = await self.keyword_search(query, candidates, session_id)
         if query_vector is None:
             return await self._rows(normalise_bm25(keyword), session_id, limit)
-        vector = index.search(query_vector, candidates)
+        vector = (await self._index_ready()).search(query_vector, candidates)
         merged = hybrid_merge(vector, keyword, self.vector_weight, self.keyword_weight,
                               len(vector) + len(keyword))
         relevant = [(num, score) for num, score in merged if score >= self.min_relevance]
