@@ -16,9 +16,13 @@ from __future__ import annotations
 import re
 
 STOP_WORDS = frozenset("""
-a about an and are as at be been but by can could did do does for from had has have how i if in
-into is it its me my no not of on or our so than that the their them then there these they this
-to was we were what when where which who why will with would you your
+a about above after again against all also am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had
+has have having he her here hers herself him himself his how i if in into is it its itself just
+me more most my myself no nor not now of off on once only or other our ours ourselves out over
+own same she should so some such than that the their theirs them themselves then there these
+they this those through to too under until up very was we were what when where which while who
+whom why will with would you your yours yourself yourselves
 """.split())
 
 def query_terms(query: str) -> list[str]:
@@ -28,14 +32,35 @@ def query_terms(query: str) -> list[str]:
     return kept or words
 
 
-def fts_query(query: str) -> str:
+def fts_terms(query: str) -> list[str]:
+    """The query's terms as FTS5 will see them, edge punctuation and duplicates removed."""
+    terms = [term.strip("?!.,;:'\"") for term in query_terms(query)]
+    return list(dict.fromkeys(t for t in terms if t))
+
+
+def fts_query(query: str | list[str]) -> str:
     """Each term as an FTS5 string (inner quotes doubled), joined with OR."""
-    terms = []
-    for term in query_terms(query):
-        stripped = term.strip("?!.,;:'\"")
-        if stripped:
-            terms.append('"' + stripped.replace('"', '""') + '"')
-    return " OR ".join(terms)
+    terms = fts_terms(query) if isinstance(query, str) else query
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+COMMON_TERMS_MIN_ROWS = 2000
+"""Below this many memories every query term is kept: search is fast and shares are noisy."""
+
+
+def drop_common_terms(terms: list[str], doc_counts: dict[str, int], total: int,
+                      max_share: float = 0.3) -> list[str]:
+    """Leave out terms found in more than ``max_share`` of all memories: their BM25 weight is
+    near zero while scoring every row they match is what makes keyword search slow. The rarest
+    term is always kept.
+
+    >>> drop_common_terms(["pump", "water"], {"water": 900, "pump": 12}, 2000)
+    ['pump']
+    """
+    if len(terms) < 2 or total < COMMON_TERMS_MIN_ROWS:
+        return terms
+    kept = [t for t in terms if doc_counts.get(t.lower(), 0) <= max_share * total]
+    return kept or [min(terms, key=lambda t: doc_counts.get(t.lower(), 0))]
 
 
 def normalise_bm25(results: list[tuple[int, float]]) -> list[tuple[int, float]]:

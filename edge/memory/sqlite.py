@@ -25,7 +25,8 @@ import aiosqlite
 from edge.memory.base import (Category, EmbeddingError, EmbeddingProvider, MemoryEntry,
                               MemoryFailure, StaleEmbeddings)
 from edge.memory.embedding_cache import EmbeddingCache, content_hash, now_iso
-from edge.memory.ranking import fts_query, hybrid_merge, like_terms, normalise_bm25
+from edge.memory.ranking import (COMMON_TERMS_MIN_ROWS, drop_common_terms, fts_query, fts_terms,
+                                 hybrid_merge, like_terms, normalise_bm25)
 from edge.memory.sqlite_schema import open_database
 
 log = logging.getLogger(__name__)
@@ -247,7 +248,7 @@ class SqliteMemory:
                              session_id: str | None = None) -> list[tuple[int, float]]:
         """``(num, -bm25)``, best first; LIKE matching (fraction of words found) if FTS5 refuses."""
         db = await self.db()
-        match = fts_query(query)
+        match = fts_query(await self._selective_terms(fts_terms(query)))
         if match:
             try:
                 async with db.execute(
@@ -259,6 +260,21 @@ class SqliteMemory:
             except aiosqlite.OperationalError as exc:
                 log.info("memory_recall_like_fallback reason=%s", exc)
         return await self._like_search(query, limit, session_id)
+
+    async def _selective_terms(self, terms: list[str]) -> list[str]:
+        if len(terms) < 2:
+            return terms
+        db = await self.db()
+        async with db.execute("SELECT COALESCE(MAX(num), 0) FROM memories") as cur:
+            total = (await cur.fetchone())[0]
+        if total < COMMON_TERMS_MIN_ROWS:
+            return terms
+        lowered = [t.lower() for t in terms]
+        marks = ",".join("?" * len(lowered))
+        async with db.execute(f"SELECT term, doc FROM memories_fts_terms WHERE term IN ({marks})",
+                              lowered) as cur:
+            counts = {term: doc async for term, doc in cur}
+        return drop_common_terms(terms, counts, total)
 
     async def _like_search(self, query: str, limit: int,
                            session_id: str | None) -> list[tuple[int, float]]:

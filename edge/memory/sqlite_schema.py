@@ -2,7 +2,7 @@
 
 Tables: ``memories`` (unique ``key``, upsert on it; ``num`` is an explicit integer primary key so
 VACUUM cannot renumber the rows the FTS index points at), ``memories_fts`` (FTS5 over key and
-content, kept in sync by three triggers) and ``embedding_cache`` (LRU by ``accessed_at``).
+content, kept in sync by three triggers; ``memories_fts_terms`` gives each term's document count) and ``embedding_cache`` (LRU by ``accessed_at``).
 Pragmas: WAL, synchronous NORMAL (a committed store survives a crash of the process), 8 MB mmap,
 2 MB page cache, temp store in memory. Opening has a timeout so a locked file cannot hang the agent.
 """
@@ -35,6 +35,7 @@ CREATE INDEX IF NOT EXISTS memories_session ON memories(session_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     key, content, content=memories, content_rowid=num
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_terms USING fts5vocab(memories_fts, 'row');
 CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
     INSERT INTO memories_fts(rowid, key, content) VALUES (new.num, new.key, new.content);
 END;
