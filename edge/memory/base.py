@@ -10,7 +10,7 @@ Memory has seven required methods and no defaults, because every backend searche
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from edge.exc import EdgeError
 
@@ -33,9 +33,9 @@ class Category:
 
     value: str
 
-    CORE: Any = None
-    DAILY: Any = None
-    CONVERSATION: Any = None
+    CORE: ClassVar[Category]
+    DAILY: ClassVar[Category]
+    CONVERSATION: ClassVar[Category]
 
     @classmethod
     def parse(cls, text: str) -> Category:

