@@ -9,6 +9,7 @@ import os
 import signal
 import stat
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
@@ -60,6 +61,7 @@ class Runtime:
         self.channels: dict[str, Channel] = {}
         self.supervisors: dict[str, ListenerSupervisor] = {}
         self.sessions: SessionStore | None = None
+        self.memory = None
         self.access: dict[str, ChannelAccess] = {}
         self.hooks = HookRunner(hooks)
         self.started_at = time.time()
@@ -77,7 +79,16 @@ class Runtime:
             "channels": channels,
             "provider": {"configured": provider.configured, "model": provider.model,
                          "base_url": provider.base_url},
+            "memory": await self._memory_status(),
         }
+
+    async def _memory_status(self) -> dict[str, Any] | None:
+        if self.memory is None:
+            return None
+        try:
+            return {"backend": self.memory.name, "entries": await self.memory.count()}
+        except Exception as exc:  # a broken store must not break status
+            return {"backend": self.memory.name, "error": str(exc)}
 
     async def status_text(self) -> str:
         return format_status(await self.status())
@@ -151,6 +162,7 @@ class Runtime:
             from edge.providers.factory import create_provider
 
             self.provider = create_provider(self.config.provider)
+            tasks.extend(await self._start_memory())
             self._build_channels()
             dispatcher = self._build_dispatcher()
             tasks.append(asyncio.create_task(dispatcher.run(), name="dispatcher"))
@@ -167,6 +179,8 @@ class Runtime:
             await self.hardware.shutdown()
             if self.sessions is not None:
                 await self.sessions.close()
+            if self.memory is not None:
+                await self.memory.close()
             await control.close()
             if self.provider:
                 await self.provider.aclose()
@@ -177,6 +191,32 @@ class Runtime:
                 loop.remove_signal_handler(sig)
             log.info("stopped")
 
+    async def _start_memory(self) -> list[asyncio.Task]:
+        """Open the memory store, add its tools, start hygiene and (optionally) the model
+        preload in a daemon thread (never holding up start-up or shutdown)."""
+        from edge.memory import build_memory, hygiene_loop, snapshot_path
+        from edge.tools.memory import memory_tools
+
+        cfg = self.config.memory
+        if cfg.backend == "none":
+            return []
+        self.memory = await build_memory(cfg, self.loaded.state_dir)
+        for tool in memory_tools(self.memory):
+            self.tools[tool.name] = tool
+        embedder = getattr(self.memory, "embedder", None)
+        if cfg.preload and getattr(embedder, "name", "") == "onnx":
+            threading.Thread(target=self._preload, args=(embedder,), name="embedding-preload",
+                             daemon=True).start()
+        return [asyncio.create_task(hygiene_loop(self.memory, cfg, snapshot_path(self.loaded.state_dir)),
+                                    name="memory-hygiene")]
+
+    @staticmethod
+    def _preload(embedder) -> None:
+        try:
+            embedder.load()
+        except Exception as exc:  # recall falls back to keywords and says why
+            log.error("embedding_preload_failed error=%s", exc)
+
     def _build_dispatcher(self) -> Dispatcher:
         cfg = self.config.agent
         workspace = Path(cfg.workspace).expanduser() if cfg.workspace else self.loaded.state_dir / "workspace"
@@ -184,12 +224,13 @@ class Runtime:
             max_tool_iterations=cfg.max_tool_iterations, tool_result_max_chars=cfg.tool_result_max_chars,
             message_timeout_seconds=cfg.message_timeout_seconds, timeout_scale_cap=cfg.timeout_scale_cap,
             context_window_tokens=cfg.context_window_tokens, history_share=cfg.history_share,
-            instructions=cfg.instructions, workspace=workspace)
+            instructions=cfg.instructions, workspace=workspace,
+            autosave_min_chars=self.config.memory.autosave_min_chars if self.config.memory.autosave else None)
         self.sessions = SessionStore(self.loaded.state_dir / "sessions",
                                      ResetPolicy(self.config.sessions.daily_reset_hour,
                                                  self.config.sessions.idle_timeout_minutes))
         agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.sessions,
-                      self.status_text, settings, Preflight(self.access),
+                      self.status_text, settings, Preflight(self.access), self.memory,
                       channel_capabilities={name: getattr(ch, "capabilities", "")
                                             for name, ch in self.channels.items()})
         return Dispatcher(agent, self.channels, hooks=self.hooks,

@@ -32,6 +32,10 @@ def format_status(status: dict) -> str:
             f"down since {channel['down_since']}" if channel.get("down_since") else "down")
         error = f" (last error: {channel['last_error']})" if channel.get("last_error") else ""
         lines.append(f"channel {channel['name']}: {state}{error}")
+    memory = status.get("memory")
+    if memory:
+        size = memory.get("error") or f"{memory.get('entries')} entries"
+        lines.append(f"memory: {memory['backend']}, {size}")
     provider = status.get("provider") or {}
     if provider.get("configured"):
         lines.append(f"provider: {provider['model']} at {provider['base_url']}")

@@ -28,6 +28,9 @@ def isolated_env(tmp_path, monkeypatch) -> dict[str, str]:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("EDGE_STATE_DIR", str(tmp_path / "state"))
+    # keyword memory outside tests/memory: the onnx model is exercised there, and loading it in
+    # every agent process would only slow the suite down
+    monkeypatch.setenv("EDGE_MEMORY__EMBEDDER", "none")
     return dict(os.environ)
 
 

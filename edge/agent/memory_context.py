@@ -1,7 +1,9 @@
 """Memory context for a turn (seed 000_a48630eb162deda3.txt 3.2 step 5; seed 004 Phase 3):
-recall for the sender and, in groups, for the group; entries below the relevance threshold, with
-image markers or tool results, history keys, or over ENTRY_SKIP_CHARS are skipped; at most 4
-entries of 800 characters, 4,000 in total. The block goes into the system prompt."""
+memories of the sender and, in groups, of the group, plus unscoped ones (Core facts and what the
+model stored with its tools); another person's conversation memories never reach this prompt.
+Entries below the relevance threshold, with image markers or tool results, history keys, or
+over ENTRY_SKIP_CHARS are skipped; at most 4 entries of 800 characters, 4,000 in total. The block
+goes into the system prompt."""
 
 from __future__ import annotations
 
@@ -18,12 +20,19 @@ TOTAL_MAX_CHARS = 4_000
 ENTRY_SKIP_CHARS = 4_000
 MIN_RELEVANCE = 0.4
 RECALL_LIMIT = 5
+RECALL_OVERFETCH = 4
+"""Fetch this many times RECALL_LIMIT, then keep the caller's scopes (one query, not one per scope)."""
 
 
 class MemoryRecall(Protocol):
     """The part of the Memory protocol the pipeline needs; entries have key, content, score."""
 
     async def recall(self, query: str, limit: int = 5, session_id: str | None = None) -> list[Any]: ...
+
+
+def memory_scopes(msg: ChannelMessage) -> set[str | None]:
+    """Session ids whose memories this message may see: unscoped, the sender, the group."""
+    return {None, msg.caller} | ({msg.conversation_key} if msg.is_group else set())
 
 
 def _usable(entry: Any) -> bool:
@@ -37,18 +46,13 @@ def _usable(entry: Any) -> bool:
 async def build_memory_context(memory: MemoryRecall | None, msg: ChannelMessage) -> str:
     if memory is None:
         return ""
-    scopes = [msg.caller] + ([msg.conversation_key] if msg.is_group else [])
-    entries, seen = [], set()
-    for scope in scopes:
-        try:
-            found = await memory.recall(msg.content, RECALL_LIMIT, session_id=scope)
-        except Exception as exc:  # memory trouble must not stop the turn
-            log.warning("memory_recall_failed scope=%s error=%r", scope, exc)
-            continue
-        for entry in found:
-            if entry.key not in seen and _usable(entry):
-                seen.add(entry.key)
-                entries.append(entry)
+    try:
+        found = await memory.recall(msg.content, RECALL_LIMIT * RECALL_OVERFETCH)
+    except Exception as exc:  # memory trouble must not stop the turn
+        log.warning("memory_recall_failed by=%s error=%r", msg.caller, exc)
+        return ""
+    scopes = memory_scopes(msg)
+    entries = [e for e in found if getattr(e, "session_id", None) in scopes and _usable(e)]
     lines, total = [], 0
     for entry in entries[:MAX_ENTRIES]:
         line = f"- {entry.key}: {entry.content[:ENTRY_MAX_CHARS]}"

@@ -60,6 +60,8 @@ class AgentSettings:
     history_share: float = 0.5
     instructions: str = ""
     workspace: Path | None = None
+    autosave_min_chars: int | None = 20
+    """User messages at least this long are kept as Conversation memories; None: no autosave."""
 
     @property
     def timeout_budget(self) -> float:
@@ -118,7 +120,18 @@ class Agent:
             return f"The language model could not answer: {exc}"
         reply = sanitize_response(reply) or "(no reply)"
         await self.sessions.append(session, [user_turn, ChatMessage.assistant(reply)])
+        await self._autosave(msg)
         return reply
+
+    async def _autosave(self, msg: ChannelMessage) -> None:
+        """Seed 004 Phase 3: the user's message as a Conversation memory, in its own scope."""
+        if self.memory is None or self.settings.autosave_min_chars is None:
+            return
+        from edge.memory.conversation import autosave_user_message
+
+        scope = msg.conversation_key if msg.is_group else msg.caller
+        await autosave_user_message(self.memory, msg.content, msg.caller,
+                                    min_chars=self.settings.autosave_min_chars, session_id=scope)
 
     async def _run_with_compaction(self, msg: ChannelMessage, session: Session,
                                    user_turn: ChatMessage) -> str:

@@ -191,6 +191,9 @@ class MemoryConfig(Section):
     snapshot_on_hygiene: bool = True
     autosave: bool = True
     autosave_min_chars: int = Field(20, ge=1)
+    preload: bool = True
+    """Load (and on first start re-quantise) the onnx model in the background at start-up, so
+    the first message does not wait for it."""
     open_timeout_seconds: float = Field(5.0, gt=0)
 
     @model_validator(mode="after")

@@ -1,10 +1,6 @@
-"""What the agent pipeline does with memory around each message (seed 002 and seed 004):
-recall relevant memories into a context block before the model runs, and autosave the user's
-message afterwards as a Conversation memory with a key unique to that message.
-
->>> format_context([])
-''
-"""
+"""Autosave (seed 002 and seed 004): the user's message, once answered, is kept as a
+Conversation memory under a key unique to that message. Recall into the prompt is the agent's
+memory-context step (:mod:`edge.agent.memory_context`)."""
 
 from __future__ import annotations
 
@@ -13,31 +9,9 @@ import sqlite3
 import uuid
 
 from edge.exc import EdgeError
-from edge.memory.base import Category, Memory, MemoryEntry
+from edge.memory.base import Category, Memory
 
 log = logging.getLogger(__name__)
-
-CONTEXT_HEADER = "[Memory context]"
-
-
-def format_context(entries: list[MemoryEntry]) -> str:
-    if not entries:
-        return ""
-    lines = [CONTEXT_HEADER, *(f"- {e.key}: {e.content}" for e in entries)]
-    return "\n".join(lines) + "\n"
-
-
-async def recall_context(memory: Memory, query: str, *, limit: int = 5, min_score: float = 0.4,
-                         session_id: str | None = None) -> str:
-    """The ``[Memory context]`` block for ``query`` ('' when nothing relevant). A failing memory
-    is logged and yields '' so a message is never lost to it."""
-    try:
-        entries = await memory.recall(query, limit, session_id)
-    except (EdgeError, sqlite3.Error) as exc:
-        log.warning("memory_recall_failed reason=%s", exc)
-        return ""
-    return format_context([e for e in entries if e.score is None or e.score >= min_score])
-
 
 def autosave_key(sender: str) -> str:
     """``user_msg_<sender>_<uuid>``: unique per message, so autosaves never overwrite."""

@@ -1,4 +1,5 @@
-"""Memory context: dual scope, relevance and content filters, size limits."""
+"""Memory context: scopes, relevance and content filters, size limits; also against the real
+SQLite memory."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ from dataclasses import dataclass
 
 from edge.agent.memory_context import build_memory_context
 from edge.channels.base import ChannelMessage
+from edge.memory.base import Category
+from edge.memory.embedders import NoopEmbedding
+from edge.memory.sqlite import SqliteMemory
 
 
 @dataclass
@@ -13,38 +17,41 @@ class Entry:
     key: str
     content: str
     score: float
+    session_id: str | None = None
 
 
 class Store:
-    def __init__(self, by_scope):
-        self.by_scope = by_scope
+    def __init__(self, entries):
+        self.entries = entries
         self.asked = []
 
     async def recall(self, query, limit=5, session_id=None):
         self.asked.append((query, limit, session_id))
-        return self.by_scope.get(session_id, [])
+        return self.entries[:limit]
 
 
 async def test_filters_and_limits():
     entries = [Entry("low", "irrelevant", 0.2), Entry("img", "see [IMAGE:/x.png]", 0.9),
                Entry("tool", "<tool_result>x</tool_result>", 0.9), Entry("chat_history", "h", 0.9),
                Entry("huge", "x" * 5000, 0.9)] + [Entry(f"k{i}", "y" * 1000, 0.8) for i in range(6)]
-    store = Store({"cli:alice": entries})
+    store = Store(entries)
     text = await build_memory_context(store, ChannelMessage("alice", "alice", "pump?", "cli"))
     lines = text.splitlines()
     assert lines[0] == "[Memory context]"
     assert [line.split(":")[0] for line in lines[1:]] == ["- k0", "- k1", "- k2", "- k3"]
     assert all(len(line) <= 800 + len("- k0: ") for line in lines[1:])
-    assert store.asked == [("pump?", 5, "cli:alice")]
+    assert store.asked == [("pump?", 20, None)]
 
 
-async def test_groups_recall_for_sender_and_group_without_duplicates():
-    shared = Entry("fact", "the pump is on GPIO22", 0.9)
+async def test_scopes_sender_group_and_unscoped_only():
     msg = ChannelMessage("alice", "group1", "pump?", "telegram", is_group=True, mentioned=True)
-    store = Store({"telegram:alice": [shared], msg.conversation_key: [shared, Entry("g", "group note", 0.7)]})
+    store = Store([Entry("core", "the pump is on GPIO22", 0.9),
+                   Entry("mine", "alice waters at 7", 0.8, "telegram:alice"),
+                   Entry("group", "group note", 0.7, msg.conversation_key),
+                   Entry("bobs", "bob's secret", 0.95, "telegram:bob")])
     text = await build_memory_context(store, msg)
-    assert text.count("the pump is on GPIO22") == 1 and "group note" in text
-    assert [scope for _, _, scope in store.asked] == ["telegram:alice", msg.conversation_key]
+    assert "the pump is on GPIO22" in text and "alice waters" in text and "group note" in text
+    assert "bob's secret" not in text
 
 
 async def test_no_memory_or_failing_memory_gives_no_context():
@@ -55,3 +62,15 @@ async def test_no_memory_or_failing_memory_gives_no_context():
     msg = ChannelMessage("a", "a", "q", "cli")
     assert await build_memory_context(None, msg) == ""
     assert await build_memory_context(Broken(), msg) == ""
+
+
+async def test_with_the_sqlite_memory(tmp_path):
+    memory = SqliteMemory(tmp_path / "brain.db", NoopEmbedding())
+    await memory.store("wifi", "The wifi password is on the router", Category.CORE)
+    await memory.store("cat", "Feed the cat twice a day", Category.CORE)
+    await memory.store("other", "My wifi password guess is hunter2", Category.CONVERSATION, "cli:bob")
+    msg = ChannelMessage("alice", "alice", "wifi password", "cli")
+    assert await build_memory_context(memory, msg) == (
+        "[Memory context]\n- wifi: The wifi password is on the router")
+    assert await build_memory_context(memory, ChannelMessage("a", "a", "quantum chromodynamics", "cli")) == ""
+    await memory.close()
