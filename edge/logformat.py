@@ -17,7 +17,7 @@ import logging
 import re
 import time
 
-EVENT_WORD = re.compile(r"[A-Za-z_][\w.-]*$")
+EVENT_WORD = re.compile(r"[a-z_][a-z0-9_.-]*$")
 FIELD = re.compile(r"""([A-Za-z_][\w.]*)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S*)""")
 SYSLOG_PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3,
                    logging.CRITICAL: 2}
@@ -37,10 +37,18 @@ def _value(token: str) -> object:
     return token
 
 
+def split_event(message: str) -> tuple[str, str]:
+    """(event word, the rest) for ``event k=v ...`` or a bare ``event``; ('', message) for prose."""
+    head, _, tail = message.partition(" ")
+    if EVENT_WORD.match(head) and (not tail or "=" in tail):
+        return head, tail
+    return "", message
+
+
 def parse_event(message: str) -> tuple[str, dict[str, object], str]:
     """(event, fields, leftover text) for ``event k=v ...``; prose gives ('', {}, message)."""
-    head, _, tail = message.partition(" ")
-    if not EVENT_WORD.match(head):
+    head, tail = split_event(message)
+    if not head:
         return "", {}, message
     fields: dict[str, object] = {}
 
@@ -87,10 +95,10 @@ class KeyValueFormatter(EventFormatter):
 
     def format(self, record: logging.LogRecord) -> str:
         message = record.getMessage()
-        head, _, tail = message.partition(" ")
+        head, tail = split_event(message)
         parts = [] if self.journald else [f"ts={_timestamp(record)}"]
         parts += [f"level={record.levelname.lower()}", f"logger={record.name}"]
-        if EVENT_WORD.match(head):
+        if head:
             parts.append(f"event={head}")
             if tail:
                 parts.append(tail.replace("\n", "\\n"))

@@ -47,7 +47,7 @@ def _table(parser: argparse.ArgumentParser):
         words[path] = " ".join(subcommands + others)
         if subcommands:
             words[path + "/commands"] = " ".join(subcommands)
-        value_options.update(values)
+        value_options.update({f"{path} {option}": v for option, v in values.items()})
     return words, value_options
 
 
@@ -64,8 +64,19 @@ BASH_BODY = r"""
 _edge_cli() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
     local path=edge-cli word i skip=0
-    if [[ -v "_edge_cli_values[$prev]" ]]; then
-        local values=${_edge_cli_values[$prev]}
+    for ((i = 1; i < COMP_CWORD - 1; i++)); do
+        word=${COMP_WORDS[i]}
+        if ((skip)); then skip=0; continue; fi
+        if [[ $word == -* ]]; then
+            [[ -v "_edge_cli_values[$path $word]" ]] && skip=1
+            continue
+        fi
+        if [[ " ${_edge_cli_words[$path/commands]} " == *" $word "* ]]; then
+            path="$path $word"
+        fi
+    done
+    if ((!skip)) && [[ -v "_edge_cli_values[$path $prev]" ]]; then
+        local values=${_edge_cli_values[$path $prev]}
         if [[ $values == __files__ ]]; then
             COMPREPLY=($(compgen -f -- "$cur"))
         else
@@ -73,17 +84,9 @@ _edge_cli() {
         fi
         return
     fi
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        word=${COMP_WORDS[i]}
-        if ((skip)); then skip=0; continue; fi
-        if [[ $word == -* ]]; then
-            [[ -v "_edge_cli_values[$word]" ]] && skip=1
-            continue
-        fi
-        if [[ " ${_edge_cli_words[$path/commands]} " == *" $word "* ]]; then
-            path="$path $word"
-        fi
-    done
+    if ((!skip)) && [[ $prev != -* && " ${_edge_cli_words[$path/commands]} " == *" $prev "* ]]; then
+        path="$path $prev"
+    fi
     COMPREPLY=($(compgen -W "${_edge_cli_words[$path]}" -- "$cur"))
 }
 complete -F _edge_cli edge-cli
@@ -92,25 +95,28 @@ complete -F _edge_cli edge-cli
 ZSH_BODY = r"""
 _edge_cli() {
     local path=edge-cli word i skip=0 prev=${words[CURRENT-1]}
-    if (( ${+_edge_cli_values[$prev]} )); then
-        if [[ ${_edge_cli_values[$prev]} == __files__ ]]; then
-            _files
-        else
-            compadd -- ${=_edge_cli_values[$prev]}
-        fi
-        return
-    fi
-    for ((i = 2; i < CURRENT; i++)); do
+    for ((i = 2; i < CURRENT - 1; i++)); do
         word=${words[i]}
         if ((skip)); then skip=0; continue; fi
         if [[ $word == -* ]]; then
-            (( ${+_edge_cli_values[$word]} )) && skip=1
+            (( ${+_edge_cli_values[$path $word]} )) && skip=1
             continue
         fi
         if [[ " ${_edge_cli_words[$path/commands]} " == *" $word "* ]]; then
             path="$path $word"
         fi
     done
+    if ((!skip)) && (( ${+_edge_cli_values[$path $prev]} )); then
+        if [[ ${_edge_cli_values[$path $prev]} == __files__ ]]; then
+            _files
+        else
+            compadd -- ${=_edge_cli_values[$path $prev]}
+        fi
+        return
+    fi
+    if ((!skip)) && [[ $prev != -* && " ${_edge_cli_words[$path/commands]} " == *" $prev "* ]]; then
+        path="$path $prev"
+    fi
     compadd -- ${=_edge_cli_words[$path]}
 }
 """

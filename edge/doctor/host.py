@@ -46,7 +46,7 @@ def board_devices(raw: dict) -> list[tuple[str, str]]:
             continue
         for key in DEVICE_KEYS:
             value = board.get(key)
-            if isinstance(value, str) and value.startswith("/dev/"):
+            if isinstance(value, str) and value.startswith("/"):  # not socket:// URLs
                 found.append((value, name))
     return found
 
@@ -140,7 +140,8 @@ def _group_name(gid: int) -> str:
         return str(gid)
 
 
-def check_disk(state_dir: Path) -> Check:
+def check_disk(state_dir: Path, min_free: int = MIN_FREE_BYTES, low_free: int = LOW_FREE_BYTES
+               ) -> Check:
     probe = state_dir
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
@@ -149,9 +150,9 @@ def check_disk(state_dir: Path) -> Check:
     detail = f"{free_mib} MiB free of {usage.total // (1024 * 1024)} MiB on {probe}"
     fix = ("free space: `sudo journalctl --vacuum-size=50M`, `sudo apt-get clean`, and old "
            f"files under {state_dir}")
-    if usage.free < MIN_FREE_BYTES or usage.free < usage.total * MIN_FREE_FRACTION:
+    if usage.free < min_free or usage.free < usage.total * MIN_FREE_FRACTION:
         return Check("disk", "fail", detail, fix)
-    if usage.free < LOW_FREE_BYTES:
+    if usage.free < low_free:
         return Check("disk", "warn", detail + " (getting low)", fix)
     return Check("disk", "ok", detail)
 
