@@ -96,7 +96,7 @@ def test_channel_tokens(server, closed_port):
     telegram, signal = remote.check_channels(bad)
     assert telegram.status == "fail" and "@BotFather" in telegram.fix
     assert signal.status == "fail" and "signal-cli" in signal.fix
-    disabled = {"channels": {"telegram": {"enabled": False}}}
+    disabled = {"channels": {"telegram": {"bot_token": ""}, "signal": {"account": "+49"}}}
     assert [c.status for c in remote.check_channels(disabled)] == ["skip"]
 
 
