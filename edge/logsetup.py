@@ -1,18 +1,89 @@
-"""Logging to stderr as key=value events; without timestamps under journald, which adds its own."""
+"""Logging setup: structured events to stderr (journald under systemd), a rotating log file in the
+state directory when not under systemd (``[logging] file``), secrets redacted on every handler, and
+a ring buffer of recent warnings and errors that ``edge-cli status`` shows.
+"""
 
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import os
 import sys
+from collections import deque
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from edge.logformat import make_formatter
+from edge.redaction import RedactionFilter, Redactor
+
+LOG_FILE_MAX_BYTES = 1024 * 1024
+LOG_FILE_BACKUPS = 3
+RECENT_EVENTS = 20
 
 
-def configure(level: str = "info") -> None:
-    fmt = "%(levelname)s %(name)s: %(message)s"
-    if not os.environ.get("JOURNAL_STREAM"):
-        fmt = "%(asctime)s " + fmt
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(fmt, "%Y-%m-%dT%H:%M:%S"))
+def under_systemd(env: Mapping[str, str] = os.environ) -> bool:
+    """True when started by systemd with output to the journal."""
+    return bool(env.get("JOURNAL_STREAM") or env.get("INVOCATION_ID"))
+
+
+def log_file_path(configured: str, state_dir: Path) -> Path | None:
+    """``[logging] file``: empty disables it; a relative name lives in the state directory."""
+    if not configured:
+        return None
+    path = Path(configured).expanduser()
+    return path if path.is_absolute() else state_dir / path
+
+
+def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None = None,
+              secrets: Iterable[str] = (), env: Mapping[str, str] = os.environ) -> None:
+    """Replace the root logger's handlers. ``file`` is ignored under systemd (journald has it)."""
+    journald = bool(env.get("JOURNAL_STREAM"))
+    redaction = RedactionFilter(Redactor(secrets))
+    stream = logging.StreamHandler(sys.stderr)
+    stream.setFormatter(make_formatter(style, journald=journald))
+    handlers: list[logging.Handler] = [stream]
+    if file is not None and not under_systemd(env):
+        file.parent.mkdir(parents=True, exist_ok=True)
+        rotating = logging.handlers.RotatingFileHandler(
+            file, maxBytes=LOG_FILE_MAX_BYTES, backupCount=LOG_FILE_BACKUPS, encoding="utf-8")
+        os.chmod(file, 0o640)
+        rotating.setFormatter(make_formatter(style, journald=False))
+        handlers.append(rotating)
+    for handler in handlers:
+        handler.addFilter(redaction)
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = handlers
     root.setLevel(level.upper())
+
+
+def configure_from(loaded: Any, env: Mapping[str, str] = os.environ) -> None:
+    """Configure from a LoadedConfig: level, style, log file and the config's secrets."""
+    from edge.redaction import secret_values
+
+    cfg = loaded.config.logging
+    configure(cfg.level, style=cfg.format, file=log_file_path(cfg.file, loaded.state_dir),
+              secrets=secret_values(loaded.config), env=env)
+
+
+class RecentEvents(logging.Handler):
+    """The last warnings and errors, newest last, for the status operation."""
+
+    def __init__(self, capacity: int = RECENT_EVENTS, secrets: Iterable[str] = ()):
+        super().__init__(logging.WARNING)
+        self.events: deque[dict[str, Any]] = deque(maxlen=capacity)
+        self.addFilter(RedactionFilter(Redactor(secrets)))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.events.append({"time": round(record.created, 3), "level": record.levelname.lower(),
+                            "logger": record.name, "message": record.getMessage()})
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        return list(self.events)
+
+    def attach(self) -> RecentEvents:
+        logging.getLogger().addHandler(self)
+        return self
+
+    def detach(self) -> None:
+        logging.getLogger().removeHandler(self)

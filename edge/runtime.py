@@ -25,8 +25,11 @@ from edge.channels.supervisor import ListenerSupervisor
 from edge.config.loader import LoadedConfig
 from edge.control.server import ControlServer
 from edge.hardware import build_hardware
+from edge.logsetup import RecentEvents
 from edge.providers.base import Provider
-from edge.status import format_status
+from edge.redaction import secret_values
+from edge.sdnotify import ServiceNotifier
+from edge.status import format_status, memory_store_summary
 from edge.tools.gpio import hardware_tools
 
 log = logging.getLogger(__name__)
@@ -67,6 +70,9 @@ class Runtime:
         self.started_at = time.time()
         self._stdin, self._stdout = stdin or sys.stdin, stdout or sys.stdout
         self._stop = asyncio.Event()
+        self._stop_reason = ""
+        self.recent_events = RecentEvents(secrets=secret_values(self.config))
+        self.service = ServiceNotifier()
 
     async def status(self) -> dict[str, Any]:
         channels = [await sup.health() for sup in self.supervisors.values()]
@@ -79,23 +85,17 @@ class Runtime:
             "channels": channels,
             "provider": {"configured": provider.configured, "model": provider.model,
                          "base_url": provider.base_url},
-            "memory": await self._memory_status(),
+            "memory": memory_store_summary(self.loaded.state_dir),
+            "recent_errors": self.recent_events.snapshot(),
         }
-
-    async def _memory_status(self) -> dict[str, Any] | None:
-        if self.memory is None:
-            return None
-        try:
-            return {"backend": self.memory.name, "entries": await self.memory.count()}
-        except Exception as exc:  # a broken store must not break status
-            return {"backend": self.memory.name, "error": str(exc)}
 
     async def status_text(self) -> str:
         return format_status(await self.status())
 
     def request_stop(self, reason: str = "") -> None:
         if not self._stop.is_set():
-            log.info("stopping reason=%s", reason or "requested")
+            self._stop_reason = reason or "requested"
+            log.info("stopping reason=%s", self._stop_reason)
             self._stop.set()
 
     def _build_channels(self) -> None:
@@ -156,6 +156,7 @@ class Runtime:
             loop.add_signal_handler(sig, self.request_stop, signal.Signals(sig).name)
         control = ControlServer(self.loaded.control_socket, self)
         tasks: list[asyncio.Task] = []
+        self.recent_events.attach()
         try:
             await self.hardware.start()
             await control.start()
@@ -171,8 +172,10 @@ class Runtime:
                 tasks.append(asyncio.create_task(
                     self._listen(supervisor, dispatcher), name=f"listen-{name}"))
             self._log_ready()
+            self.service.ready(self._service_status())
             await self._stop.wait()
         finally:
+            self.service.stopping(self._stop_reason or "error")
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -190,6 +193,8 @@ class Runtime:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
             log.info("stopped")
+            self.service.close()
+            self.recent_events.detach()
 
     async def _start_memory(self) -> list[asyncio.Task]:
         """Open the memory store, add its tools, start hygiene and (optionally) the model
@@ -243,6 +248,13 @@ class Runtime:
         if len(self.channels) == 1:
             await dispatcher.drain()
             self.request_stop(f"end of input on {supervisor.channel.name}")
+
+    def _service_status(self) -> str:
+        """One line for ``systemctl status``."""
+        boards = self.hardware.status()
+        up = sum(1 for b in boards if b.connected)
+        return (f"ready: {up}/{len(boards)} boards connected, "
+                f"channels {','.join(self.channels) or 'none'}")
 
     def _log_ready(self) -> None:
         for board in self.hardware.status():

@@ -1,6 +1,53 @@
-"""Human-readable status, shared by ``edge-cli status`` and the ``/status`` command (no heavy imports)."""
+"""Human-readable status, shared by ``edge-cli status`` and the ``/status`` command (no heavy imports).
+
+Memory is shown only when a memory store exists in the state directory: a SQLite file with the
+seed 002 ``memories`` table (``memory/brain.db`` or any ``*.db`` there or in ``memory/``), or the
+Markdown backend's ``MEMORY.md``. Nothing is shown, rather than a made-up figure, when there is none.
+"""
 
 from __future__ import annotations
+
+import time
+from pathlib import Path
+
+RECENT_ERRORS_SHOWN = 5
+
+
+def _sqlite_entries(path: Path) -> int | None:
+    """Rows in the ``memories`` table, read-only; None if the file is not a memory store."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0) as db:
+            return int(db.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+    except sqlite3.Error:
+        return None
+
+
+def memory_store_summary(state_dir: Path) -> dict | None:
+    """``{"backend", "path", "entries", "bytes"}`` for the memory store found, else None."""
+    for folder in (state_dir / "memory", state_dir):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.db")):
+            entries = _sqlite_entries(path)
+            if entries is not None:
+                return {"backend": "sqlite", "path": str(path), "entries": entries,
+                        "bytes": path.stat().st_size}
+        markdown = folder / "MEMORY.md"
+        if markdown.is_file():
+            files = [markdown, *sorted((folder / "daily").glob("*.md"))]
+            return {"backend": "markdown", "path": str(markdown), "entries": None,
+                    "bytes": sum(f.stat().st_size for f in files)}
+    return None
+
+
+def format_bytes(size: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
 
 
 def format_duration(seconds: float) -> str:
@@ -32,13 +79,20 @@ def format_status(status: dict) -> str:
             f"down since {channel['down_since']}" if channel.get("down_since") else "down")
         error = f" (last error: {channel['last_error']})" if channel.get("last_error") else ""
         lines.append(f"channel {channel['name']}: {state}{error}")
-    memory = status.get("memory")
-    if memory:
-        size = memory.get("error") or f"{memory.get('entries')} entries"
-        lines.append(f"memory: {memory['backend']}, {size}")
     provider = status.get("provider") or {}
     if provider.get("configured"):
         lines.append(f"provider: {provider['model']} at {provider['base_url']}")
     else:
         lines.append("provider: none configured (direct commands only; see [provider] in config)")
+    memory = status.get("memory")
+    if memory:
+        count = f"{memory['entries']} entries, " if memory.get("entries") is not None else ""
+        lines.append(f"memory: {memory['backend']}, {count}{format_bytes(memory['bytes'])} "
+                     f"({memory['path']})")
+    errors = status.get("recent_errors") or []
+    if errors:
+        lines.append(f"last errors ({len(errors)} recent, newest last):")
+        for event in errors[-RECENT_ERRORS_SHOWN:]:
+            ago = format_duration(max(0.0, time.time() - event["time"]))
+            lines.append(f"  {ago} ago {event['level']} {event['logger']}: {event['message']}")
     return "\n".join(lines)

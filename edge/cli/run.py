@@ -16,11 +16,11 @@ def run_agent(args) -> int:
     import asyncio
 
     from edge.config.loader import load_config
-    from edge.logsetup import configure
+    from edge.logsetup import configure_from
     from edge.runtime import Runtime
 
     loaded = load_config(args.config)
-    configure(loaded.config.logging.level)
+    configure_from(loaded)
     runtime = Runtime(loaded, resident=True)
     asyncio.run(runtime.run())
     return 0

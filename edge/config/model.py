@@ -19,6 +19,11 @@ class PathsConfig(Section):
 
 class LoggingConfig(Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["keyvalue", "json"] = "keyvalue"
+    """One event per line: ``level=info logger=... event=... k=v`` or one JSON object."""
+    file: str = "edge-agent.log"
+    """Also log here when not under systemd (journald keeps the service's logs); relative to the
+    state directory; empty disables it."""
 
 
 class AgentConfig(Section):

@@ -16,6 +16,8 @@ import logging
 import os
 import subprocess
 import sys
+import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,13 +80,22 @@ def source_id(path: Path, digest: str, packaged: bool) -> str:
     return f"{name}@{digest[:12]}"
 
 
+_quantize_lock = threading.Lock()
+"""One re-quantisation at a time in this process (preload and hygiene may both ask first)."""
+
+
 def quantized_copy(source: Path, digest: str, cache_dir: Path) -> Path:
     """The cached re-quantised model, made in a child process on first use."""
     target = cache_dir / f"{digest[:16]}.{QUANTIZED_SUFFIX}.onnx"
-    if target.is_file():
-        return target
+    with _quantize_lock:
+        if target.is_file():
+            return target
+        return _quantize(source, target, cache_dir)
+
+
+def _quantize(source: Path, target: Path, cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".partial-{os.getpid()}")
+    partial = target.with_suffix(f".partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     log.info("embedding_quantize source=%s target=%s", source, target)
     try:
         done = subprocess.run([sys.executable, "-m", "edge.memory.quantize", str(source), str(partial)],

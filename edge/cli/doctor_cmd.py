@@ -1,0 +1,82 @@
+"""``edge-cli doctor [--json]``: config, groups, devices, boards, provider, channels, disk, clock.
+
+Every failed check says how to fix it; exit 1 if any check failed (warnings do not fail).
+"""
+
+from __future__ import annotations
+
+import json
+
+MARKS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
+
+
+def register(sub, common) -> None:
+    parser = sub.add_parser("doctor", parents=[common], help="check the setup and say how to fix it",
+                            description=__doc__)
+    parser.add_argument("--user", metavar="NAME",
+                        help="whose groups and device access to check (default: edge if that "
+                             "user exists, else you)")
+    parser.set_defaults(handler=run)
+
+
+def service_user(explicit: str | None) -> str:
+    import getpass
+    import pwd
+
+    if explicit:
+        return explicit
+    try:
+        pwd.getpwnam("edge")
+        return "edge"
+    except KeyError:
+        return getpass.getuser()
+
+
+def run_checks(config_path: str | None, user: str) -> list:
+    from edge.config.locate import load_raw
+    from edge.doctor import agent, host, remote
+    from edge.exc import EdgeError
+    from edge.paths import state_dir
+
+    config_check, loaded = agent.check_config(config_path)
+    checks = [config_check]
+    try:
+        raw = load_raw(config_path).data
+    except EdgeError:
+        raw = {}
+    configured_state = (raw.get("paths") or {}).get("state_dir")
+    checks.append(host.check_groups(raw, user, agent.unit_installed()))
+    checks.append(host.check_devices(raw, user))
+    if loaded is not None:
+        checks.append(agent.check_boards(loaded))
+    checks.append(remote.check_provider(raw))
+    checks.extend(remote.check_channels(raw))
+    checks.append(host.check_disk(state_dir(configured_state if isinstance(configured_state, str)
+                                            else None)))
+    checks.append(host.check_clock(synchronized=host.ntp_synchronized()))
+    return checks
+
+
+def render(checks: list) -> str:
+    lines = []
+    for check in checks:
+        lines.append(f"[{MARKS[check.status]}] {check.name}: {check.detail}")
+        if check.fix and check.status in ("fail", "warn"):
+            lines.append(f"       fix: {check.fix}")
+    failed = sum(c.status == "fail" for c in checks)
+    lines.append(f"{failed} check(s) failed" if failed else "all checks passed")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from edge.doctor import worst
+
+    checks = run_checks(args.config, service_user(args.user))
+    overall = worst(checks)
+    code = 1 if overall == "fail" else 0
+    if args.json:
+        print(json.dumps({"ok": code == 0, "exit_code": code, "status": overall,
+                          "checks": [c.as_dict() for c in checks]}, indent=2))
+    else:
+        print(render(checks))
+    return code

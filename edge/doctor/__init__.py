@@ -1,0 +1,31 @@
+"""``edge-cli doctor``: checks that say what is wrong and how to fix it.
+
+Each check returns a :class:`Check`; ``fail`` makes the command exit 1, ``warn`` does not. Checks
+read the raw config generically where other parts own the schema (channels, board ports), so a
+new board or channel type is covered by the keys it shares (``port``, ``bot_token``, ``http_url``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+Status = Literal["ok", "warn", "fail", "skip"]
+
+
+@dataclass
+class Check:
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def worst(checks: list[Check]) -> Status:
+    for status in ("fail", "warn"):
+        if any(c.status == status for c in checks):
+            return status  # type: ignore[return-value]
+    return "ok"

@@ -1,0 +1,81 @@
+"""Checks of the agent itself: its config file, and whether its boards answer."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from pathlib import Path
+
+from edge.doctor import Check
+from edge.exc import DaemonUnavailable, EdgeError
+
+
+def check_config(explicit: str | None):
+    """(Check, LoadedConfig or None)."""
+    from edge.config.loader import load_config
+    from edge.redaction import secret_values
+
+    try:
+        loaded = load_config(explicit)
+    except EdgeError as exc:
+        return Check("config", "fail", str(exc),
+                     "edit the file, then run `edge-cli config check` until it says OK"), None
+    if loaded.path is None:
+        return Check("config", "warn", "no config file; running on built-in defaults",
+                     "write one: sudo edge-cli config init /etc/edge-agent/config.toml"), loaded
+    mode = loaded.path.stat().st_mode
+    text = loaded.path.read_text(errors="replace")
+    inline = [s for s in secret_values(loaded.config) if s and s in text]
+    if inline and mode & stat.S_IROTH:
+        return Check("config", "fail", f"{loaded.path} holds a secret and is world-readable",
+                     f"sudo chmod o-rwx {loaded.path}, or move the secret to /etc/edge-agent/env"
+                     ), loaded
+    return Check("config", "ok", f"{loaded.path} is valid"), loaded
+
+
+async def _direct_board_status(config) -> list[dict]:
+    from edge.hardware import build_hardware
+
+    hardware = build_hardware(config, resident=False)
+    try:
+        await hardware.start()
+        return [s.as_dict() for s in hardware.status()]
+    finally:
+        await hardware.shutdown()
+
+
+def board_statuses(loaded) -> tuple[list[dict], str]:
+    """Board status dicts from the running agent if one answers, else by connecting directly."""
+    from edge.control import client
+    from edge.paths import socket_candidates
+
+    try:
+        reply = client.request(socket_candidates(loaded.config.paths.state_dir), "status")
+        return (reply.get("data") or {}).get("boards", []), "running agent"
+    except DaemonUnavailable:
+        return asyncio.run(_direct_board_status(loaded.config)), "direct connection"
+
+
+def check_boards(loaded) -> Check:
+    if not loaded.config.boards:
+        return Check("boards", "warn", "no boards configured", "add a [boards.NAME] section")
+    try:
+        boards, via = board_statuses(loaded)
+    except Exception as exc:  # a driver's own error: report it, do not crash the doctor
+        return Check("boards", "fail", f"connecting the boards failed: {exc}",
+                     "check the board's port and power; `edge-cli logs` has details")
+    down = [b for b in boards if not b.get("connected")]
+    if down:
+        names = ", ".join(f"{b['name']} ({b.get('detail', '')})" for b in down)
+        return Check("boards", "fail", f"not reachable via {via}: {names}",
+                     "check cables and the board's port in config; see the devices check")
+    simulated = [b["name"] for b in boards if b.get("simulated")]
+    detail = f"{len(boards)} connected via {via}"
+    if simulated:
+        return Check("boards", "warn", f"{detail}; simulated: {', '.join(simulated)}",
+                     "set simulate = false on a Pi to drive real pins")
+    return Check("boards", "ok", detail)
+
+
+def unit_installed(root: Path = Path("/")) -> bool:
+    return (root / "etc/systemd/system/edge-agent.service").is_file()

@@ -1,0 +1,197 @@
+"""deploy/install.sh against a scratch root: layout, permissions, idempotence, upgrade with
+rollback, uninstall and purge. One real venv is built per install (pip, from this checkout), so
+the steps share one root and run in order."""
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "deploy" / "install.sh"
+AS_ROOT = os.geteuid() == 0
+
+
+def install(root: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(["sh", str(SCRIPT), "--root", str(root), "--operator", "", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def edge_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "edge.cli.main", *args],
+                          capture_output=True, text=True, timeout=600, cwd=REPO)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+def account(root: Path, table: str, name: str) -> list[str]:
+    for line in (root / "etc" / table).read_text().splitlines():
+        if line.split(":")[0] == name:
+            return line.split(":")
+    raise AssertionError(f"{name} not in {table}")
+
+
+def tree(root: Path) -> dict[str, tuple[int, int, int]]:
+    """path -> (mode, uid, gid) for everything but the venv's own files."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if rel.parts[:3] == ("opt", "edge-agent", "releases") and len(rel.parts) > 4:
+            continue
+        st = path.lstat()
+        found[str(rel)] = (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
+    return found
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("scratch-root")
+    first = install(root)
+    assert first.returncode == 0, first.stderr + first.stdout
+    return root
+
+
+def current_release(root: Path) -> str:
+    return os.readlink(root / "opt/edge-agent/venv")
+
+
+def test_1_layout_and_permissions(root):
+    opt = root / "opt/edge-agent"
+    assert current_release(root).startswith("releases/")  # relative: the root can move
+    assert (opt / "venv/bin/edge-cli").is_file()
+    assert os.readlink(root / "usr/local/bin/edge-cli") == "/opt/edge-agent/venv/bin/edge-cli"
+
+    config = root / "etc/edge-agent/config.toml"
+    example = edge_cli("config", "init", "-").stdout
+    assert config.read_text() == example
+    assert mode(root / "etc/edge-agent") == 0o770 and mode(config) == 0o660
+    assert mode(root / "etc/edge-agent/env") == 0o600
+    assert mode(root / "var/lib/edge-agent") == 0o750
+
+    unit = root / "etc/systemd/system/edge-agent.service"
+    assert unit.read_text() == (REPO / "systemd/edge-agent.service").read_text()
+    assert mode(unit) == 0o644
+    rules = (root / "etc/udev/rules.d/99-edge-agent.rules").read_text()
+    assert 'KERNEL=="gpiochip*", GROUP="gpio"' in rules
+    assert "complete -F _edge_cli edge-cli" in \
+        (root / "usr/share/bash-completion/completions/edge-cli").read_text()
+    assert (root / "usr/share/zsh/vendor-completions/_edge-cli").read_text().startswith(
+        "#compdef edge-cli")
+    assert (opt / "share/install.sh").read_bytes() == SCRIPT.read_bytes()
+
+    if AS_ROOT:  # ownership needs root; the CI runs as root
+        user = account(root, "passwd", "edge")
+        assert user[5:] == ["/var/lib/edge-agent", "/usr/sbin/nologin"]
+        uid, gid = int(user[2]), int(user[3])
+        st = (root / "var/lib/edge-agent").stat()
+        assert (st.st_uid, st.st_gid) == (uid, gid)
+        st = config.stat()
+        assert (st.st_uid, st.st_gid) == (0, gid)
+        for group in ("gpio", "dialout", "i2c", "spi"):
+            assert "edge" in account(root, "group", group)[3].split(",")
+
+
+def test_2_rerun_is_idempotent_and_never_overwrites_config(root):
+    config = root / "etc/edge-agent/config.toml"
+    config.write_text(config.read_text().replace('level = "info"', 'level = "debug"'))
+    before, release = tree(root), current_release(root)
+    again = install(root, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "venv present" in again.stdout and "keeping existing" in again.stdout
+    assert current_release(root) == release
+    assert 'level = "debug"' in config.read_text()
+    assert tree(root) == before
+    assert (root / "etc/passwd").read_text().count("\nedge:") == 1
+
+
+def test_3_udev_rules_name_boards_by_serial_number(root):
+    config = root / "etc/edge-agent/config.toml"
+    original = config.read_text()
+    config.write_text(original + '\n[boards.uno]\ntype = "arduino"\nport = "/dev/edge-uno"\n'
+                      'serial_number = "85735313233351F0C1A1"\n')
+    try:
+        assert install(root, timeout=120).returncode == 0
+        rules = (root / "etc/udev/rules.d/99-edge-agent.rules").read_text()
+        assert ('SUBSYSTEM=="tty", ATTRS{serial}=="85735313233351F0C1A1", SYMLINK+="edge-uno", '
+                'GROUP="dialout", MODE="0660"') in rules
+        config.write_text(original + '\n[boards.bad]\nserial_number = "x\\" RUN+=\\"/bin/sh"\n')
+        refused = install(root, timeout=120)
+        assert refused.returncode != 0
+        assert "is not a USB serial number" in refused.stderr
+        assert "RUN+=" not in (root / "etc/udev/rules.d/99-edge-agent.rules").read_text()
+    finally:
+        config.write_text(original)
+
+
+def test_4_upgrade_rolls_back_when_the_new_venv_is_unhealthy(root):
+    release = current_release(root)
+    # without its dependencies the new venv starts (--version) but cannot check the config
+    failed = install(root, "--upgrade", "--pip-args=--no-deps")
+    assert failed.returncode == 1
+    assert "failed its health check; rolled back" in failed.stderr
+    assert current_release(root) == release
+    assert [p.name for p in (root / "opt/edge-agent/releases").iterdir()] == [release.split("/")[1]]
+    assert not (root / "opt/edge-agent/previous").exists()
+    assert subprocess.run([root / "opt/edge-agent/venv/bin/edge-cli", "config", "check", "--config",
+                           root / "etc/edge-agent/config.toml"]).returncode == 0
+
+
+def test_5_upgrade_switches_and_keeps_the_previous_venv(root):
+    old = current_release(root)
+    upgraded = install(root, "--upgrade")
+    assert upgraded.returncode == 0, upgraded.stderr
+    new = current_release(root)
+    assert new != old
+    assert os.readlink(root / "opt/edge-agent/previous") == old
+    assert sorted(p.name for p in (root / "opt/edge-agent/releases").iterdir()) == \
+        sorted([old.split("/")[1], new.split("/")[1]])
+
+
+def test_6_installed_unit_verifies_against_the_installed_layout(root, tmp_path):
+    if not shutil.which("systemd-analyze"):
+        pytest.fail("systemd-analyze missing: `make test` installs the systemd package")
+    unit = tmp_path / "edge-agent.service"
+    text = (root / "etc/systemd/system/edge-agent.service").read_text()
+    unit.write_text(text.replace("/opt/edge-agent", str(root / "opt/edge-agent")))
+    verify = subprocess.run(["systemd-analyze", "verify", "--man=no", str(unit)],
+                            capture_output=True, text=True, timeout=120)
+    assert verify.returncode == 0, verify.stderr
+
+
+def test_7_service_status_reports_the_layout(root):
+    status = edge_cli("service", "status", "--root", str(root), "--json")
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert '"venv": true' in status.stdout and '"udev_rules": true' in status.stdout
+
+
+def test_8_uninstall_keeps_config_and_state(root):
+    removed = edge_cli("service", "uninstall", "--root", str(root))
+    assert removed.returncode == 0, removed.stderr
+    for gone in ("opt/edge-agent", "etc/systemd/system/edge-agent.service",
+                 "etc/udev/rules.d/99-edge-agent.rules", "usr/local/bin/edge-cli",
+                 "usr/share/bash-completion/completions/edge-cli"):
+        assert not (root / gone).exists() and not (root / gone).is_symlink(), gone
+    assert (root / "etc/edge-agent/config.toml").is_file()
+    assert (root / "var/lib/edge-agent").is_dir()
+    assert edge_cli("service", "status", "--root", str(root)).returncode == 1
+
+
+def test_9_purge_removes_config_state_and_user(root):
+    purged = install(root, "--uninstall", "--purge")
+    assert purged.returncode == 0, purged.stderr
+    assert not (root / "etc/edge-agent").exists() and not (root / "var/lib/edge-agent").exists()
+    if AS_ROOT:
+        assert "\nedge:" not in (root / "etc/passwd").read_text()
+
+
+def test_bad_usage_exits_2(tmp_path):
+    assert install(tmp_path, "--purge").returncode == 2
+    assert install(tmp_path, "--frobnicate").returncode == 2
+    nothing = install(tmp_path, "--upgrade")
+    assert nothing.returncode == 1 and "install first" in nothing.stderr

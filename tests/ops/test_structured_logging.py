@@ -1,0 +1,126 @@
+"""Structured log lines (key=value and JSON), redaction of secrets, the log file, recent errors."""
+
+import json
+import logging
+
+import pytest
+
+from edge.config.loader import load_config
+from edge.logformat import JsonFormatter, KeyValueFormatter, parse_line
+from edge.logsetup import RecentEvents, configure, configure_from
+from edge.redaction import Redactor, RedactionFilter, secret_values
+
+
+def record(msg, *args, level=logging.INFO, exc_info=None):
+    return logging.LogRecord("edge.tools.gpio", level, __file__, 1, msg, args, exc_info)
+
+
+def test_key_value_line_is_one_event():
+    line = KeyValueFormatter(journald=True).format(
+        record("actuation board=%s pin=%s value=%s by=%s", "gpio", "GPIO17", "on", "telegram:42"))
+    assert line == ("<6>level=info logger=edge.tools.gpio event=actuation board=gpio pin=GPIO17 "
+                    "value=on by=telegram:42")
+
+
+def test_prose_and_tracebacks_stay_on_one_line():
+    try:
+        raise ValueError("bad\nthing")
+    except ValueError:
+        import sys
+
+        rec = record("Something odd happened", level=logging.ERROR, exc_info=sys.exc_info())
+    line = KeyValueFormatter().format(rec)
+    assert "\n" not in line
+    assert line.startswith("ts=") and 'msg="Something odd happened"' in line
+    assert parse_line(line)["exc"].startswith("Traceback")
+
+
+def test_json_line_parses_fields():
+    line = JsonFormatter().format(record("policy_refused board=%s pin=%s by=%s reason=%r",
+                                         "gpio", "GPIO22", "cli:pi", "not allowlisted",
+                                         level=logging.WARNING))
+    event = json.loads(line)
+    assert event["level"] == "warning" and event["event"] == "policy_refused"
+    assert event["pin"] == "GPIO22" and event["by"] == "cli:pi"
+    assert event["reason"] == "not allowlisted"
+    assert "ts" in event
+    assert parse_line(line) == event
+
+
+@pytest.mark.parametrize("text,hidden", [
+    ("calling https://api.telegram.org/bot123456:AAbbCC-dd_ee/getMe", "123456:AAbbCC-dd_ee"),
+    ("headers={'Authorization': 'Bearer abc.def-123'}", "abc.def-123"),
+    ("retry api_key=sk-live-1234567890abcdef attempt=2", "sk-live-1234567890abcdef"),
+    ('body {"bot_token": "987:xyz"}', "987:xyz"),
+    ("password: hunter22", "hunter22"),
+])
+def test_credential_shapes_are_masked(text, hidden):
+    out = Redactor().redact(text)
+    assert hidden not in out and "***" in out
+
+
+def test_configured_secrets_are_masked_everywhere(tmp_path, capsys):
+    env = {"EDGE_PROVIDER__API_KEY": "plain-secret-value", "EDGE_STATE_DIR": str(tmp_path)}
+    loaded = load_config(env=env)
+    assert secret_values(loaded.config) == ["plain-secret-value"]
+    configure_from(loaded, env=env)
+    log = logging.getLogger("edge.providers.openai")
+    log.error("provider_failed detail=%s", "server echoed plain-secret-value back")
+    try:
+        raise RuntimeError("key plain-secret-value rejected")
+    except RuntimeError:
+        log.exception("provider_crashed")
+    logging.getLogger().handlers[1].flush()
+    written = (tmp_path / "edge-agent.log").read_text()
+    stderr = capsys.readouterr().err
+    for text in (written, stderr):
+        assert "plain-secret-value" not in text
+        assert text.count("***") == 3  # the event, the traceback's source line and message
+    assert len(written.splitlines()) == 2  # one line per event, traceback included
+    assert oct((tmp_path / "edge-agent.log").stat().st_mode & 0o777) == "0o640"
+
+
+def test_no_log_file_under_systemd_and_journald_priorities(tmp_path, capsys):
+    configure("info", style="json", file=tmp_path / "agent.log",
+              env={"JOURNAL_STREAM": "8:1234", "INVOCATION_ID": "abc"})
+    logging.getLogger("edge.runtime").warning("stopping reason=%s", "SIGTERM")
+    assert not (tmp_path / "agent.log").exists()
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("<4>{")
+    assert json.loads(line[3:]) == {"level": "warning", "logger": "edge.runtime",
+                                    "event": "stopping", "reason": "SIGTERM"}
+
+
+def test_recent_events_keep_the_last_warnings_and_errors_redacted():
+    events = RecentEvents(capacity=3, secrets=["tok-secret"]).attach()
+    try:
+        log = logging.getLogger("edge.channels.telegram")
+        log.setLevel(logging.INFO)
+        log.info("poll_ok")  # not kept: below WARNING
+        for n in range(5):
+            log.warning("poll_failed attempt=%d token=%s", n, "tok-secret")
+    finally:
+        events.detach()
+    kept = events.snapshot()
+    assert [e["message"] for e in kept] == [f"poll_failed attempt={n} token=***" for n in (2, 3, 4)]
+    assert {e["level"] for e in kept} == {"warning"}
+    logging.getLogger("edge.channels.telegram").warning("after detach")
+    assert len(events.snapshot()) == 3
+
+
+@pytest.fixture(autouse=True)
+def restore_root_logger():
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    for handler in root.handlers:
+        if handler not in handlers:
+            handler.close()
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def test_redaction_filter_leaves_plain_events_alone():
+    rec = record("actuation board=%s pin=%s value=%s", "gpio", "GPIO17", "on")
+    RedactionFilter(Redactor(["nothing-here"])).filter(rec)
+    assert rec.getMessage() == "actuation board=gpio pin=GPIO17 value=on"

@@ -1,0 +1,72 @@
+"""The systemd unit: it verifies, and its `systemd-analyze security` exposure stays <= 2.5."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+UNIT = Path(__file__).resolve().parents[2] / "systemd" / "edge-agent.service"
+EXPOSURE_TARGET = 2.5
+
+
+@pytest.fixture(scope="module")
+def analyze():
+    path = shutil.which("systemd-analyze")
+    if not path:
+        pytest.fail("systemd-analyze missing: `make test` installs the systemd Debian package")
+    return path
+
+
+def directives(text: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            key, value = line.split("=", 1)
+            found.setdefault(key, []).append(value)
+    return found
+
+
+def test_unit_has_what_the_agent_relies_on():
+    unit = directives(UNIT.read_text())
+    assert unit["Type"] == ["notify"] and unit["NotifyAccess"] == ["main"]
+    assert int(unit["WatchdogSec"][0]) >= 10
+    assert unit["User"] == ["edge"]
+    assert unit["SupplementaryGroups"] == ["gpio dialout i2c spi"]
+    assert unit["RuntimeDirectory"] == ["edge-agent"]  # the control socket: /run/edge-agent
+    assert unit["StateDirectory"] == ["edge-agent"]
+    assert unit["Restart"] == ["on-failure"] and "StartLimitBurst" in unit
+    assert unit["DevicePolicy"] == ["closed"]
+    allowed = " ".join(unit["DeviceAllow"])
+    for device in ("gpiochip", "ttyACM", "ttyUSB"):
+        assert f"char-{device} rw" in allowed
+    assert "PrivateDevices" not in unit  # it would hide /dev/gpiochip* and the serial ports
+    assert "AF_UNIX" in unit["RestrictAddressFamilies"][0]
+
+
+def test_systemd_analyze_verify(analyze, tmp_path):
+    # verify checks that ExecStart exists: point it at this venv's edge-cli
+    edge_cli = str(Path(sys.executable).parent / "edge-cli")
+    unit = tmp_path / "edge-agent.service"
+    unit.write_text(UNIT.read_text().replace("/opt/edge-agent/venv/bin/edge-cli", edge_cli))
+    result = subprocess.run([analyze, "verify", "--man=no", str(unit)], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == ""
+
+
+def test_security_exposure_at_most_target(analyze, record_property):
+    result = subprocess.run([analyze, "security", "--offline=true", "--no-pager", str(UNIT)],
+                            capture_output=True, text=True, timeout=120)
+    match = re.search(r"Overall exposure level for edge-agent\.service: (\d+\.\d+)", result.stdout)
+    assert match, result.stdout[-2000:] + result.stderr
+    exposure = float(match.group(1))
+    record_property("systemd_security_exposure", exposure)
+    print(f"systemd-analyze security exposure: {exposure}")
+    assert exposure <= EXPOSURE_TARGET
+    threshold = subprocess.run([analyze, "security", "--offline=true", "--no-pager",
+                                f"--threshold={int(EXPOSURE_TARGET * 10)}", str(UNIT)],
+                               capture_output=True, text=True, timeout=120)
+    assert threshold.returncode == 0
