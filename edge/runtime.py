@@ -66,7 +66,8 @@ class Runtime:
             "config": self.loaded.source,
             "boards": [s.as_dict() for s in self.hardware.status()],
             "channels": channels,
-            "provider": {"configured": provider.configured, "model": provider.model,
+            "provider": {"configured": provider.configured,
+                         "model": self.provider.model if self.provider else provider.model,
                          "base_url": provider.base_url},
         }
 

@@ -112,6 +112,10 @@ class ModelSwitch(ProviderBase):
                                   list(endpoint.fallback_models), active))
         return rows
 
+    def list_routes(self) -> list[dict]:
+        return [{"hint": hint, "endpoint": name, "model": model}
+                for hint, (name, model) in self.route_targets.items()]
+
     def select(self, name: str) -> ModelInfo:
         """Switch to the endpoint called ``name``, else to model ``name`` on the active one."""
         name = name.strip()

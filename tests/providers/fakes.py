@@ -84,15 +84,15 @@ def data_event(payload, name: str | None = None) -> str:
 
 @dataclass
 class OpenAIFake(Fake):
-    key: str = "sk-test"
+    keys: tuple[str, ...] = ("sk-test",)
     auth_header: str = "authorization"
     rejects_tools: bool = False
 
     def check(self, request, body):
         if request.method != "POST" or request.path != "/v1/chat/completions":
             return f"unknown route {request.method} {request.path}"
-        expected = f"Bearer {self.key}" if self.auth_header == "authorization" else self.key
-        if request.headers.get(self.auth_header) != expected:
+        prefix = "Bearer " if self.auth_header == "authorization" else ""
+        if request.headers.get(self.auth_header) not in {prefix + k for k in self.keys}:
             return "Incorrect API key provided"
         if not isinstance(body.get("model"), str) or not body.get("messages"):
             return "model and messages are required"
