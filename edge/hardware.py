@@ -11,6 +11,7 @@ import logging
 
 from edge.config.model import Config
 from edge.exc import ConfigError
+from edge.security.approvals import ApprovalGate
 from edge.security.policy import PinRule, SecurityPolicy
 from peripherals.base import Board, BoardStatus, PinMode
 from peripherals.exc import BoardError, UnknownPin
@@ -147,5 +148,6 @@ def build_hardware(config: Config, *, resident: bool, pin_factory=None) -> Hardw
             aliases = tuple(a for a, target in section.aliases.items() if board.resolve(a) == pin)
             rules.append(PinRule(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds,
                                  pin_cfg.pull, aliases))
-    policy = SecurityPolicy(rules, config.security.max_actuations_per_minute)
+    gate = ApprovalGate(config.security.autonomy, config.security.approval_timeout_seconds)
+    policy = SecurityPolicy(rules, config.security.max_actuations_per_minute, approvals=gate)
     return Hardware(boards, policy, resident=resident)

@@ -10,12 +10,17 @@ import signal
 import stat
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from edge import __version__
 from edge.agent.dispatch import Dispatcher
-from edge.agent.pipeline import Agent
+from edge.agent.hooks import Hook, HookRunner
+from edge.agent.pipeline import Agent, AgentSettings
+from edge.agent.preflight import ChannelAccess, Preflight
+from edge.agent.sessions import ResetPolicy, SessionStore
 from edge.channels.base import Channel
+from edge.channels.supervisor import ListenerSupervisor
 from edge.config.loader import LoadedConfig
 from edge.control.server import ControlServer
 from edge.hardware import build_hardware
@@ -44,7 +49,8 @@ class Runtime:
     """``resident=True`` is the daemon (``edge-cli run``); False is a one-shot CLI command."""
 
     def __init__(self, loaded: LoadedConfig, *, resident: bool, pin_factory=None,
-                 stdin: TextIO | None = None, stdout: TextIO | None = None):
+                 stdin: TextIO | None = None, stdout: TextIO | None = None,
+                 hooks: list[Hook] | None = None):
         self.loaded = loaded
         self.config = loaded.config
         self.resident = resident
@@ -52,13 +58,16 @@ class Runtime:
         self.tools = {t.name: t for t in hardware_tools(self.hardware, self.hardware.policy)}
         self.provider: Provider | None = None
         self.channels: dict[str, Channel] = {}
+        self.supervisors: dict[str, ListenerSupervisor] = {}
+        self.sessions: SessionStore | None = None
+        self.access: dict[str, ChannelAccess] = {}
+        self.hooks = HookRunner(hooks)
         self.started_at = time.time()
         self._stdin, self._stdout = stdin or sys.stdin, stdout or sys.stdout
         self._stop = asyncio.Event()
 
     async def status(self) -> dict[str, Any]:
-        channels = [{"name": name, "healthy": await ch.health_check()}
-                    for name, ch in self.channels.items()]
+        channels = [await sup.health() for sup in self.supervisors.values()]
         provider = self.config.provider
         return {
             "daemon": {"running": self.resident, "version": __version__, "pid": os.getpid(),
@@ -80,10 +89,55 @@ class Runtime:
             self._stop.set()
 
     def _build_channels(self) -> None:
-        if self.config.channels.cli.enabled and stdin_attached(self._stdin):
+        cfg = self.config.channels
+        for name in type(cfg).model_fields:
+            allowed, mention, rate = getattr(cfg, name).access()
+            self.access[name] = ChannelAccess(set(map(str, allowed)), mention, rate)
+        gate = self.hardware.policy.approvals
+        if cfg.cli.enabled and stdin_attached(self._stdin):
             from edge.channels.cli import CliChannel
 
             self.channels["cli"] = CliChannel(self._stdin, self._stdout)
+        if cfg.telegram.enabled:
+            from edge.agent.commands import COMMAND_MENU
+            from edge.channels.telegram import TelegramChannel
+            from edge.channels.telegram_api import TelegramAPI
+
+            tg = cfg.telegram
+            self.channels["telegram"] = TelegramChannel(
+                TelegramAPI(tg.bot_token.get_secret_value(), tg.api_base),
+                self.access["telegram"].allowed, self.loaded.state_dir,
+                poll_timeout=tg.poll_timeout_seconds, require_mention=tg.groups.require_mention,
+                approvals=gate, pair=self._pair, commands=COMMAND_MENU,
+                draft_interval=tg.draft_interval_seconds)
+        if cfg.signal.enabled:
+            from edge.channels.signal import SignalChannel
+
+            self.channels["signal"] = SignalChannel(
+                cfg.signal.http_url, cfg.signal.account, self.access["signal"].allowed,
+                group_ids=cfg.signal.group_ids, approvals=gate, pair=self._pair)
+        gate.approvers = {n: ch for n, ch in self.channels.items() if hasattr(ch, "request_approval")}
+        gate.admins = {"telegram": frozenset(map(str, cfg.telegram.admins)),
+                       "signal": frozenset(cfg.signal.admins)}
+
+    async def _pair(self, channel: str, sender: str, code: str) -> bool:
+        """Redeem a pairing code: allow ``sender`` now and record it in the config file."""
+        from edge.channels.pairing import PairingCodes
+        from edge.config.edit import add_to_list, writable_config_path
+
+        if not PairingCodes(self.loaded.state_dir / "pairing.json").redeem(channel, code):
+            log.warning("pairing_refused channel=%s sender=%s", channel, sender)
+            return False
+        self.access[channel].allowed.add(sender)
+        key = "allowed_numbers" if channel == "signal" else "allowed_users"
+        try:
+            path = writable_config_path(self.loaded.path)
+            add_to_list(path, ("channels", channel, key), sender)
+            log.info("paired channel=%s sender=%s config=%s", channel, sender, path)
+        except OSError as exc:
+            log.error("pairing_not_saved channel=%s sender=%s error=%r (allowed until restart)",
+                      channel, sender, exc)
+        return True
 
     async def run(self) -> None:
         """Run until a signal, or until end of input when the CLI is the only channel."""
@@ -98,15 +152,13 @@ class Runtime:
             from edge.providers.factory import create_provider
 
             self.provider = create_provider(self.config.provider)
-            agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.status_text,
-                          max_tool_iterations=self.config.agent.max_tool_iterations,
-                          instructions=self.config.agent.instructions)
             self._build_channels()
-            dispatcher = Dispatcher(agent.handle, self.channels)
+            dispatcher = self._build_dispatcher()
             tasks.append(asyncio.create_task(dispatcher.run(), name="dispatcher"))
             for name, channel in self.channels.items():
+                supervisor = self.supervisors[name] = ListenerSupervisor(channel)
                 tasks.append(asyncio.create_task(
-                    self._listen(name, channel, dispatcher), name=f"listen-{name}"))
+                    self._listen(supervisor, dispatcher), name=f"listen-{name}"))
             self._log_ready()
             await self._stop.wait()
         finally:
@@ -114,21 +166,43 @@ class Runtime:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await self.hardware.shutdown()
+            if self.sessions is not None:
+                await self.sessions.close()
             await control.close()
             if self.provider:
                 await self.provider.aclose()
+            for channel in self.channels.values():
+                if (close := getattr(channel, "aclose", None)) is not None:
+                    await close()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
             log.info("stopped")
 
-    async def _listen(self, name: str, channel: Channel, dispatcher: Dispatcher) -> None:
-        try:
-            await channel.listen(dispatcher.bus)
-        except Exception:
-            log.exception("channel_failed channel=%s", name)
+    def _build_dispatcher(self) -> Dispatcher:
+        cfg = self.config.agent
+        workspace = Path(cfg.workspace).expanduser() if cfg.workspace else self.loaded.state_dir / "workspace"
+        settings = AgentSettings(
+            max_tool_iterations=cfg.max_tool_iterations, tool_result_max_chars=cfg.tool_result_max_chars,
+            message_timeout_seconds=cfg.message_timeout_seconds, timeout_scale_cap=cfg.timeout_scale_cap,
+            context_window_tokens=cfg.context_window_tokens, history_share=cfg.history_share,
+            instructions=cfg.instructions, workspace=workspace)
+        self.sessions = SessionStore(self.loaded.state_dir / "sessions",
+                                     ResetPolicy(self.config.sessions.daily_reset_hour,
+                                                 self.config.sessions.idle_timeout_minutes))
+        agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.sessions,
+                      self.status_text, settings, Preflight(self.access),
+                      channel_capabilities={name: getattr(ch, "capabilities", "")
+                                            for name, ch in self.channels.items()})
+        return Dispatcher(agent, self.channels, hooks=self.hooks,
+                          interrupt_on_new_message=cfg.interrupt_on_new_message,
+                          debounce_seconds=cfg.debounce_ms / 1000,
+                          debounce_max_wait=cfg.debounce_max_wait_ms / 1000)
+
+    async def _listen(self, supervisor: ListenerSupervisor, dispatcher: Dispatcher) -> None:
+        await supervisor.run(dispatcher.bus)
         if len(self.channels) == 1:
             await dispatcher.drain()
-            self.request_stop(f"end of input on {name}")
+            self.request_stop(f"end of input on {supervisor.channel.name}")
 
     def _log_ready(self) -> None:
         for board in self.hardware.status():

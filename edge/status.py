@@ -28,7 +28,10 @@ def format_status(status: dict) -> str:
         state = "connected" if board["connected"] else "not connected"
         lines.append(f"board {board['name']} ({board['kind']}): {state}, {board['detail']}")
     for channel in status.get("channels", []):
-        lines.append(f"channel {channel['name']}: {'up' if channel['healthy'] else 'down'}")
+        state = "up" if channel["healthy"] else (
+            f"down since {channel['down_since']}" if channel.get("down_since") else "down")
+        error = f" (last error: {channel['last_error']})" if channel.get("last_error") else ""
+        lines.append(f"channel {channel['name']}: {state}{error}")
     provider = status.get("provider") or {}
     if provider.get("configured"):
         lines.append(f"provider: {provider['model']} at {provider['base_url']}")

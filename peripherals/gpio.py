@@ -90,8 +90,8 @@ class GpioBoard:
         names = set()
         for header in self.factory.board_info.headers.values():
             for info in header.pins.values():
-                if info.function.startswith("GPIO"):
-                    names.add(info.function)
+                if info.name.startswith("GPIO"):
+                    names.add(info.name)
         ordered = sorted(names, key=lambda n: int(n[4:]))
         return [PinInfo(n, ALL_MODES, self.aliases_of(n)) for n in ordered]
 
@@ -144,7 +144,8 @@ class GpioBoard:
         return self._devices[pin]
 
     async def read(self, pin: str) -> float:
-        return float(self._device(pin).value)
+        """The electrical level (1 high, 0 low; PWM duty), not gpiozero's active-low value."""
+        return float(self._device(pin).pin.state)
 
     async def write(self, pin: str, value: bool) -> None:
         device = self._device(pin, PinMode.OUTPUT, PinMode.PWM)
@@ -177,5 +178,5 @@ class GpioBoard:
         pins = []
         for pin, device in self._devices.items():
             freq = getattr(device, "frequency", None) if self._modes[pin] is PinMode.PWM else None
-            pins.append(PinState(pin, self._modes[pin], float(device.value), freq))
+            pins.append(PinState(pin, self._modes[pin], float(device.pin.state), freq))
         return BoardStatus(self.name, self.kind, self.connected, self.simulated, self.detail, pins)

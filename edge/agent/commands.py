@@ -13,11 +13,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from edge.providers.base import Provider
 from edge.tools.base import Tool
 
 HELP = """Commands (no model needed):
   /help                this list
   /status              agent, boards, channels and provider
+  /new, /reset         start a new conversation (history cleared)
+  /stop                cancel the request in progress
+  /model [NAME]        show or switch the model
+  /models              list the configured models
   /pins                allowlisted pins and their state
   /gpio PIN            read a pin (name or alias, e.g. led, GPIO17)
   /gpio PIN on|off     switch an output pin
@@ -25,11 +30,23 @@ HELP = """Commands (no model needed):
 Anything else goes to the language model."""
 
 
+COMMAND_MENU = [
+    ("help", "what I can do"), ("status", "agent, boards and channels"),
+    ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
+    ("pwm", "set PWM duty: /pwm fan 0.5"), ("new", "start a new conversation"),
+    ("reset", "start a new conversation"), ("stop", "cancel the running request"),
+    ("model", "show or switch the model"), ("models", "list the models"),
+]
+"""(command, description) for channel menus such as Telegram's setMyCommands."""
+
+
 @dataclass
 class CommandContext:
     tools: dict[str, Tool]
     status_text: Callable[[], Awaitable[str]]
     caller: str
+    reset_session: Callable[[], Awaitable[object]] | None = None
+    provider: Provider | None = None
 
 
 def parse_command(text: str) -> tuple[str, list[str]] | None:
@@ -77,8 +94,44 @@ async def _pwm(args: list[str], ctx: CommandContext) -> str:
     return await _tool_text(ctx, "gpio_pwm", call)
 
 
+async def _new(args: list[str], ctx: CommandContext) -> str:
+    if ctx.reset_session is not None:
+        await ctx.reset_session()
+    return "Started a new conversation."
+
+
+async def _stop(args: list[str], ctx: CommandContext) -> str:
+    return "Nothing is running."
+
+
+def _configured_models(ctx: CommandContext) -> list[str]:
+    provider = ctx.provider
+    listed = getattr(provider, "available_models", None)
+    models = list(listed() if callable(listed) else [])
+    if provider is not None and provider.model not in models:
+        models.insert(0, provider.model)
+    return models
+
+
+async def _model(args: list[str], ctx: CommandContext) -> str:
+    if ctx.provider is None:
+        return "No language model is configured; see [provider] in the config."
+    if not args:
+        return f"Current model: {ctx.provider.model}"
+    ctx.provider.model = args[0]
+    return f"Model switched to {args[0]} (until restart; set [provider] model to keep it)."
+
+
+async def _models(args: list[str], ctx: CommandContext) -> str:
+    if ctx.provider is None:
+        return "No language model is configured; see [provider] in the config."
+    current = ctx.provider.model
+    return "Models:\n" + "\n".join(f"{'*' if m == current else ' '} {m}" for m in _configured_models(ctx))
+
+
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
     "help": _help, "start": _help, "status": _status, "pins": _pins, "gpio": _gpio, "pwm": _pwm,
+    "new": _new, "reset": _new, "stop": _stop, "model": _model, "models": _models,
 }
 
 

@@ -1,77 +1,151 @@
-"""The message path, top-down (seed 000_a48630eb162deda3.txt section 3; seed 004):
+"""One turn of the message path, top-down (seeds 000_a48630eb162deda3.txt section 3 and
+004_fdd59169fdd45d2b.txt phases 2-6). Hooks, preflight, commands, debounce and interruption
+happen before this, in :mod:`edge.agent.dispatch`.
 
-1. direct command? answer it without the model;
-2. no provider configured? say how to configure one;
-3. append the user turn to the conversation history (capped, same-role turns merged);
-4. build the system prompt from sections;
-5. run the bounded tool-call loop;
-6. record the reply in the history and return it.
+1. rate limit per sender;
+2. open the session (resets: /new, daily hour, idle timeout) and add the user turn;
+3. history hygiene: merge same-role turns, strip stale tool results, cap 50, trim 400,000 chars;
+4. context window guard and pruning to the history share;
+5. memory context for the sender (and group);
+6. system prompt from sections;
+7. tool-call loop under the timeout budget (300 s x min(iterations, 4));
+8. on context overflow: compaction, then one retry;
+9. sanitise the reply and persist user and assistant turns (timeouts and failures persist a
+   ``[Task timed out]`` / ``[Task failed]`` turn; a cancelled turn persists nothing).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from edge.agent.commands import CommandContext, run_command
-from edge.agent.loop import run_tool_loop
-from edge.agent.prompt import build_system_prompt
+from edge.agent.context import (compact, estimate_tokens, evaluate_guard, is_context_overflow,
+                                prune_to_share)
+from edge.agent.history import prepare_history
+from edge.agent.loop import TOOL_RESULT_MAX_CHARS, run_tool_loop
+from edge.agent.memory_context import MemoryRecall, build_memory_context
+from edge.agent.preflight import Preflight
+from edge.agent.prompt import PromptContext, build_system_prompt
+from edge.agent.sanitize import sanitize_response
+from edge.agent.sessions import Session, SessionStore
 from edge.channels.base import ChannelMessage
 from edge.hardware import Hardware
 from edge.providers.base import ChatMessage, Provider, ProviderError
+from edge.security.approvals import RequestContext, current_request
 from edge.tools.base import Tool, spec_of
 
 log = logging.getLogger(__name__)
-
-MAX_HISTORY_TURNS = 50
 
 NO_PROVIDER_REPLY = (
     "No language model is configured, so I can only run direct commands (/help lists them). "
     "To chat, set [provider] base_url and model in the config (for Ollama: "
     "base_url = \"http://127.0.0.1:11434/v1\"), or EDGE_PROVIDER__BASE_URL and "
     "EDGE_PROVIDER__MODEL, then restart.")
+RATE_LIMITED_REPLY = "You are sending messages faster than I may answer; try again in a minute."
+TIMED_OUT_TURN = "[Task timed out]"
+FAILED_TURN = "[Task failed]"
 
 
-def append_turn(history: list[ChatMessage], message: ChatMessage) -> None:
-    """Append, merging consecutive same-role turns and keeping the last MAX_HISTORY_TURNS."""
-    if history and history[-1].role == message.role:
-        history[-1] = ChatMessage(message.role, f"{history[-1].content}\n\n{message.content}")
-    else:
-        history.append(message)
-    del history[:-MAX_HISTORY_TURNS]
+@dataclass
+class AgentSettings:
+    max_tool_iterations: int = 10
+    tool_result_max_chars: int = TOOL_RESULT_MAX_CHARS
+    message_timeout_seconds: float = 300.0
+    timeout_scale_cap: int = 4
+    context_window_tokens: int = 128_000
+    history_share: float = 0.5
+    instructions: str = ""
+    workspace: Path | None = None
+
+    @property
+    def timeout_budget(self) -> float:
+        """Seed 004: message timeout x min(max iterations, scale cap)."""
+        return self.message_timeout_seconds * min(self.max_tool_iterations, self.timeout_scale_cap)
 
 
+@dataclass
 class Agent:
-    def __init__(self, tools: list[Tool], hardware: Hardware, provider: Provider | None,
-                 status_text: Callable[[], Awaitable[str]], *, max_tool_iterations: int = 10,
-                 instructions: str = ""):
-        self.tools = tools
-        self.hardware = hardware
-        self.provider = provider
-        self.status_text = status_text
-        self.max_tool_iterations = max_tool_iterations
-        self.instructions = instructions
-        self.histories: dict[str, list[ChatMessage]] = defaultdict(list)
+    tools: list[Tool]
+    hardware: Hardware
+    provider: Provider | None
+    sessions: SessionStore
+    status_text: Callable[[], Awaitable[str]]
+    settings: AgentSettings = field(default_factory=AgentSettings)
+    preflight: Preflight = field(default_factory=Preflight)
+    memory: MemoryRecall | None = None
+    channel_capabilities: dict[str, str] = field(default_factory=dict)
 
-    async def handle(self, msg: ChannelMessage) -> str:
-        ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.caller)
-        reply = await run_command(msg.content, ctx)
-        if reply is not None:
-            return reply
+    def __post_init__(self) -> None:
+        self.specs = [spec_of(t) for t in self.tools]  # tools are fixed for the agent's life
+
+    async def command(self, msg: ChannelMessage) -> str | None:
+        """The reply to a runtime or hardware command, or None when ``msg`` is not one."""
+        current_request.set(RequestContext(msg.channel, msg.reply_target, msg.sender, msg.thread_id))
+        ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.caller,
+                             reset_session=lambda: self.sessions.reset_session(msg.session_key),
+                             provider=self.provider)
+        return await run_command(msg.content, ctx)
+
+    async def respond(self, msg: ChannelMessage) -> str:
+        """The model's reply to one (possibly debounced) message."""
         if self.provider is None:
             return NO_PROVIDER_REPLY
-        history = self.histories[msg.conversation_key]
-        append_turn(history, ChatMessage.user(msg.content))
-        system = build_system_prompt([spec_of(t) for t in self.tools], self.hardware.status(),
-                                     self.hardware.policy, self.provider.model, self.instructions)
-        turn = [ChatMessage.system(system), *history]
+        if not self.preflight.within_rate(msg):
+            return RATE_LIMITED_REPLY
+        guard = evaluate_guard(self.settings.context_window_tokens)
+        if guard.should_block:
+            return (f"The model's context window ({guard.tokens} tokens) is below the 16,000 "
+                    "minimum; set [agent] context_window_tokens to the model's real window.")
+        current_request.set(RequestContext(msg.channel, msg.reply_target, msg.sender,
+                                           msg.thread_id, via_model=True))
+        session = await self.sessions.open(msg.session_key, msg.channel,
+                                           "group" if msg.is_group else "direct")
+        user_turn = ChatMessage.user(msg.content)
         try:
-            reply = await run_tool_loop(self.provider, turn, self.tools, msg.caller,
-                                        self.max_tool_iterations)
+            async with asyncio.timeout(self.settings.timeout_budget):
+                reply = await self._run_with_compaction(msg, session, user_turn)
+        except TimeoutError:
+            await self.sessions.append(session, [user_turn, ChatMessage.assistant(TIMED_OUT_TURN)])
+            return (f"The request timed out after {self.settings.timeout_budget:g} s. "
+                    "Try something simpler, or /new to start afresh.")
         except ProviderError as exc:
             log.error("provider_failed by=%s error=%s", msg.caller, exc)
-            history.pop()
+            await self.sessions.append(session, [user_turn, ChatMessage.assistant(FAILED_TURN)])
             return f"The language model could not answer: {exc}"
-        append_turn(history, ChatMessage.assistant(reply))
+        reply = sanitize_response(reply) or "(no reply)"
+        await self.sessions.append(session, [user_turn, ChatMessage.assistant(reply)])
         return reply
+
+    async def _run_with_compaction(self, msg: ChannelMessage, session: Session,
+                                   user_turn: ChatMessage) -> str:
+        try:
+            return await self._model_turn(msg, session, user_turn)
+        except ProviderError as exc:
+            if not is_context_overflow(exc, self.provider):
+                raise
+            log.warning("context_overflow session=%s; compacting", session.entry.session_id)
+        summary, kept = await compact(self.provider, prepare_history(session.turns + [user_turn]),
+                                      session.entry.summary)
+        await self.sessions.replace(session, kept[:-1], summary)  # the last is the current turn
+        return await self._model_turn(msg, session, user_turn)
+
+    async def _model_turn(self, msg: ChannelMessage, session: Session, user_turn: ChatMessage) -> str:
+        history = prepare_history(session.turns + [user_turn])
+        history, dropped = prune_to_share(history, self.settings.context_window_tokens,
+                                          self.settings.history_share)
+        if dropped:
+            log.info("history_pruned session=%s dropped_turns=%d kept_tokens=%d",
+                     session.entry.session_id, dropped, estimate_tokens(history))
+        prompt = PromptContext(
+            model=self.provider.model, instructions=self.settings.instructions,
+            workspace=self.settings.workspace, channel=msg.channel, reply_target=msg.reply_target,
+            sender=msg.sender, channel_capabilities=self.channel_capabilities.get(msg.channel, ""),
+            summary=session.entry.summary, memory=await build_memory_context(self.memory, msg))
+        system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.policy, prompt)
+        return await run_tool_loop(self.provider, [ChatMessage.system(system), *history],
+                                   self.tools, msg.caller, self.settings.max_tool_iterations,
+                                   self.settings.tool_result_max_chars, self.specs)

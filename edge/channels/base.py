@@ -22,6 +22,10 @@ class ChannelMessage:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     timestamp: float = field(default_factory=time.time)
     thread_id: str | None = None
+    is_group: bool = False
+    mentioned: bool = False
+    """In a group: the bot was mentioned (or replied to)."""
+    attachments: tuple[str, ...] = ()
 
     @property
     def caller(self) -> str:
@@ -30,10 +34,23 @@ class ChannelMessage:
 
     @property
     def conversation_key(self) -> str:
-        """History key (seed 000 3.2): ``{channel}_{sender}`` or ``{channel}_{thread}_{sender}``."""
-        if self.thread_id:
-            return f"{self.channel}_{self.thread_id}_{self.sender}"
-        return f"{self.channel}_{self.sender}"
+        """History key (seed 004): ``{channel}_{reply_target}_{sender}``, thread before sender."""
+        thread = f"_{self.thread_id}" if self.thread_id else ""
+        return f"{self.channel}_{self.reply_target}{thread}_{self.sender}"
+
+    @property
+    def interruption_scope(self) -> str:
+        """Channel + reply target + sender + thread: a newer message cancels only within it."""
+        return f"{self.channel}\0{self.reply_target}\0{self.sender}\0{self.thread_id or ''}"
+
+    @property
+    def session_key(self) -> str:
+        """Session key (seed 001): ``agent:main:<channel>:<kind>:<peer>[:thread:<id>]``; in groups
+        the peer is chat and sender, keeping history per sender as seed 004 does."""
+        kind, peer = ("group", f"{self.reply_target}:{self.sender}") if self.is_group \
+            else ("direct", self.sender)
+        thread = f":thread:{self.thread_id}" if self.thread_id else ""
+        return f"agent:main:{self.channel}:{kind}:{peer}{thread}"
 
 
 @dataclass(frozen=True)
@@ -45,6 +62,9 @@ class SendMessage:
 
 @runtime_checkable
 class Channel(Protocol):
+    """Required: ``name``, ``listen``, ``send``, ``health_check`` (seed 002). Optional attributes
+    read with getattr: ``max_message_length`` (int, chunking) and ``capabilities`` (prompt text)."""
+
     name: str
 
     async def listen(self, bus: asyncio.Queue[ChannelMessage]) -> None:

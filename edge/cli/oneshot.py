@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import getpass
 import sys
 
@@ -49,6 +48,8 @@ def operation(args) -> tuple[str, dict]:
 
 def run_direct(config_path: str | None, op: str, op_args: dict) -> OpResult:
     """No daemon: build a one-shot runtime, run the operation, release the board."""
+    import asyncio
+
     from edge.config.loader import load_config
     from edge.control.ops import run_op
     from edge.runtime import Runtime

@@ -25,6 +25,21 @@ class AgentConfig(Section):
     max_tool_iterations: int = Field(10, ge=1, le=50)
     instructions: str = ""
     """Extra instructions appended to the system prompt's Your Task section."""
+    workspace: str | None = None
+    """Holds IDENTITY.md, SOUL.md, USER.md, AGENTS.md; default <state_dir>/workspace."""
+    interrupt_on_new_message: bool = True
+    debounce_ms: int = Field(300, ge=0, le=10_000)
+    debounce_max_wait_ms: int = Field(2_000, ge=0, le=60_000)
+    message_timeout_seconds: float = Field(300.0, gt=0)
+    timeout_scale_cap: int = Field(4, ge=1)
+    tool_result_max_chars: int = Field(4_000, ge=200)
+    context_window_tokens: int = Field(128_000, ge=1_000)
+    history_share: float = Field(0.5, gt=0.05, le=0.9)
+
+
+class SessionsConfig(Section):
+    daily_reset_hour: int | None = Field(None, ge=0, le=23)
+    idle_timeout_minutes: float | None = Field(None, gt=0)
 
 
 class EndpointConfig(Section):
@@ -155,20 +170,87 @@ BoardConfig = GpioBoardConfig
 class SecurityConfig(Section):
     max_actuations_per_minute: int = Field(30, ge=1)
     """Per caller; reads are not limited."""
+    autonomy: Literal["full", "supervised", "readonly"] = "supervised"
+    """supervised: actuations the model asks for need the requester's approval (chat channels)."""
+    approval_timeout_seconds: float = Field(120.0, gt=0)
 
 
-class CliChannelConfig(Section):
+class ChannelAccessConfig(Section):
+    """Who may talk to the agent on a channel (empty list = nobody, "*" = everyone)."""
+
+    allowed_users: list[str] = Field(default_factory=list)
+    require_mention_in_groups: bool = True
+    rate_limit_per_minute: int = Field(20, ge=1)
+
+    def access(self) -> tuple[list[str], bool, int]:
+        """(allowed senders, mention required in groups, messages per minute per sender)."""
+        return self.allowed_users, self.require_mention_in_groups, self.rate_limit_per_minute
+
+
+class CliChannelConfig(ChannelAccessConfig):
     enabled: bool = True
+    allowed_users: list[str] = Field(default_factory=lambda: ["*"])
+
+
+class TelegramGroupsConfig(Section):
+    require_mention: bool = True
+
+
+class TelegramChannelConfig(Section):
+    """Telegram Bot API long polling; enabled when bot_token is set."""
+
+    bot_token: SecretStr | None = None
+    allowed_users: list[str] = Field(default_factory=list)
+    """Numeric Telegram user ids; empty = nobody (pair with `edge-cli channel pair telegram`)."""
+    admins: list[str] = Field(default_factory=list)
+    """User ids who may answer anyone's approval requests."""
+    api_base: str = "https://api.telegram.org"
+    groups: TelegramGroupsConfig = Field(default_factory=TelegramGroupsConfig)
+    poll_timeout_seconds: int = Field(30, ge=1, le=50)
+    rate_limit_per_minute: int = Field(20, ge=1)
+    stream_drafts: bool = True
+    draft_interval_seconds: float = Field(1.0, ge=0.2)
+
+    @property
+    def enabled(self) -> bool:
+        return self.bot_token is not None and bool(self.bot_token.get_secret_value())
+
+    def access(self) -> tuple[list[str], bool, int]:
+        return self.allowed_users, self.groups.require_mention, self.rate_limit_per_minute
+
+
+class SignalChannelConfig(Section):
+    """A signal-cli daemon in HTTP mode (`signal-cli -a ACCOUNT daemon --http 127.0.0.1:8080`)."""
+
+    http_url: str = ""
+    account: str = ""
+    allowed_numbers: list[str] = Field(default_factory=list)
+    """Phone numbers (+4915...) or UUIDs; empty = nobody."""
+    admins: list[str] = Field(default_factory=list)
+    group_ids: list[str] = Field(default_factory=list)
+    """Groups the agent listens in; messages from other groups are ignored."""
+    require_mention_in_groups: bool = True
+    rate_limit_per_minute: int = Field(20, ge=1)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.http_url and self.account)
+
+    def access(self) -> tuple[list[str], bool, int]:
+        return self.allowed_numbers, self.require_mention_in_groups, self.rate_limit_per_minute
 
 
 class ChannelsConfig(Section):
     cli: CliChannelConfig = Field(default_factory=CliChannelConfig)
+    telegram: TelegramChannelConfig = Field(default_factory=TelegramChannelConfig)
+    signal: SignalChannelConfig = Field(default_factory=SignalChannelConfig)
 
 
 class Config(Section):
     paths: PathsConfig = Field(default_factory=PathsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     boards: dict[str, BoardConfig] = Field(default_factory=lambda: {"gpio": GpioBoardConfig()})

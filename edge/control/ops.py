@@ -7,9 +7,10 @@ with exit code 1 (usage errors 2), as the CLI contract requires.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from edge.tools.base import Tool, ToolResult
+if TYPE_CHECKING:  # the CLI client imports this module: keep pydantic off its path
+    from edge.tools.base import Tool, ToolResult
 
 
 @dataclass

@@ -88,15 +88,17 @@ class HttpEndpoint:
         detail = self.keys.redact(error_detail(body))[:ERROR_TEXT_LIMIT]
         retry_after = parse_retry_after(headers.get("retry-after"))
         retryable = status in (408, 409, 425, 429) or status >= 500
-        return ProviderError(f"{self.label} returned HTTP {status}: {detail or 'no detail'}",
+        return ProviderError(f"provider returned HTTP {status} from {self.label}: "
+                             f"{detail or 'no detail'}",
                              status=status, retry_after=retry_after, retryable=retryable)
 
     def network_error(self, exc: httpx.HTTPError) -> ProviderError:
         # str(exc) can carry the URL, and Gemini's URL carries the key: name the type only.
         if isinstance(exc, httpx.TimeoutException):
             return ProviderError(f"{self.label} timed out ({type(exc).__name__})", retryable=True)
-        return ProviderError(f"cannot reach {self.label} ({type(exc).__name__}); is it running "
-                             "and is the base_url right?", retryable=True)
+        return ProviderError(f"cannot reach provider {self.label} at {self.base_url} "
+                             f"({type(exc).__name__}); is it running, and is base_url right?",
+                             retryable=True)
 
     async def post_json(self, path: str, payload: dict, *, headers: dict | None = None,
                         params: dict | None = None) -> dict:

@@ -48,6 +48,19 @@ class Endpoint:
     info: dict
 
 
+OVERFLOW_PHRASES = ("context_length_exceeded", "context length", "maximum context",
+                    "prompt is too long", "too many tokens", "exceeds the maximum number of tokens",
+                    "input token count", "context window")
+
+
+def is_context_overflow(error: Exception) -> bool:
+    """OpenAI ``context_length_exceeded``, Anthropic "prompt is too long", Gemini "input token
+    count exceeds...", llama.cpp/Ollama "context window"/"context length" wording."""
+    status = getattr(error, "status", None)
+    text = str(error).lower()
+    return status in (None, 400, 413, 422) and any(p in text for p in OVERFLOW_PHRASES)
+
+
 class ModelSwitch(ProviderBase):
     def __init__(self, endpoints: list[Endpoint], policy: RetryPolicy = RetryPolicy(),
                  routes: Mapping[str, tuple[str, str]] | None = None,
@@ -102,6 +115,23 @@ class ModelSwitch(ProviderBase):
     def model(self) -> str:
         return self.active_model
 
+    @model.setter
+    def model(self, name: str) -> None:
+        """``switch.model = "x"`` asks the active endpoint for model x (as ``/model x`` does)."""
+        self.select_model(name)
+
+    def available_models(self) -> list[str]:
+        """Every model name the config mentions, active endpoint's first (for ``/models``)."""
+        names = [self.active_model]
+        for endpoint in self.endpoints.values():
+            names += [endpoint.model, *endpoint.fallback_models]
+        names += [model for _, model in self.route_targets.values() if model]
+        return list(dict.fromkeys(names))
+
+    def is_context_overflow(self, error: Exception) -> bool:
+        """The hook the agent's compaction asks: did this error say the prompt is too long?"""
+        return is_context_overflow(error)
+
     def list_models(self) -> list[ModelInfo]:
         rows = []
         for name, endpoint in self.endpoints.items():
@@ -123,8 +153,20 @@ class ModelSwitch(ProviderBase):
             raise ValueError("name an endpoint or a model; /models lists them")
         if name in self.endpoints:
             self.active, self.active_model = name, self.endpoints[name].model
-        else:
-            self.active_model = name
+            return self._switched()
+        return self.select_model(name)
+
+    def select_model(self, model: str, endpoint: str | None = None) -> ModelInfo:
+        """Ask ``endpoint`` (default: the active one) for ``model`` from now on."""
+        if not model.strip():
+            raise ValueError("name a model; /models lists them")
+        if endpoint is not None and endpoint not in self.endpoints:
+            raise ValueError(f"no endpoint {endpoint!r}; known: {', '.join(self.endpoints)}")
+        self.active = endpoint or self.active
+        self.active_model = model.strip()
+        return self._switched()
+
+    def _switched(self) -> ModelInfo:
         self._stack = self._build()
         log.info("model_switched endpoint=%s model=%s", self.active, self.active_model)
         return next(row for row in self.list_models() if row.active)

@@ -18,6 +18,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from edge.exc import PolicyDenied
+from edge.security.approvals import ApprovalGate
 from peripherals.base import PinMode, Pull
 
 log = logging.getLogger(__name__)
@@ -55,9 +56,10 @@ class PinRule:
 
 class SecurityPolicy:
     def __init__(self, rules: list[PinRule], max_actuations_per_minute: int = 30,
-                 clock=time.monotonic):
+                 clock=time.monotonic, approvals: ApprovalGate | None = None):
         self._rules = {(r.board, r.pin): r for r in rules}
         self.max_actuations_per_minute = max_actuations_per_minute
+        self.approvals = approvals or ApprovalGate(autonomy="full")
         self._clock = clock
         self._recent: dict[str, deque[float]] = defaultdict(deque)
 
@@ -88,6 +90,15 @@ class SecurityPolicy:
                              f"which does not allow {action.value}", board, pin, action, caller)
         if action is not Action.READ:
             self._take_rate_slot(rule, action, caller)
+        return rule
+
+    async def permit(self, board: str, pin: str, action: Action, caller: str, summary: str) -> PinRule:
+        """:meth:`authorize`, then for actuations the approval gate (which may ask a person)."""
+        rule = self.authorize(board, pin, action, caller)
+        if action is not Action.READ:
+            refusal = await self.approvals.check(f"{board}:{pin}", action.value, summary)
+            if refusal is not None:
+                raise self._deny(f"{rule.label}: {refusal}", board, pin, action, caller)
         return rule
 
     def _take_rate_slot(self, rule: PinRule, action: Action, caller: str) -> None:

@@ -7,6 +7,8 @@ never exceptions, so the tool loop can hand them back to the model.
 
 from __future__ import annotations
 
+import copy
+import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -55,6 +57,16 @@ def spec_of(tool: Tool) -> ToolSpec:
     return ToolSpec(tool.name, tool.description, tool.parameters_schema())
 
 
+@functools.cache
+def _schema_of(params: type[BaseModel]) -> dict[str, Any]:
+    """JSON schema of a parameter model, generated once (it is costly and never changes)."""
+    schema = params.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
 def _argument_errors(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
@@ -71,11 +83,7 @@ class ModelTool:
     Params: ClassVar[type[BaseModel]]
 
     def parameters_schema(self) -> dict[str, Any]:
-        schema = self.Params.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        return schema
+        return copy.deepcopy(_schema_of(self.Params))
 
     async def execute(self, args: dict[str, Any], caller: str) -> ToolResult:
         try:

@@ -59,9 +59,10 @@ class _PinTool(ModelTool):
         self.hardware = hardware
         self.policy = policy
 
-    def authorize(self, spec: str, caller: str) -> PinRule:
+    async def authorize(self, spec: str, caller: str, summary: str = "") -> PinRule:
         board, pin = self.hardware.locate(spec)
-        return self.policy.authorize(board, pin, self.action, caller)
+        return await self.policy.permit(board, pin, self.action, caller,
+                                        summary or f"{self.action.value} {spec}")
 
 
 class GpioReadTool(_PinTool):
@@ -71,7 +72,7 @@ class GpioReadTool(_PinTool):
     action = Action.READ
 
     async def run(self, params: PinArgs, caller: str) -> ToolResult:
-        rule = self.authorize(params.pin, caller)
+        rule = await self.authorize(params.pin, caller)
         value = await self.hardware.read(rule)
         return ToolResult(True, f"{rule.label} is {describe_level(rule, value)}",
                           data=pin_data(rule, value))
@@ -84,7 +85,7 @@ class GpioWriteTool(_PinTool):
     action = Action.WRITE
 
     async def run(self, params: WriteArgs, caller: str) -> ToolResult:
-        rule = self.authorize(params.pin, caller)
+        rule = await self.authorize(params.pin, caller, f"switch {params.pin} {params.value}")
         on = params.value == "on"
         await self.hardware.write(rule, on)
         log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin, params.value, caller)
@@ -100,7 +101,7 @@ class GpioPwmTool(_PinTool):
     action = Action.PWM
 
     async def run(self, params: PwmArgs, caller: str) -> ToolResult:
-        rule = self.authorize(params.pin, caller)
+        rule = await self.authorize(params.pin, caller, f"set {params.pin} PWM duty to {params.duty:.2f}")
         await self.hardware.pwm(rule, params.duty, params.frequency)
         log.info("actuation board=%s pin=%s duty=%.3f frequency=%s by=%s",
                  rule.board, rule.pin, params.duty, params.frequency, caller)

@@ -93,7 +93,7 @@ async def test_stream_parses_the_named_events(anthropic):
 async def test_overloaded_529_is_retryable_and_cut_streams_raise(anthropic):
     fake, _, provider = anthropic
     fake.script = [Fail(529, "Overloaded"), Cut("Hello there, friend", events=8)]
-    with pytest.raises(ProviderError, match="HTTP 529: Overloaded") as caught:
+    with pytest.raises(ProviderError, match="HTTP 529 from anthropic: Overloaded") as caught:
         await provider.chat([ChatMessage.user("hi")])
     assert caught.value.retryable
     with pytest.raises(StreamInterrupted) as cut:

@@ -133,3 +133,16 @@ async def test_cli_switches_the_running_agent_through_the_control_socket(setup, 
         assert code == 0 and "* remote" in text and "route hint:code -> remote coder" in text
     finally:
         await server.close()
+
+
+async def test_agent_command_api_setting_model_and_listing_available_models(setup):
+    _, _, switch, local, _ = setup
+    switch.model = "tiny"  # what the agent's /model command does
+    await switch.chat([ChatMessage.user("hello")])
+    assert local.requests[-1].json["model"] == "tiny"
+    assert switch.available_models() == ["tiny", "small", "big", "bigger", "coder"]
+    from edge.providers.base import ProviderError
+
+    assert switch.is_context_overflow(ProviderError(
+        "local returned HTTP 400: This model's maximum context length is 8192 tokens", status=400))
+    assert not switch.is_context_overflow(ProviderError("HTTP 500: boom", status=500))

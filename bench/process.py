@@ -1,0 +1,46 @@
+"""Measuring whole processes: wall time and peak RSS of a child, RSS of a running one."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def run_measured(argv: list[str], env: dict | None = None, stdin: bytes | None = None) -> tuple[float, int]:
+    """(wall seconds, peak RSS in KiB) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if stdin is not None:
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv} exited {proc.returncode}")
+    return elapsed, usage.ru_maxrss
+
+
+def repeat(argv: list[str], runs: int = 15, **kwargs) -> tuple[float, int]:
+    """Median wall time and median peak RSS over ``runs`` (after one warm-up run)."""
+    run_measured(argv, **kwargs)
+    samples = [run_measured(argv, **kwargs) for _ in range(runs)]
+    return statistics.median(s[0] for s in samples), int(statistics.median(s[1] for s in samples))
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def row(label: str, value: str, target: str = "", ratio: str = "") -> None:
+    print(f"  {label:<42} {value:>12}  {ratio:>10}  {target}")

@@ -1,0 +1,50 @@
+"""Conversation history hygiene before a model call (seed 004_fdd59169fdd45d2b.txt, Phase 2):
+same-role turns merged (providers need strict alternation), stale ``<tool_result>`` blocks
+stripped, at most MAX_HISTORY_TURNS turns (seed 000 MAX_CHANNEL_HISTORY) and a proactive trim
+past PROACTIVE_TRIM_CHARS that never drops the current (last) turn."""
+
+from __future__ import annotations
+
+import re
+
+from edge.providers.base import ChatMessage
+
+MAX_HISTORY_TURNS = 50
+PROACTIVE_TRIM_CHARS = 400_000
+TOOL_RESULT_BLOCK = re.compile(r"<tool_result\b[^>]*>.*?</tool_result>\s*", re.DOTALL)
+
+
+def normalize_turns(turns: list[ChatMessage]) -> list[ChatMessage]:
+    """Merge consecutive same-role turns with a blank line between them."""
+    merged: list[ChatMessage] = []
+    for turn in turns:
+        if merged and merged[-1].role == turn.role:
+            merged[-1] = ChatMessage(turn.role, f"{merged[-1].content}\n\n{turn.content}")
+        else:
+            merged.append(ChatMessage(turn.role, turn.content))
+    return merged
+
+
+def strip_tool_results(turns: list[ChatMessage]) -> list[ChatMessage]:
+    cleaned = []
+    for turn in turns:
+        text = TOOL_RESULT_BLOCK.sub("", turn.content).strip()
+        if text:
+            cleaned.append(ChatMessage(turn.role, text))
+    return cleaned
+
+
+def proactive_trim(turns: list[ChatMessage], limit: int = PROACTIVE_TRIM_CHARS) -> list[ChatMessage]:
+    """Drop the oldest turns until the total is within ``limit``; the last turn always stays."""
+    total = sum(len(t.content) for t in turns)
+    start = 0
+    while total > limit and start < len(turns) - 1:
+        total -= len(turns[start].content)
+        start += 1
+    return turns[start:]
+
+
+def prepare_history(turns: list[ChatMessage]) -> list[ChatMessage]:
+    """The history as it goes to the model: cleaned, merged, capped and trimmed."""
+    turns = normalize_turns(strip_tool_results(turns))
+    return proactive_trim(turns[-MAX_HISTORY_TURNS:])

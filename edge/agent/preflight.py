@@ -1,0 +1,72 @@
+"""Preflight checks before a message is handled (seed 003_91cec97d10a3a528.txt 4.2.4): duplicate
+ids dropped, sender allowlist per channel (empty = nobody, ``*`` = everyone), mention required in
+groups when configured, and a per-sender rate limit for model turns.
+
+The allowlist runs before runtime commands: hardware commands actuate pins, so an unknown sender
+must not reach them (the seed's flowchart puts the allowlist first too)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict, defaultdict, deque
+from dataclasses import dataclass, field
+
+from edge.channels.base import ChannelMessage
+
+log = logging.getLogger(__name__)
+
+SEEN_IDS_KEPT = 2048
+RATE_WINDOW_SECONDS = 60.0
+
+
+@dataclass
+class ChannelAccess:
+    allowed: set[str] = field(default_factory=set)
+    """Shared with the channel, so a pairing takes effect at once."""
+    require_mention_in_groups: bool = True
+    rate_limit_per_minute: int = 20
+
+    def allows(self, sender: str) -> bool:
+        return "*" in self.allowed or sender in self.allowed
+
+
+@dataclass
+class Preflight:
+    access: dict[str, ChannelAccess] = field(default_factory=dict)
+    clock: object = time.monotonic
+    _seen: OrderedDict = field(default_factory=OrderedDict)
+    _recent: dict = field(default_factory=lambda: defaultdict(deque))
+
+    def admit(self, msg: ChannelMessage) -> str | None:
+        """None when the message may proceed, else the reason it is dropped (logged)."""
+        seen_key = (msg.channel, msg.id)
+        if seen_key in self._seen:
+            return self._drop(msg, "duplicate message id")
+        self._seen[seen_key] = True
+        while len(self._seen) > SEEN_IDS_KEPT:
+            self._seen.popitem(last=False)
+        access = self.access.get(msg.channel, ChannelAccess())
+        if not access.allows(msg.sender):
+            return self._drop(msg, "sender not in the channel's allowlist")
+        if msg.is_group and access.require_mention_in_groups and not msg.mentioned:
+            return self._drop(msg, "group message without a mention")
+        return None
+
+    def within_rate(self, msg: ChannelMessage) -> bool:
+        access = self.access.get(msg.channel, ChannelAccess())
+        now = self.clock()
+        recent = self._recent[msg.caller]
+        while recent and now - recent[0] >= RATE_WINDOW_SECONDS:
+            recent.popleft()
+        if len(recent) >= access.rate_limit_per_minute:
+            log.warning("rate_limited by=%s limit=%d/min", msg.caller, access.rate_limit_per_minute)
+            return False
+        recent.append(now)
+        return True
+
+    @staticmethod
+    def _drop(msg: ChannelMessage, reason: str) -> str:
+        log.info("message_dropped channel=%s sender=%s id=%s reason=%r",
+                 msg.channel, msg.sender, msg.id, reason)
+        return reason

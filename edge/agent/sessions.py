@@ -1,0 +1,270 @@
+"""Sessions on disk (seed 001_db95ab9e711ffb30.txt): metadata in ``sessions.json``, one
+``<sessionId>.jsonl`` transcript per session, under ``<state_dir>/sessions``.
+
+- ``sessions.json`` is written atomically (temp file, fsync, rename, mode 0600).
+- Transcripts are appended and fsynced per turn; a line cut by a crash is ignored on read, so
+  every acknowledged turn survives (the seed 000 weakness "history only in memory" is fixed).
+- A write lock per session (``<id>.lock``, created exclusively, holding pid and time); a lock
+  whose pid is dead or that is older than 30 minutes is stale and removed.
+- Resets: ``/new`` or ``/reset``, a daily reset hour, and an idle timeout start a new session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from edge.providers.base import ChatMessage
+
+log = logging.getLogger(__name__)
+
+STALE_LOCK_SECONDS = 30 * 60
+LOCK_TIMEOUT_SECONDS = 10.0
+INDEX_FLUSH_SECONDS = 1.0
+"""``updated_at`` alone is saved at most this often (and at close): it only steers idle resets."""
+
+
+def write_json_atomically(path: Path, data: object, mode: int = 0o600) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass
+class SessionEntry:
+    session_id: str
+    created_at: float
+    updated_at: float
+    channel: str = ""
+    chat_type: str = "direct"
+    compaction_count: int = 0
+    summary: str = ""
+    model_override: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @classmethod
+    def new(cls, channel: str = "", chat_type: str = "direct") -> SessionEntry:
+        now = time.time()
+        return cls(uuid.uuid4().hex, now, now, channel, chat_type)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class SessionLock:
+    """An exclusive lock file; stale locks (dead pid, or older than 30 min) are cleared."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def _stale(self) -> bool:
+        try:
+            info = json.loads(self.path.read_text())
+            return (not _pid_alive(int(info["pid"]))
+                    or time.time() - float(info["created_at"]) > STALE_LOCK_SECONDS)
+        except (OSError, ValueError, KeyError, TypeError):
+            return True
+
+    async def __aenter__(self) -> SessionLock:
+        deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
+        while True:
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            except FileExistsError:
+                if self._stale():
+                    log.warning("stale_session_lock_removed path=%s", self.path)
+                    self.path.unlink(missing_ok=True)
+                    continue
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"session lock {self.path} is held by another process")
+                await asyncio.sleep(0.05)
+                continue
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"pid": os.getpid(), "created_at": time.time()}, fh)
+            return self
+
+    async def __aexit__(self, *exc) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def read_transcript(path: Path) -> list[dict]:
+    """Every whole JSON line; a trailing line cut by a crash is skipped."""
+    records = []
+    try:
+        with path.open("rb") as fh:
+            for raw in fh:
+                try:
+                    records.append(json.loads(raw))
+                except ValueError:
+                    log.warning("transcript_line_skipped path=%s (partial write?)", path)
+    except FileNotFoundError:
+        pass
+    return records
+
+
+@dataclass
+class ResetPolicy:
+    daily_reset_hour: int | None = None
+    idle_timeout_minutes: float | None = None
+
+    def expired(self, entry: SessionEntry, now: float) -> bool:
+        if self.idle_timeout_minutes and now - entry.updated_at > self.idle_timeout_minutes * 60:
+            return True
+        if self.daily_reset_hour is not None:
+            current = datetime.fromtimestamp(now)
+            boundary = current.replace(hour=self.daily_reset_hour, minute=0, second=0, microsecond=0)
+            if boundary > current:
+                boundary -= timedelta(days=1)
+            return entry.updated_at < boundary.timestamp()
+        return False
+
+
+@dataclass
+class Session:
+    key: str
+    entry: SessionEntry
+    turns: list[ChatMessage] = field(default_factory=list)
+
+
+class SessionStore:
+    def __init__(self, directory: Path, reset: ResetPolicy | None = None):
+        self.directory = directory
+        self.reset = reset or ResetPolicy()
+        self._index_path = directory / "sessions.json"
+        self._entries: dict[str, SessionEntry] | None = None
+        self._cache: dict[str, Session] = {}
+        self._index_lock = asyncio.Lock()
+        self._dirty_since: float | None = None
+
+    def _index(self) -> dict[str, SessionEntry]:
+        if self._entries is None:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                raw = json.loads(self._index_path.read_text())
+                self._entries = {k: SessionEntry(**v) for k, v in raw.items()}
+            except FileNotFoundError:
+                self._entries = {}
+            except (ValueError, TypeError) as exc:
+                backup = self._index_path.with_suffix(f".corrupt-{int(time.time())}")
+                self._index_path.rename(backup)
+                log.error("sessions_index_corrupt moved_to=%s error=%s", backup, exc)
+                self._entries = {}
+        return self._entries
+
+    def _save_index(self) -> None:
+        write_json_atomically(self._index_path, {k: asdict(v) for k, v in self._index().items()})
+        self._dirty_since = None
+
+    def transcript_path(self, entry: SessionEntry) -> Path:
+        return self.directory / f"{entry.session_id}.jsonl"
+
+    def lock(self, entry: SessionEntry) -> SessionLock:
+        return SessionLock(self.directory / f"{entry.session_id}.lock")
+
+    async def open(self, key: str, channel: str = "", chat_type: str = "direct") -> Session:
+        """The live session for ``key``, starting a new one when none exists or it expired."""
+        async with self._index_lock:
+            entries = self._index()
+            entry = entries.get(key)
+            if entry is None or self.reset.expired(entry, time.time()):
+                if entry is not None:
+                    log.info("session_expired key=%s session=%s", key, entry.session_id)
+                entry = entries[key] = SessionEntry.new(channel, chat_type)
+                self._cache.pop(key, None)
+                self._save_index()
+            session = self._cache.get(key)
+            if session is None or session.entry.session_id != entry.session_id:
+                turns = [ChatMessage(r["role"], r["content"])
+                         for r in read_transcript(self.transcript_path(entry))
+                         if r.get("role") in ("user", "assistant")]
+                session = self._cache[key] = Session(key, entry, turns)
+            return session
+
+    async def reset_session(self, key: str) -> Session:
+        """``/new``: a fresh session id for ``key``; the old transcript stays on disk."""
+        async with self._index_lock:
+            old = self._index().get(key)
+            entry = SessionEntry.new(old.channel if old else "", old.chat_type if old else "direct")
+            if old is not None:
+                entry.model_override = old.model_override
+            self._index()[key] = entry
+            self._save_index()
+            session = self._cache[key] = Session(key, entry)
+            return session
+
+    @staticmethod
+    def _append_durably(path: Path, data: bytes) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    async def append(self, session: Session, turns: list[ChatMessage]) -> None:
+        """Append turns durably (one fsync, in a worker thread) and record them in the session."""
+        lines = "".join(json.dumps({"role": t.role, "content": t.content, "ts": time.time()}) + "\n"
+                        for t in turns)
+        async with self.lock(session.entry):
+            await asyncio.to_thread(self._append_durably, self.transcript_path(session.entry),
+                                    lines.encode())
+        session.turns.extend(turns)
+        await self.touch(session, structural=False)
+
+    async def replace(self, session: Session, turns: list[ChatMessage], summary: str) -> None:
+        """After compaction: rewrite the transcript atomically and count the compaction."""
+        async with self.lock(session.entry):
+            path = self.transcript_path(session.entry)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            with os.fdopen(fd, "w") as fh:
+                for t in turns:
+                    fh.write(json.dumps({"role": t.role, "content": t.content, "ts": time.time()}) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        session.turns[:] = turns
+        session.entry.summary = summary
+        session.entry.compaction_count += 1
+        await self.touch(session)
+
+    async def touch(self, session: Session, structural: bool = True) -> None:
+        """Record activity; the index is saved now when ``structural``, else within a second."""
+        async with self._index_lock:
+            session.entry.updated_at = time.time()
+            self._index()[session.key] = session.entry
+            now = time.monotonic()
+            if self._dirty_since is None:
+                self._dirty_since = now
+            if structural or now - self._dirty_since >= INDEX_FLUSH_SECONDS:
+                await asyncio.to_thread(self._save_index)
+
+    async def close(self) -> None:
+        async with self._index_lock:
+            if self._dirty_since is not None:
+                self._save_index()

@@ -1,0 +1,166 @@
+"""Signal through a signal-cli daemon in HTTP mode (``signal-cli -a ACCOUNT daemon --http``):
+messages arrive on its server-sent events stream (``GET /api/v1/events``, ``receive`` events with
+an ``envelope``) and leave through JSON-RPC (``POST /api/v1/rpc``: ``send``, ``sendTyping``,
+``sendReaction``). A dropped stream is reconnected by the supervisor with backoff 2 s to 60 s.
+
+Unknown numbers get one pairing hint (``/pair CODE`` pairs them). Approvals are answered by reply:
+the request carries a short token and ``<token> approve|deny|always`` from the requester (or an
+admin) answers it; the answer is acknowledged with a reaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+
+from edge.channels.base import ChannelMessage, SendMessage
+from edge.channels.pairing import Pair, pairing_hint
+from edge.security.approvals import ApprovalGate, Decision, RequestContext
+
+log = logging.getLogger(__name__)
+
+APPROVAL_REPLY = re.compile(r"^\s*([0-9a-f]{6})\s+(approve|deny|always)\s*$", re.IGNORECASE)
+RPC_TIMEOUT = 15.0
+
+
+class SignalRPCError(Exception):
+    pass
+
+
+async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
+    """(event, data) pairs from server-sent event lines; comments and ids are skipped."""
+    event, data = "message", []
+    async for line in lines:
+        if line == "":
+            if data:
+                yield event, "\n".join(data)
+            event, data = "message", []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                event = value
+            elif field == "data":
+                data.append(value)
+
+
+class SignalChannel:
+    name = "signal"
+    reconnect_backoff = (2.0, 60.0)
+    capabilities = "You are talking on Signal: plain text only, no Markdown."
+
+    def __init__(self, http_url: str, account: str, allowed: set[str], *,
+                 group_ids: list[str] | None = None, approvals: ApprovalGate | None = None,
+                 pair: Pair | None = None):
+        self.base = http_url.rstrip("/")
+        self.account = account
+        self.allowed = allowed
+        self.group_ids = set(group_ids or [])
+        self.approvals = approvals
+        self.pair = pair
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(RPC_TIMEOUT, read=None))
+        self._ids = itertools.count(1)
+        self._hinted: set[str] = set()
+        self.connected = False
+
+    async def rpc(self, method: str, params: dict) -> object:
+        request = {"jsonrpc": "2.0", "method": method, "params": {"account": self.account, **params},
+                   "id": next(self._ids)}
+        try:
+            response = await self._client.post(f"{self.base}/api/v1/rpc", json=request,
+                                               timeout=RPC_TIMEOUT)
+            body = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise SignalRPCError(f"signal-cli {method}: {type(exc).__name__}") from None
+        if "error" in body:
+            raise SignalRPCError(f"signal-cli {method}: {body['error'].get('message')}")
+        return body.get("result")
+
+    @staticmethod
+    def _target(recipient: str) -> dict:
+        if recipient.startswith("group:"):
+            return {"groupId": recipient.removeprefix("group:")}
+        return {"recipient": [recipient]}
+
+    async def listen(self, bus: asyncio.Queue[ChannelMessage]) -> None:
+        async with self._client.stream("GET", f"{self.base}/api/v1/events",
+                                       params={"account": self.account}) as response:
+            if response.status_code != 200:
+                raise ConnectionError(f"signal-cli events: HTTP {response.status_code}")
+            self.connected = True
+            log.info("signal_connected url=%s", self.base)
+            try:
+                async for event, data in sse_events(response.aiter_lines()):
+                    if event == "receive":
+                        await self._handle(json.loads(data), bus)
+            finally:
+                self.connected = False
+        raise ConnectionError("signal-cli closed the event stream")
+
+    async def _handle(self, event: dict, bus: asyncio.Queue[ChannelMessage]) -> None:
+        envelope = event.get("envelope") or {}
+        data = envelope.get("dataMessage")
+        if not data or not data.get("message"):
+            return
+        sender = envelope.get("sourceNumber") or envelope.get("sourceUuid") or envelope.get("source")
+        text = data["message"]
+        group = (data.get("groupInfo") or {}).get("groupId")
+        if group and group not in self.group_ids:
+            return
+        reply_target = f"group:{group}" if group else sender
+        if sender not in self.allowed:
+            await self._unknown_sender(sender, text, group)
+            return
+        if (match := APPROVAL_REPLY.match(text)) and self.approvals is not None:
+            answer = self.approvals.answer(self.name, match.group(1), sender,
+                                           Decision(match.group(2).lower()))
+            await self.rpc("sendReaction", {**self._target(reply_target), "emoji":
+                                            "✅" if answer.startswith("Approved") else "❌",
+                                            "targetAuthor": sender,
+                                            "targetTimestamp": envelope.get("timestamp")})
+            await self.send(SendMessage(answer, reply_target))
+            return
+        mentions = data.get("mentions") or []
+        mentioned = any(m.get("number") == self.account for m in mentions)
+        await bus.put(ChannelMessage(sender, reply_target, text.replace("\ufffc", "").strip(),
+                                     self.name, id=str(envelope.get("timestamp")),
+                                     is_group=bool(group), mentioned=mentioned,
+                                     attachments=tuple(a.get("id", "") for a in data.get("attachments") or [])))
+
+    async def _unknown_sender(self, sender: str, text: str, group: str | None) -> None:
+        log.info("signal_unknown_sender sender=%s", sender)
+        if group:
+            return
+        words = text.split()
+        if words and words[0] == "/pair" and self.pair is not None:
+            paired = len(words) == 2 and await self.pair(self.name, sender, words[1])
+            await self.send(SendMessage("Paired: you can now use this agent. /help lists the commands."
+                                        if paired else "That pairing code is wrong or has expired.",
+                                        sender))
+        elif sender not in self._hinted:
+            self._hinted.add(sender)
+            await self.send(SendMessage(pairing_hint(self.name), sender))
+
+    async def send(self, message: SendMessage) -> None:
+        await self.rpc("send", {**self._target(message.recipient), "message": message.content})
+
+    async def start_typing(self, recipient: str) -> None:
+        await self.rpc("sendTyping", self._target(recipient))
+
+    async def request_approval(self, ctx: RequestContext, prompt: str, token: str) -> None:
+        await self.send(SendMessage(f"{prompt}\nReply \"{token} approve\", \"{token} deny\" or "
+                                    f"\"{token} always\".", ctx.reply_target))
+
+    async def health_check(self) -> bool:
+        return self.connected
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,89 @@
+"""Supervised channel listeners (seed 002_9a1873f4f488f98f.txt "監控重啟"): a listener that fails
+is restarted with exponential backoff (capped), and its health says "down since …" meanwhile.
+A listener that returns normally has reached the end of its input (the CLI at EOF): it ends.
+
+A channel may report itself ``stalled()`` (a poller that stopped polling without an error): the
+supervisor checks every few seconds, cancels it and restarts it, so a dead poller is never
+reported healthy (the peers' most reported bug)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from edge.channels.base import Channel, ChannelMessage
+
+log = logging.getLogger(__name__)
+
+BACKOFF_START_SECONDS = 1.0
+BACKOFF_MAX_SECONDS = 60.0
+STALL_CHECK_SECONDS = 5.0
+
+
+class ListenerStalled(Exception):
+    pass
+
+
+class ListenerSupervisor:
+    def __init__(self, channel: Channel, backoff_start: float | None = None,
+                 backoff_max: float | None = None, stall_check: float | None = None):
+        """Backoff bounds default to the channel's ``reconnect_backoff`` (start, max), if any."""
+        start, cap = getattr(channel, "reconnect_backoff", (BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS))
+        self.channel = channel
+        self.backoff_start = backoff_start if backoff_start is not None else start
+        self.backoff_max = backoff_max if backoff_max is not None else cap
+        self.stall_check = stall_check if stall_check is not None else STALL_CHECK_SECONDS
+        self.down_since: float | None = time.time()
+        self.restarts = 0
+        self.last_error: str | None = None
+
+    async def run(self, bus: asyncio.Queue[ChannelMessage]) -> None:
+        backoff = self.backoff_start
+        while True:
+            self.down_since = None
+            started = time.monotonic()
+            try:
+                await self._listen_watched(bus)
+                log.info("channel_ended channel=%s", self.channel.name)
+                self.down_since = time.time()
+                return
+            except asyncio.CancelledError:
+                self.down_since = time.time()
+                raise
+            except Exception as exc:
+                self.down_since = time.time()
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                if time.monotonic() - started > self.backoff_max:
+                    backoff = self.backoff_start  # it ran fine for a while: start over
+                log.error("channel_failed channel=%s error=%r restart_in=%.1fs",
+                          self.channel.name, exc, backoff)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, self.backoff_max)
+            self.restarts += 1
+
+    async def _listen_watched(self, bus: asyncio.Queue[ChannelMessage]) -> None:
+        stalled = getattr(self.channel, "stalled", None)
+        listener = asyncio.create_task(self.channel.listen(bus))
+        try:
+            while True:
+                done, _ = await asyncio.wait({listener}, timeout=self.stall_check)
+                if done:
+                    return listener.result()
+                if stalled is not None and stalled():
+                    raise ListenerStalled("stalled: no successful poll for too long")
+        finally:
+            if not listener.done():
+                listener.cancel()
+                await asyncio.gather(listener, return_exceptions=True)
+
+    async def health(self) -> dict:
+        """Healthy only when listening and the channel agrees; a channel that is listening but
+        unwell (a stalled poller) is down since its ``last_ok`` time, when it has one."""
+        healthy = self.down_since is None and await self.channel.health_check()
+        since = self.down_since
+        if not healthy and since is None:
+            since = getattr(self.channel, "last_ok", None) or time.time()
+        down = None if healthy else time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
+        return {"name": self.channel.name, "healthy": healthy, "down_since": down,
+                "restarts": self.restarts, "last_error": self.last_error}

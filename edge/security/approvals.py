@@ -1,0 +1,121 @@
+"""Approvals for actuations (seed 002_9a1873f4f488f98f.txt, ApprovalManager: yes / no / always).
+
+``[security] autonomy``:
+- ``full``: no approvals;
+- ``supervised`` (default): an actuation the *model* asks for needs the approval of the person
+  who asked, through their channel (Telegram buttons, Signal token replies); the local terminal
+  is trusted (it can run ``edge-cli gpio`` directly anyway); direct commands need none;
+- ``readonly``: the model may read but never actuate.
+
+"Always" remembers the approval for that caller, pin and action until restart. No answer within
+the timeout means deny. Only the requester, or a configured admin, can answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import enum
+import logging
+import secrets
+from dataclasses import dataclass, field
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+TRUSTED_CHANNELS = frozenset({"cli"})
+
+
+class Decision(str, enum.Enum):
+    APPROVE = "approve"
+    DENY = "deny"
+    ALWAYS = "always"
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """Who a tool call is ultimately for; set by the pipeline for the duration of a turn."""
+
+    channel: str
+    reply_target: str
+    sender: str
+    thread_id: str | None = None
+    via_model: bool = False
+
+
+current_request: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
+    "current_request", default=None)
+
+
+class Approver(Protocol):
+    """A channel that can ask a person to approve: sends ``prompt`` carrying ``token``."""
+
+    async def request_approval(self, ctx: RequestContext, prompt: str, token: str) -> None: ...
+
+
+@dataclass
+class PendingApproval:
+    token: str
+    requester: str
+    future: asyncio.Future
+
+
+@dataclass
+class ApprovalGate:
+    autonomy: str = "supervised"
+    timeout: float = DEFAULT_TIMEOUT_SECONDS
+    admins: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Channel -> senders who may answer anyone's approval."""
+    approvers: dict[str, Approver] = field(default_factory=dict)
+    _pending: dict[str, PendingApproval] = field(default_factory=dict)
+    _always: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def needs_approval(self, ctx: RequestContext | None) -> bool:
+        return (self.autonomy == "supervised" and ctx is not None and ctx.via_model
+                and ctx.channel not in TRUSTED_CHANNELS)
+
+    async def check(self, target: str, action: str, summary: str) -> str | None:
+        """None when the current request may go ahead, else the reason it may not."""
+        ctx = current_request.get()
+        if self.autonomy == "readonly" and ctx is not None and ctx.via_model:
+            return "autonomy is readonly: the model may not actuate pins"
+        if not self.needs_approval(ctx):
+            return None
+        remembered = (f"{ctx.channel}:{ctx.sender}", target, action)
+        if remembered in self._always:
+            return None
+        approver = self.approvers.get(ctx.channel)
+        if approver is None:
+            return f"approval needed, but channel {ctx.channel} cannot ask for it"
+        token = secrets.token_hex(3)
+        future = asyncio.get_running_loop().create_future()
+        self._pending[token] = PendingApproval(token, ctx.sender, future)
+        try:
+            await approver.request_approval(ctx, f"Approve: {summary}?", token)
+            decision = await asyncio.wait_for(asyncio.shield(future), self.timeout)
+        except TimeoutError:
+            log.warning("approval_timeout token=%s by=%s:%s", token, ctx.channel, ctx.sender)
+            return f"no approval within {self.timeout:g} s (denied)"
+        finally:
+            self._pending.pop(token, None)
+        log.info("approval_decided token=%s decision=%s by=%s:%s", token, decision.value,
+                 ctx.channel, ctx.sender)
+        if decision is Decision.DENY:
+            return "denied by the user"
+        if decision is Decision.ALWAYS:
+            self._always.add(remembered)
+        return None
+
+    def answer(self, channel: str, token: str, responder: str, decision: Decision) -> str:
+        """Record an answer from ``responder``; returns what to tell them."""
+        pending = self._pending.get(token)
+        if pending is None or pending.future.done():
+            return "That approval request has expired or was already answered."
+        if responder != pending.requester and responder not in self.admins.get(channel, frozenset()):
+            log.warning("approval_refused token=%s responder=%s requester=%s",
+                        token, responder, pending.requester)
+            return "Only the person who asked (or an admin) can answer this request."
+        pending.future.set_result(decision)
+        return {Decision.APPROVE: "Approved.", Decision.DENY: "Denied.",
+                Decision.ALWAYS: "Approved, and remembered."}[decision]

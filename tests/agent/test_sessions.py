@@ -1,0 +1,96 @@
+"""Sessions on disk: atomic index, durable transcripts, locks, resets."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from datetime import datetime
+
+import pytest
+
+from edge.agent.sessions import ResetPolicy, SessionEntry, SessionLock, SessionStore
+from edge.providers.base import ChatMessage
+
+
+async def test_index_and_transcripts_are_private_files(tmp_path):
+    store = SessionStore(tmp_path / "s")
+    session = await store.open("agent:main:cli:direct:alice", "cli")
+    await store.append(session, [ChatMessage.user("hi"), ChatMessage.assistant("hello")])
+    index = json.loads((tmp_path / "s" / "sessions.json").read_text())
+    assert index["agent:main:cli:direct:alice"]["session_id"] == session.entry.session_id
+    for path in (tmp_path / "s" / "sessions.json", store.transcript_path(session.entry)):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert not list((tmp_path / "s").glob("*.tmp")) and not list((tmp_path / "s").glob("*.lock"))
+
+
+async def test_a_line_cut_by_a_crash_is_skipped_and_the_rest_kept(tmp_path):
+    store = SessionStore(tmp_path)
+    session = await store.open("k")
+    await store.append(session, [ChatMessage.user("one"), ChatMessage.assistant("two")])
+    with store.transcript_path(session.entry).open("a") as fh:
+        fh.write('{"role": "user", "content": "half')
+    reopened = await SessionStore(tmp_path).open("k")
+    assert [t.content for t in reopened.turns] == ["one", "two"]
+
+
+async def test_corrupt_index_is_set_aside_not_fatal(tmp_path):
+    (tmp_path / "sessions.json").write_text("{not json")
+    session = await SessionStore(tmp_path).open("k")
+    assert session.turns == [] and list(tmp_path.glob("sessions.corrupt-*"))
+
+
+async def test_stale_lock_of_a_dead_process_is_removed(tmp_path):
+    lock_path = tmp_path / "x.lock"
+    lock_path.write_text(json.dumps({"pid": 999_999_9, "created_at": time.time()}))
+    async with SessionLock(lock_path):
+        assert json.loads(lock_path.read_text())["pid"] == os.getpid()
+    assert not lock_path.exists()
+
+
+async def test_old_lock_is_stale_even_if_pid_lives(tmp_path):
+    lock_path = tmp_path / "x.lock"
+    lock_path.write_text(json.dumps({"pid": os.getpid(), "created_at": time.time() - 31 * 60}))
+    async with SessionLock(lock_path):
+        pass
+
+
+async def test_live_lock_times_out(tmp_path, monkeypatch):
+    monkeypatch.setattr("edge.agent.sessions.LOCK_TIMEOUT_SECONDS", 0.2)
+    lock_path = tmp_path / "x.lock"
+    lock_path.write_text(json.dumps({"pid": os.getpid(), "created_at": time.time()}))
+    with pytest.raises(TimeoutError, match="held by another process"):
+        async with SessionLock(lock_path):
+            pass
+
+
+async def test_reset_keeps_old_transcript_and_starts_empty(tmp_path):
+    store = SessionStore(tmp_path)
+    first = await store.open("k")
+    await store.append(first, [ChatMessage.user("old")])
+    second = await store.reset_session("k")
+    assert second.entry.session_id != first.entry.session_id and second.turns == []
+    assert store.transcript_path(first.entry).exists()
+    assert (await SessionStore(tmp_path).open("k")).entry.session_id == second.entry.session_id
+
+
+def test_idle_and_daily_reset_policies():
+    now = datetime(2026, 11, 22, 10, 0).timestamp()
+    entry = SessionEntry("id", now - 3600, now - 3600)
+    assert ResetPolicy(idle_timeout_minutes=30).expired(entry, now)
+    assert not ResetPolicy(idle_timeout_minutes=90).expired(entry, now)
+    before_nine = SessionEntry("id", now - 3660, now - 3660)  # last used 08:59
+    assert ResetPolicy(daily_reset_hour=9).expired(before_nine, now)
+    assert not ResetPolicy(daily_reset_hour=9).expired(entry, now)  # 09:00 is not before 09:00
+    assert not ResetPolicy(daily_reset_hour=4).expired(entry, now)
+    yesterday = SessionEntry("id", now - 86400, now - 86400)
+    assert ResetPolicy(daily_reset_hour=4).expired(yesterday, now)
+
+
+async def test_expired_session_is_replaced_on_open(tmp_path):
+    store = SessionStore(tmp_path, ResetPolicy(idle_timeout_minutes=0.001))
+    first = await store.open("k")
+    await store.append(first, [ChatMessage.user("x")])
+    time.sleep(0.1)
+    assert (await store.open("k")).entry.session_id != first.entry.session_id

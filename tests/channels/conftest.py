@@ -1,0 +1,54 @@
+"""Run a real Runtime in-process against loopback chat servers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from edge.config.loader import load_config
+from edge.runtime import Runtime
+
+
+class RunningAgent:
+    def __init__(self, runtime: Runtime, task: asyncio.Task):
+        self.runtime = runtime
+        self.task = task
+
+    async def stop(self) -> None:
+        self.runtime.request_stop("test")
+        await asyncio.wait_for(self.task, 15)
+
+
+@pytest.fixture
+async def start_agent(isolated_env, write_config, mock_factory):
+    started: list[RunningAgent] = []
+
+    async def start(config_text: str) -> RunningAgent:
+        path = write_config(config_text)
+        loaded = load_config(str(path), env=isolated_env)
+        runtime = Runtime(loaded, resident=True, pin_factory=mock_factory, stdin=open(os.devnull))
+        task = asyncio.create_task(runtime.run())
+        while not loaded.control_socket.exists():
+            assert not task.done(), task.exception()
+            await asyncio.sleep(0.01)
+        agent = RunningAgent(runtime, task)
+        started.append(agent)
+        return agent
+
+    yield start
+    for agent in started:
+        if not agent.task.done():
+            await agent.stop()
+
+
+async def until(predicate, timeout: float = 10.0):
+    """Poll ``predicate`` (sync) on the event loop until it is truthy."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        result = predicate()
+        if result:
+            return result
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not met in time")

@@ -1,0 +1,128 @@
+"""Signal end to end against a loopback signal-cli HTTP daemon: SSE in, JSON-RPC out,
+allowlist and pairing, approvals by token reply, groups, reconnection after a dropped stream."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from edge.channels.pairing import PairingCodes
+from edge.channels.signal import sse_events
+from tests.channels.conftest import until
+from tests.fakes.openai_server import OpenAIServer, completion
+from tests.fakes.signal_server import FakeSignal
+
+OWNER, FRIEND, STRANGER = "+4915111111111", "+4915122222222", "+4915199999999"
+
+
+@pytest.fixture
+def signal_daemon():
+    with FakeSignal() as server:
+        yield server
+
+
+def config(server, extra=""):
+    return f"""
+[channels.cli]
+enabled = false
+[channels.signal]
+http_url = "{server.url}"
+account = "{server.account}"
+allowed_numbers = ["{OWNER}", "{FRIEND}"]
+group_ids = ["grp1"]
+{extra}
+"""
+
+
+def messages_to(server, recipient):
+    key = "groupId" if recipient.startswith("grp") else "recipient"
+    return [p["message"] for p in server.sent()
+            if p.get(key) in (recipient, [recipient])]
+
+
+async def connected(server, count=1):
+    await until(lambda: server.connections >= count and server.streams)
+
+
+async def test_sse_parser_handles_comments_multiline_and_events():
+    async def lines():
+        for line in [":keep-alive", "", "event: receive", "data: {\"a\":", "data: 1}", "", "data: x", ""]:
+            yield line
+
+    assert [e async for e in sse_events(lines())] == [("receive", '{"a":\n1}'), ("message", "x")]
+
+
+async def test_allowed_number_switches_the_led(signal_daemon, start_agent, mock_factory):
+    await start_agent(config(signal_daemon))
+    await connected(signal_daemon)
+    signal_daemon.push_message(OWNER, "/gpio led on")
+    await until(lambda: messages_to(signal_daemon, OWNER))
+    assert messages_to(signal_daemon, OWNER) == ["gpio:GPIO17 (led) set on"]
+    assert mock_factory.pin(17).state == 1
+    assert all(c["params"]["account"] == signal_daemon.account for c in signal_daemon.calls)
+
+
+async def test_unknown_number_gets_one_hint_then_pairs(signal_daemon, start_agent, tmp_path, mock_factory):
+    await start_agent(config(signal_daemon))
+    await connected(signal_daemon)
+    signal_daemon.push_message(STRANGER, "/gpio led on")
+    signal_daemon.push_message(STRANGER, "please")
+    await until(lambda: messages_to(signal_daemon, STRANGER))
+    await asyncio.sleep(0.2)
+    assert len(messages_to(signal_daemon, STRANGER)) == 1 and mock_factory.pin(17).state == 0
+    code, _ = PairingCodes(tmp_path / "state" / "pairing.json").issue("signal")
+    signal_daemon.push_message(STRANGER, f"/pair {code}")
+    await until(lambda: len(messages_to(signal_daemon, STRANGER)) == 2)
+    assert messages_to(signal_daemon, STRANGER)[1].startswith("Paired")
+    assert f'"{STRANGER}"' in (tmp_path / "config.toml").read_text()
+
+
+async def test_groups_need_a_mention_and_must_be_listed(signal_daemon, start_agent, mock_factory):
+    await start_agent(config(signal_daemon))
+    await connected(signal_daemon)
+    signal_daemon.push_message(OWNER, "/gpio led on", group="other-group",
+                               mentions=[{"number": signal_daemon.account, "start": 0, "length": 1}])
+    signal_daemon.push_message(OWNER, "/gpio led on", group="grp1")
+    await asyncio.sleep(0.3)
+    assert signal_daemon.sent() == [] and mock_factory.pin(17).state == 0
+    signal_daemon.push_message(OWNER, "\ufffc /gpio led on", group="grp1",
+                               mentions=[{"number": signal_daemon.account, "start": 0, "length": 1}])
+    await until(lambda: messages_to(signal_daemon, "grp1"))
+    assert mock_factory.pin(17).state == 1
+
+
+async def test_approval_by_token_reply_only_from_the_requester(signal_daemon, start_agent, mock_factory):
+    replies = [(200, completion(None, [{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}])),
+               (200, completion("LED on."))]
+    with OpenAIServer(replies) as model:
+        extra = f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
+        await start_agent(config(signal_daemon, extra))
+        await connected(signal_daemon)
+        signal_daemon.push_message(OWNER, "switch the led on")
+        request = await until(lambda: [m for m in messages_to(signal_daemon, OWNER) if "Approve" in m])
+        token = request[0].split('"')[1].split()[0]
+        signal_daemon.push_message(FRIEND, f"{token} approve")
+        await until(lambda: messages_to(signal_daemon, FRIEND))
+        assert messages_to(signal_daemon, FRIEND) == [
+            "Only the person who asked (or an admin) can answer this request."]
+        assert mock_factory.pin(17).state == 0
+        signal_daemon.push_message(OWNER, f"{token} always")
+        await until(lambda: "LED on." in messages_to(signal_daemon, OWNER))
+        assert mock_factory.pin(17).state == 1
+        reactions = signal_daemon.sent("sendReaction")
+        assert [r["emoji"] for r in reactions] == ["❌", "✅"]
+        assert signal_daemon.sent("sendTyping")
+
+
+async def test_dropped_stream_reconnects(signal_daemon, start_agent):
+    agent = await start_agent(config(signal_daemon))
+    await connected(signal_daemon)
+    signal_daemon.drop_streams()  # reconnects after the 2 s initial backoff
+    await until(lambda: signal_daemon.connections >= 2, timeout=10)
+    await connected(signal_daemon, 2)
+    signal_daemon.push_message(OWNER, "/gpio led")
+    await until(lambda: messages_to(signal_daemon, OWNER))
+    health = (await agent.runtime.status())["channels"][0]
+    assert health["healthy"] and health["restarts"] == 1
+    assert "closed the event stream" in health["last_error"]

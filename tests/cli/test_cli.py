@@ -1,0 +1,78 @@
+"""edge-cli as a user runs it: exit codes, --json, config commands, direct mode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.conftest import EDGE_CLI, ROOT
+
+
+def cli(*args, env, stdin=None):
+    return subprocess.run([*EDGE_CLI, *args], env=env, input=stdin, capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+
+
+def test_version(isolated_env):
+    out = cli("--version", env=isolated_env)
+    assert out.returncode == 0 and out.stdout.startswith("edge-cli 0.")
+
+
+def test_help_lists_commands_and_exit_codes(isolated_env):
+    out = cli("--help", env=isolated_env)
+    for word in ("run", "status", "pins", "gpio", "config", "exit codes"):
+        assert word in out.stdout
+
+
+def test_bad_usage_exits_2(isolated_env):
+    assert cli("gpio", "write", "led", "maybe", env=isolated_env).returncode == 2
+    assert cli("frobnicate", env=isolated_env).returncode == 2
+
+
+def test_config_init_check_show(isolated_env, tmp_path):
+    path = tmp_path / "cfg.toml"
+    assert cli("config", "init", str(path), env=isolated_env).returncode == 0
+    assert "[boards.gpio.pins]" in path.read_text()
+    again = cli("config", "init", str(path), env=isolated_env)
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert cli("config", "check", "--config", str(path), env=isolated_env).returncode == 0
+    env = dict(isolated_env, EDGE_PROVIDER__API_KEY="sk-very-secret")
+    shown = cli("config", "show", "--json", "--config", str(path), env=env)
+    data = json.loads(shown.stdout)
+    assert data["config"]["provider"]["api_key"] == "**********"
+    assert "sk-very-secret" not in shown.stdout
+    assert "sk-very-secret" not in cli("config", "show", env=env).stdout
+
+
+def test_config_check_rejects_bad_files_with_exit_2(isolated_env, tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('[boards.gpio.pins]\nGPIO99 = { mode = "output" }\n')
+    out = cli("config", "check", "--config", str(path), env=isolated_env)
+    assert out.returncode == 2 and "boards.gpio.pins.GPIO99" in out.stderr
+    out = cli("gpio", "read", "led", "--config", str(path), env=isolated_env)
+    assert out.returncode == 2
+
+
+def test_direct_mode_without_daemon(isolated_env):
+    out = cli("gpio", "write", "led", "on", "--json", env=isolated_env)
+    data = json.loads(out.stdout)
+    assert out.returncode == 0 and data["via"] == "direct" and data["data"]["value"] == 1.0
+    refused = cli("gpio", "write", "GPIO22", "on", env=isolated_env)
+    assert refused.returncode == 1 and "not in the allowlist" in refused.stderr
+    status = json.loads(cli("status", "--json", env=isolated_env).stdout)
+    assert status["data"]["daemon"]["running"] is False
+
+
+@pytest.mark.parametrize("args", [("gpio", "read", "GPIO99"), ("gpio", "pwm", "led", "0.5")])
+def test_failed_actions_exit_1(isolated_env, args):
+    out = cli(*args, "--json", env=isolated_env)
+    assert out.returncode == 1 and json.loads(out.stdout)["ok"] is False
+
+
+def test_piped_run_shows_the_led_on(isolated_env):
+    out = cli("run", env=isolated_env, stdin="/gpio led on\n/pins\n")
+    assert out.returncode == 0
+    assert "gpio:GPIO17 (led) output = on" in out.stdout
+    assert "SIMULATED" in out.stderr and "safe_state board=gpio pin=GPIO17 value=off" in out.stderr

@@ -1,0 +1,23 @@
+"""Quick commands stay quick: the client path imports no pydantic, httpx, numpy or asyncio."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+HEAVY = ("pydantic", "httpx", "numpy", "onnxruntime", "gpiozero", "asyncio")
+
+
+def imported_after(code: str, env) -> set[str]:
+    probe = f"{code}\nimport sys\nprint(' '.join(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=ROOT, capture_output=True,
+                         text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_client_path_modules_are_light(isolated_env):
+    mods = imported_after("import edge.cli.main, edge.cli.oneshot, edge.control.client, "
+                          "edge.status, edge.cli.output; edge.cli.main.build_parser()", isolated_env)
+    assert not {m for m in mods if m.split(".")[0] in HEAVY}

@@ -1,0 +1,55 @@
+"""Shared fixtures: an isolated environment (no user config, a temporary state directory) and
+gpiozero's own MockFactory with PWM-capable pins."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from edge.config.loader import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+EDGE_CLI = [sys.executable, "-m", "edge"]
+
+
+@pytest.fixture
+def isolated_env(tmp_path, monkeypatch) -> dict[str, str]:
+    """No EDGE_* variables, a fresh HOME and state directory; returns the environment."""
+    for name in list(os.environ):
+        if name.startswith("EDGE_") or name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY"):
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("EDGE_STATE_DIR", str(tmp_path / "state"))
+    return dict(os.environ)
+
+
+@pytest.fixture
+def mock_factory() -> MockFactory:
+    factory = MockFactory(pin_class=MockPWMPin)
+    yield factory
+    factory.reset()
+
+
+@pytest.fixture
+def write_config(tmp_path):
+    """Write a config file and return its path."""
+
+    def write(text: str, name: str = "config.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def default_config(isolated_env):
+    return load_config(env=isolated_env)

@@ -1,0 +1,80 @@
+"""A loopback server speaking the OpenAI chat-completions wire format, scripted per test.
+
+It validates requests the way the real API does (model and messages present, tool messages
+answering a previous assistant tool call) and records every request body for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+from http.server import BaseHTTPRequestHandler
+
+from tests.fakes.loopback import LoopbackServer, reply_json
+
+
+def completion(content: str | None = None, tool_calls: list[dict] | None = None) -> dict:
+    message: dict = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [
+            {"id": c.get("id", f"call_{i}"), "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+            for i, c in enumerate(tool_calls)
+        ]
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test-model",
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if tool_calls else "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
+
+
+def error_body(status: int, message: str) -> tuple[int, dict]:
+    return status, {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+
+
+class OpenAIServer(LoopbackServer):
+    """``replies`` is a list of (status, body) consumed in order; requests are recorded."""
+
+    def __init__(self, replies: list[tuple[int, dict]] | None = None, api_key: str | None = None,
+                 responder=None):
+        """``responder(body) -> (status, reply)``, when given, answers instead of ``replies``
+        (it may sleep to play a slow model)."""
+        self.replies = list(replies or [])
+        self.responder = responder
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self.api_key = api_key
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                server.requests.append(body)
+                server.headers.append(dict(self.headers))
+                reply_json(self, *server.answer(self.path, dict(self.headers), body))
+
+        self.serve(Handler)
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root}/v1"
+
+    def answer(self, path: str, headers: dict, body: dict) -> tuple[int, dict]:
+        if path != "/v1/chat/completions":
+            return error_body(404, f"unknown path {path}")
+        if self.api_key and headers.get("Authorization") != f"Bearer {self.api_key}":
+            return error_body(401, "Incorrect API key provided")
+        if not body.get("model") or not isinstance(body.get("messages"), list):
+            return error_body(400, "model and messages are required")
+        called = {c["id"] for m in body["messages"] for c in m.get("tool_calls") or []}
+        for m in body["messages"]:
+            if m["role"] == "tool" and m.get("tool_call_id") not in called:
+                return error_body(400, "messages with role 'tool' must be a response to a "
+                                       "preceding message with 'tool_calls'")
+        if self.responder is not None:
+            return self.responder(body)
+        if not self.replies:
+            return error_body(500, "test server has no scripted reply left")
+        return self.replies.pop(0)

@@ -1,0 +1,160 @@
+"""A loopback Telegram Bot API server: ``POST /bot<token>/<method>`` with JSON or multipart,
+answers shaped like the real API (``{"ok": true, "result": ...}`` or ``{"ok": false,
+"error_code", "description", "parameters"}``), long-polling ``getUpdates`` with offsets, and
+scripted failures (409, 429 with retry_after, 5xx, a dropped poll, a poll that hangs)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+
+from tests.fakes.loopback import LoopbackServer, reply_json
+
+BOT = {"id": 999, "is_bot": True, "first_name": "Edge", "username": "edge_test_bot"}
+
+
+class FakeTelegram(LoopbackServer):
+    def __init__(self, token: str = "123:TEST"):
+        self.token = token
+        self.updates: list[dict] = []
+        self.calls: list[tuple[str, dict]] = []
+        self.failures: list[object] = []
+        """Next getUpdates outcomes: an (error_code, description, retry_after) tuple, "drop" or
+        ("hang", seconds)."""
+        self.reject_markdown = False
+        self.next_update_id = 100
+        self.next_message_id = 1
+        self.cond = threading.Condition()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                server.handle(self)
+
+        self.serve(Handler)
+
+    @property
+    def api_base(self) -> str:
+        return self.root
+
+    # -- scripting -------------------------------------------------------------------------
+
+    def push_message(self, user_id: int, text: str, chat_id: int | None = None,
+                     chat_type: str = "private", **extra) -> None:
+        message = {"message_id": self.next_message_id, "date": int(time.time()), "text": text,
+                   "from": {"id": user_id, "is_bot": False, "first_name": f"u{user_id}"},
+                   "chat": {"id": chat_id or user_id, "type": chat_type}, **extra}
+        self.next_message_id += 1
+        self._push({"message": message})
+
+    def push_callback(self, user_id: int, data: str, message: dict) -> None:
+        self._push({"callback_query": {"id": f"cb{self.next_update_id}", "data": data,
+                                       "from": {"id": user_id, "is_bot": False, "first_name": "x"},
+                                       "message": message, "chat_instance": "1"}})
+
+    def _push(self, update: dict) -> None:
+        with self.cond:
+            update["update_id"] = self.next_update_id
+            self.next_update_id += 1
+            self.updates.append(update)
+            self.cond.notify_all()
+
+    def sent(self, method: str = "sendMessage") -> list[dict]:
+        return [params for name, params in self.calls if name == method]
+
+    def wait_for(self, predicate, timeout: float = 10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            result = predicate()
+            if result:
+                return result
+            time.sleep(0.02)
+        raise AssertionError("condition not met in time")
+
+    # -- serving ---------------------------------------------------------------------------
+
+    def handle(self, request: BaseHTTPRequestHandler) -> None:
+        prefix = f"/bot{self.token}/"
+        if not request.path.startswith(prefix):
+            return reply_json(request, 401, {"ok": False, "error_code": 401,
+                                             "description": "Unauthorized"})
+        method = request.path[len(prefix):]
+        length = int(request.headers.get("Content-Length", 0))
+        raw = request.rfile.read(length)
+        ctype = request.headers.get("Content-Type", "")
+        params = json.loads(raw or b"{}") if "json" in ctype else {"multipart": True, "size": len(raw),
+                                                                    "body": raw}
+        if method != "getUpdates":
+            self.calls.append((method, params))
+        handler = getattr(self, f"m_{method}", None)
+        if handler is None:
+            return reply_json(request, 404, {"ok": False, "error_code": 404, "description": "Not Found"})
+        outcome = handler(params)
+        if outcome == "drop":
+            request.close_connection = True
+            request.connection.close()
+            return None
+        return reply_json(request, *outcome)
+
+    @staticmethod
+    def ok(result) -> tuple[int, dict]:
+        return 200, {"ok": True, "result": result}
+
+    def m_getMe(self, params):
+        return self.ok(BOT)
+
+    def m_setMyCommands(self, params):
+        return self.ok(True)
+
+    def m_getUpdates(self, params):
+        if self.failures:
+            failure = self.failures.pop(0)
+            if failure == "drop":
+                return "drop"
+            if failure[0] == "hang":
+                time.sleep(failure[1])
+                return self.ok([])
+            code, description, retry = failure
+            body = {"ok": False, "error_code": code, "description": description}
+            if retry is not None:
+                body["parameters"] = {"retry_after": retry}
+            return code, body
+        offset = params.get("offset", 0)
+        deadline = time.monotonic() + min(params.get("timeout", 0), 5)
+        with self.cond:
+            self.updates = [u for u in self.updates if u["update_id"] >= offset]
+            while not self.updates and time.monotonic() < deadline:
+                self.cond.wait(deadline - time.monotonic())
+            return self.ok(list(self.updates))
+
+    def m_sendMessage(self, params):
+        if not params.get("chat_id") or not params.get("text"):
+            return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message text is empty"}
+        if len(params["text"]) > 4096:
+            return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message is too long"}
+        if self.reject_markdown and params.get("parse_mode"):
+            return 400, {"ok": False, "error_code": 400, "description":
+                         "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 3"}
+        message = {"message_id": self.next_message_id, "date": int(time.time()),
+                   "chat": {"id": params["chat_id"], "type": "private"}, "text": params["text"]}
+        self.next_message_id += 1
+        return self.ok(message)
+
+    def m_editMessageText(self, params):
+        return self.ok({"message_id": params["message_id"], "text": params["text"],
+                        "chat": {"id": params["chat_id"], "type": "private"}, "date": 0})
+
+    def m_answerCallbackQuery(self, params):
+        return self.ok(True)
+
+    def m_sendChatAction(self, params):
+        return self.ok(True)
+
+    def m_sendPhoto(self, params):
+        return self.ok({"message_id": self.next_message_id, "date": 0, "chat": {"id": 1, "type": "private"},
+                        "photo": [{"file_id": "f", "width": 1, "height": 1}]})

@@ -1,0 +1,100 @@
+"""Hardware: config to boards and policy, pin lookup, claiming, auto-off, safe state."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from edge.config.loader import load_config
+from edge.exc import ConfigError
+from edge.hardware import build_hardware
+from edge.security.policy import Action
+from peripherals.exc import BoardError, UnknownPin
+
+TIMED = """
+[boards.gpio.aliases]
+pump = "GPIO22"
+[boards.gpio.pins]
+pump = { mode = "output", safe = "off", max_on_seconds = 0.2 }
+GPIO23 = { mode = "output", safe = "on" }
+BOARD11 = { mode = "pwm" }
+"""
+
+
+def hardware_for(text, write_config, env, mock_factory, resident=True):
+    cfg = load_config(str(write_config(text)), env=env).config
+    return build_hardware(cfg, resident=resident, pin_factory=mock_factory)
+
+
+def test_pin_keys_resolve_to_canonical_rules(write_config, isolated_env, mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
+    rules = {r.pin: r for r in hw.policy.rules}
+    assert set(rules) == {"GPIO22", "GPIO23", "GPIO17"}
+    assert rules["GPIO22"].aliases == ("pump",) and rules["GPIO22"].max_on_seconds == 0.2
+    assert rules["GPIO23"].safe is True
+
+
+def test_unknown_pin_in_config_names_the_key(write_config, isolated_env, mock_factory):
+    with pytest.raises(ConfigError, match=r"boards\.gpio\.pins\.GPIO99: .*not a GPIO pin"):
+        hardware_for('[boards.gpio.pins]\nGPIO99 = { mode = "input" }\n', write_config,
+                     isolated_env, mock_factory)
+
+
+def test_same_pin_twice_is_a_config_error(write_config, isolated_env, mock_factory):
+    text = '[boards.gpio.pins]\nled = { mode = "output" }\nGPIO17 = { mode = "input" }\n'
+    with pytest.raises(ConfigError, match="same pin as"):
+        hardware_for(text, write_config, isolated_env, mock_factory)
+
+
+def test_bad_alias_is_a_config_error(write_config, isolated_env, mock_factory):
+    with pytest.raises(ConfigError, match=r"boards\.gpio\.aliases"):
+        hardware_for('[boards.gpio.aliases]\nled = "GPIO64"\n', write_config, isolated_env,
+                     mock_factory)
+
+
+def test_locate_accepts_names_aliases_and_board_prefix(default_config, mock_factory):
+    hw = build_hardware(default_config.config, resident=True, pin_factory=mock_factory)
+    assert hw.locate("led") == ("gpio", "GPIO17")
+    assert hw.locate("gpio:BOARD11") == ("gpio", "GPIO17")
+    assert hw.locate("J8:13") == ("gpio", "GPIO27")
+    with pytest.raises(UnknownPin):
+        hw.locate("GPIO99")
+
+
+async def test_resident_start_claims_pins_at_their_safe_level(write_config, isolated_env, mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
+    await hw.start()
+    assert mock_factory.pin(23).state == 1  # safe = on
+    assert mock_factory.pin(22).state == 0
+    await hw.shutdown()
+
+
+async def test_max_on_seconds_switches_off_by_itself(write_config, isolated_env, mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
+    await hw.start()
+    rule = hw.policy.authorize("gpio", "GPIO22", Action.WRITE, "t")
+    await hw.write(rule, True)
+    assert mock_factory.pin(22).state == 1
+    await asyncio.sleep(0.35)
+    assert mock_factory.pin(22).state == 0
+    await hw.shutdown()
+
+
+async def test_one_shot_mode_refuses_timed_pins(write_config, isolated_env, mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory, resident=False)
+    await hw.start()
+    rule = hw.policy.authorize("gpio", "GPIO22", Action.WRITE, "t")
+    with pytest.raises(BoardError, match="only the running agent"):
+        await hw.write(rule, True)
+    await hw.shutdown()
+
+
+async def test_shutdown_restores_safe_levels(write_config, isolated_env, mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
+    await hw.start()
+    await hw.write(hw.policy.authorize("gpio", "GPIO22", Action.WRITE, "t"), True)
+    await hw.write(hw.policy.authorize("gpio", "GPIO23", Action.WRITE, "t"), False)
+    await hw.shutdown()
+    assert mock_factory.pin(22).state == 0
+    assert mock_factory.pin(23).state == 1
