@@ -246,6 +246,42 @@ class ChannelsConfig(Section):
     signal: SignalChannelConfig = Field(default_factory=SignalChannelConfig)
 
 
+class MemoryConfig(Section):
+    """Long-term memory (seed 002): where it lives, how it embeds, how it is kept tidy."""
+
+    backend: Literal["sqlite", "markdown", "none"] = "sqlite"
+    embedder: str = "onnx"
+    """onnx (local, offline) | openai | custom:<base_url> (Ollama, local servers) | none."""
+    model_path: str | None = None
+    """A local .onnx sentence-embedding model instead of the packaged all-MiniLM-L6-v2."""
+    model_sha256: str | None = None
+    quantize: bool = True
+    """Re-quantise the onnx model once (cached in the state dir): about 100 MB less memory."""
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dimensions: int | None = Field(None, ge=1)
+    api_key: SecretStr | None = None
+    vector_weight: float = Field(0.7, ge=0.0, le=1.0)
+    keyword_weight: float = Field(0.3, ge=0.0, le=1.0)
+    min_relevance: float = Field(0.4, ge=0.0, le=1.0)
+    recall_limit: int = Field(5, ge=1, le=50)
+    embedding_cache_size: int = Field(10_000, ge=0)
+    conversation_retention_days: int = Field(30, ge=1)
+    hygiene_interval_hours: float = Field(12.0, gt=0)
+    snapshot_on_hygiene: bool = True
+    autosave: bool = True
+    autosave_min_chars: int = Field(20, ge=1)
+    open_timeout_seconds: float = Field(5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _known_embedder(self) -> MemoryConfig:
+        if self.embedder in ("onnx", "openai", "none"):
+            return self
+        if self.embedder.startswith("custom:") and self.embedder[len("custom:"):].startswith(
+                ("http://", "https://")):
+            return self
+        raise ValueError("embedder must be onnx, openai, none or custom:<http(s) base URL>")
+
+
 class Config(Section):
     paths: PathsConfig = Field(default_factory=PathsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -255,3 +291,4 @@ class Config(Section):
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     boards: dict[str, BoardConfig] = Field(default_factory=lambda: {"gpio": GpioBoardConfig()})
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)

@@ -1,0 +1,110 @@
+"""``edge-cli memory store|search|list|forget|stats|reindex``: the agent's long-term memory,
+opened directly (SQLite in WAL mode lets the CLI and a running agent share the file; the agent
+notices the CLI's writes through ``PRAGMA data_version``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from edge.exc import UsageError
+
+PROGRESS_WIDTH = 30
+
+
+def register(sub, common) -> None:
+    memory = sub.add_parser("memory", parents=[common], help="store, search and tidy long-term memory")
+    msub = memory.add_subparsers(dest="action", metavar="ACTION", required=True)
+    store = msub.add_parser("store", parents=[common], help="remember TEXT under KEY (replaces KEY)")
+    store.add_argument("key")
+    store.add_argument("text")
+    store.add_argument("--category", default="core",
+                       help="core | daily | conversation | any custom name (default core)")
+    search = msub.add_parser("search", parents=[common], help="recall the memories closest to QUERY")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=5, metavar="N", help="at most N results")
+    listing = msub.add_parser("list", parents=[common], help="list memories, newest first")
+    listing.add_argument("--category", help="only this category")
+    forget = msub.add_parser("forget", parents=[common], help="delete the memory under KEY")
+    forget.add_argument("key")
+    msub.add_parser("stats", parents=[common], help="counts, model, cache and file size")
+    msub.add_parser("reindex", parents=[common],
+                    help="re-embed every memory (after changing the embedding model)")
+    memory.set_defaults(handler=run)
+
+
+def progress_bar(done: int, total: int, stream=sys.stderr) -> None:
+    filled = PROGRESS_WIDTH * done // max(total, 1)
+    stream.write(f"\rreindex [{'#' * filled}{'.' * (PROGRESS_WIDTH - filled)}] {done}/{total}")
+    if done >= total:
+        stream.write("\n")
+    stream.flush()
+
+
+def _print(args, payload, text: str) -> None:
+    print(json.dumps(payload, indent=2, ensure_ascii=False) if args.json else text)
+
+
+def _entry_line(entry) -> str:
+    score = f"  [{entry.score:.2f}]" if entry.score is not None else ""
+    return f"{entry.key} ({entry.category}){score}: {entry.content}"
+
+
+async def act(args, memory) -> int:
+    from edge.memory.base import Category
+
+    if args.action == "store":
+        try:
+            category = Category.parse(args.category)
+        except ValueError as exc:
+            raise UsageError(f"--category: {exc}") from None
+        await memory.store(args.key, args.text, category)
+        _print(args, {"ok": True, "key": args.key, "category": category.value},
+               f"stored {args.key} ({category})")
+    elif args.action == "search":
+        if args.limit < 1:
+            raise UsageError("--limit must be at least 1")
+        entries = await memory.recall(args.query, args.limit)
+        payload = [{"key": e.key, "content": e.content, "category": e.category.value,
+                    "score": e.score} for e in entries]
+        _print(args, payload, "\n".join(map(_entry_line, entries)) or "no matching memories")
+    elif args.action == "list":
+        entries = await memory.list(Category.parse(args.category) if args.category else None)
+        _print(args, [e.as_dict() for e in entries],
+               "\n".join(map(_entry_line, entries)) or "no memories")
+    elif args.action == "forget":
+        deleted = await memory.forget(args.key)
+        if not deleted:
+            print(f"edge-cli: no memory {args.key!r} was deleted (unknown key, or the "
+                  f"{memory.name} backend is append-only)", file=sys.stderr)
+        if args.json or deleted:
+            _print(args, {"ok": deleted, "key": args.key}, f"forgot {args.key}")
+        return 0 if deleted else 1
+    elif args.action == "stats":
+        stats = await memory.stats()
+        _print(args, stats, "\n".join(f"{k}: {v}" for k, v in stats.items()))
+    else:
+        if getattr(memory, "reindex", None) is None:
+            raise UsageError(f"the {memory.name} backend has no vectors to reindex")
+        count = await memory.reindex(progress=None if args.json else progress_bar)
+        _print(args, {"ok": True, "reindexed": count}, f"re-embedded {count} memories")
+    return 0
+
+
+def run(args) -> int:
+    import asyncio
+
+    from edge.config.loader import load_config
+    from edge.memory.factory import build_memory
+
+    loaded = load_config(args.config)
+
+    async def once() -> int:
+        memory = await build_memory(loaded.config.memory, loaded.state_dir)
+        try:
+            return await act(args, memory)
+        finally:
+            await memory.close()
+
+    return asyncio.run(once())

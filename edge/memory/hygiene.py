@@ -1,0 +1,62 @@
+"""Memory upkeep on a schedule (seed 002_9a1873f4f488f98f.txt): delete Conversation memories
+older than the retention, write Core memories to ``MEMORY_SNAPSHOT.md``, and re-embed entries
+whose vectors are missing or come from another model.
+
+The daemon runs ``hygiene_loop`` as a task: once at start, then every ``hygiene_interval_hours``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from edge.exc import EdgeError
+from edge.memory.base import Category, Memory
+from edge.memory.snapshot import write_snapshot
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class HygieneReport:
+    conversations_deleted: int = 0
+    snapshot_entries: int | None = None
+    reindexed: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def retention_cutoff(days: int, now: datetime | None = None) -> str:
+    moment = (now or datetime.now(UTC)) - timedelta(days=days)
+    return moment.isoformat(timespec="microseconds")
+
+
+async def run_hygiene(memory: Memory, config, snapshot_path: Path,
+                      now: datetime | None = None) -> HygieneReport:
+    """One pass; ``config`` is a MemoryConfig. Backends without a step (markdown) skip it."""
+    report = HygieneReport()
+    delete_older_than = getattr(memory, "delete_older_than", None)
+    if delete_older_than is not None:
+        cutoff = retention_cutoff(config.conversation_retention_days, now)
+        report.conversations_deleted = await delete_older_than(Category.CONVERSATION, cutoff)
+    if config.snapshot_on_hygiene and memory.name != "none":
+        report.snapshot_entries = await write_snapshot(memory, snapshot_path)
+    if getattr(memory, "semantic", False):
+        report.reindexed = await memory.reindex(only_stale=True)
+    log.info("memory_hygiene conversations_deleted=%d snapshot_entries=%s reindexed=%d",
+             report.conversations_deleted, report.snapshot_entries, report.reindexed)
+    return report
+
+
+async def hygiene_loop(memory: Memory, config, snapshot_path: Path) -> None:
+    """Run hygiene now and every ``config.hygiene_interval_hours`` until cancelled."""
+    while True:
+        try:
+            await run_hygiene(memory, config, snapshot_path)
+        except EdgeError as exc:
+            log.warning("memory_hygiene_failed reason=%s", exc)
+        await asyncio.sleep(config.hygiene_interval_hours * 3600)

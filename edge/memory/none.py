@@ -1,0 +1,42 @@
+"""NoneMemory: memory switched off (``[memory] backend = "none"``), a no-op behind the protocol."""
+
+from __future__ import annotations
+
+from edge.memory.base import Category, MemoryEntry
+
+
+class NoneMemory:
+    """Memory switched off: stores nothing, recalls nothing."""
+
+    name = "none"
+
+    async def store(self, key: str, content: str, category: Category,
+                    session_id: str | None = None) -> None:
+        return None
+
+    async def recall(self, query: str, limit: int = 5,
+                     session_id: str | None = None) -> list[MemoryEntry]:
+        return []
+
+    async def get(self, key: str) -> MemoryEntry | None:
+        return None
+
+    async def list(self, category: Category | None = None,
+                   session_id: str | None = None) -> list[MemoryEntry]:
+        return []
+
+    async def forget(self, key: str) -> bool:
+        return False
+
+    async def count(self) -> int:
+        return 0
+
+    async def health_check(self) -> bool:
+        return True
+
+    async def close(self) -> None:
+        return None
+
+    async def stats(self) -> dict:
+        return {"backend": self.name, "count": 0, "by_category": {}, "embedder": "none",
+                "model": "none"}

@@ -1,0 +1,88 @@
+"""``MEMORY_SNAPSHOT.md``: every Core memory as plain Markdown that Git can track, and the
+cold-start recovery that reads it back (seed 002_9a1873f4f488f98f.txt, hydrate_from_snapshot)::
+
+    # Memory snapshot
+
+    ## pump-schedule
+    The pump runs at 7am.
+
+A content line that would read as a heading (``## ``) or starts with a backslash is written
+with a leading backslash, which the reader removes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from edge.memory.base import Category, Memory, MemoryEntry
+
+SNAPSHOT_NAME = "MEMORY_SNAPSHOT.md"
+HEADER = "# Memory snapshot"
+
+
+def render_snapshot(entries: list[MemoryEntry]) -> str:
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    parts = [HEADER, "",
+             f"<!-- Core memories of edge-agent, written by hygiene at {stamp}. When brain.db is "
+             "missing at start, the agent restores them from this file. -->", ""]
+    for entry in sorted(entries, key=lambda e: e.key):
+        parts.append(f"## {' '.join(entry.key.split())}")
+        for line in entry.content.splitlines() or [""]:
+            parts.append("\\" + line if line.startswith(("## ", "\\")) else line)
+        parts.append("")
+    return "\n".join(parts)
+
+
+def parse_snapshot(text: str) -> list[tuple[str, str]]:
+    """``(key, content)`` pairs, in file order."""
+    pairs: list[tuple[str, str]] = []
+    key: str | None = None
+    lines: list[str] = []
+
+    def flush() -> None:
+        if key is not None:
+            content = "\n".join(lines).strip("\n")
+            if content.strip():
+                pairs.append((key, content))
+
+    for line in text.splitlines():
+        if line.startswith("## "):
+            flush()
+            key, lines = line[3:].strip(), []
+        elif key is not None and not (line.startswith("<!--") and not lines):
+            lines.append(line[1:] if line.startswith("\\") else line)
+    flush()
+    return pairs
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+async def write_snapshot(memory: Memory, path: Path) -> int:
+    """Dump Core memories to ``path``; returns how many."""
+    entries = await memory.list(Category.CORE)
+    write_atomically(path, render_snapshot(entries))
+    return len(entries)
+
+
+async def hydrate_from_snapshot(memory, path: Path) -> int:
+    """Store every snapshot entry as Core into ``memory`` (a fresh SqliteMemory)."""
+    pairs = parse_snapshot(path.read_text(encoding="utf-8"))
+    items = [(key, content, Category.CORE, None) for key, content in pairs]
+    for start in range(0, len(items), 256):
+        await memory.store_many(items[start:start + 256])
+    return len(items)

@@ -1,0 +1,361 @@
+"""SqliteMemory, the default backend: one ``brain.db`` file, recall in three levels
+(seed 002_9a1873f4f488f98f.txt):
+
+1. hybrid: cosine over the in-memory vector matrix merged with normalised FTS5 BM25
+   (0.7 / 0.3 by default), results under ``min_relevance`` dropped;
+2. BM25 only, when no embedder is configured (or it is unreachable);
+3. ``LIKE`` when FTS5 rejects the query.
+
+Every vector is stored with the id of the model that made it. When the configured model differs,
+recall refuses with a message naming ``edge-cli memory reindex`` (hygiene re-embeds too).
+Storing never loses text: if embedding fails the entry is kept without a vector and logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from edge.memory.base import (Category, EmbeddingError, EmbeddingProvider, MemoryEntry,
+                              MemoryFailure, StaleEmbeddings)
+from edge.memory.embedding_cache import EmbeddingCache, content_hash, now_iso
+from edge.memory.ranking import (COMMON_TERMS_MIN_ROWS, drop_common_terms, fts_query, fts_terms,
+                                 hybrid_merge, like_terms, normalise_bm25)
+from edge.memory.sqlite_schema import open_database
+
+log = logging.getLogger(__name__)
+
+CANDIDATES = 50
+"""Rows taken from each of vector and keyword search before merging."""
+REINDEX_BATCH = 32
+ENTRY_COLUMNS = "num, id, key, content, category, updated_at, session_id"
+
+Progress = Callable[[int, int], None]
+
+
+def _entry(row: tuple, score: float | None = None) -> MemoryEntry:
+    _, id_, key, content, category, updated_at, session_id = row
+    return MemoryEntry(id_, key, content, Category.parse(category), updated_at, session_id, score)
+
+
+class SqliteMemory:
+    name = "sqlite"
+
+    def __init__(self, path: Path, embedder: EmbeddingProvider, *, vector_weight: float = 0.7,
+                 keyword_weight: float = 0.3, min_relevance: float = 0.4,
+                 cache_size: int = 10_000, open_timeout: float = 5.0):
+        self.path = Path(path)
+        self.embedder = embedder
+        self.vector_weight = vector_weight
+        self.keyword_weight = keyword_weight
+        self.min_relevance = min_relevance
+        self.cache_size = cache_size
+        self.open_timeout = open_timeout
+        self._db: aiosqlite.Connection | None = None
+        self._open_lock = asyncio.Lock()
+        self._index: Any = None
+        self._stale: int | None = None
+        self._data_version: int | None = None
+
+    @property
+    def semantic(self) -> bool:
+        return self.embedder.name != "none"
+
+    async def db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            async with self._open_lock:
+                if self._db is None:
+                    self._db = await open_database(self.path, self.open_timeout)
+        return self._db
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+        close = getattr(self.embedder, "close", None)
+        if close is not None:
+            await close()
+
+    # -- embeddings -------------------------------------------------------------------------
+
+    async def _embed_blobs(self, texts: list[str], embedder: EmbeddingProvider | None = None) -> list[bytes]:
+        """One vector BLOB per text, from the cache where possible; the caller commits."""
+        from edge.memory.vector_index import VectorIndex
+
+        embedder = embedder or self.embedder
+        cache = EmbeddingCache(await self.db(), self.embedder.model_id, self.cache_size)
+        cached = await cache.get_many(texts)
+        missing = list(dict.fromkeys(t for t in texts if content_hash(t) not in cached))
+        if missing:
+            vectors = await embedder.embed(missing)
+            fresh = [(text, VectorIndex.encode(v)) for text, v in zip(missing, vectors, strict=True)]
+            await cache.put_many(fresh)
+            cached.update({content_hash(text): blob for text, blob in fresh})
+        return [cached[content_hash(t)] for t in texts]
+
+    async def _others_wrote(self) -> bool:
+        """Whether another connection (``edge-cli memory`` beside the daemon) committed since
+        the last look, via ``PRAGMA data_version``."""
+        async with (await self.db()).execute("PRAGMA data_version") as cur:
+            version = (await cur.fetchone())[0]
+        changed = self._data_version is not None and version != self._data_version
+        self._data_version = version
+        return changed
+
+    async def _index_ready(self) -> Any:
+        """The vector matrix, loaded on first use and reloaded when another process wrote;
+        raises StaleEmbeddings on a model change."""
+        if await self._others_wrote():
+            self._index = None
+        if self._index is None:
+            import numpy as np
+
+            from edge.memory.vector_index import VectorIndex
+
+            db = await self.db()
+            model_id = self.embedder.model_id
+            async with db.execute("SELECT COUNT(*) FROM memories WHERE embedding_model IS NOT NULL "
+                                  "AND embedding_model != ?", (model_id,)) as cur:
+                self._stale = (await cur.fetchone())[0]
+            async with db.execute("SELECT num, embedding FROM memories WHERE embedding_model = ?",
+                                  (model_id,)) as cur:
+                rows = await cur.fetchall()
+            index = VectorIndex(len(rows[0][1]) // 4 if rows else self.embedder.dimensions)
+            if rows:
+                matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4")
+                index.put_many([num for num, _ in rows], matrix.reshape(len(rows), -1))
+            self._index = index
+        if self._stale:
+            raise StaleEmbeddings(
+                f"{self._stale} memories were embedded with another model than "
+                f"{self.embedder.model_id}; run `edge-cli memory reindex` to re-embed them "
+                "(the agent's hygiene does it too)")
+        return self._index
+
+    # -- writes -----------------------------------------------------------------------------
+
+    async def store(self, key: str, content: str, category: Category,
+                    session_id: str | None = None) -> None:
+        await self.store_many([(key, content, category, session_id)])
+
+    async def store_many(self, items: list[tuple[str, str, Category, str | None]]) -> None:
+        """Upsert several entries in one transaction (hydration, imports, benchmarks)."""
+        for key, content, _, _ in items:
+            if not key.strip() or not content.strip():
+                raise MemoryFailure("a memory needs a non-empty key and content")
+        db = await self.db()
+        blobs: list[bytes | None] = [None] * len(items)
+        model_id = None
+        if self.semantic:
+            try:
+                blobs = list(await self._embed_blobs([content for _, content, _, _ in items]))
+                model_id = self.embedder.model_id
+            except EmbeddingError as exc:
+                log.warning("memory_store_unembedded count=%d reason=%s", len(items), exc)
+        stamp = now_iso()
+        nums = []
+        for (key, content, category, session_id), blob in zip(items, blobs, strict=True):
+            async with db.execute(
+                    "INSERT INTO memories (id, key, content, category, embedding, embedding_model, "
+                    "created_at, updated_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT(key) DO UPDATE SET id = excluded.id, content = excluded.content, "
+                    "category = excluded.category, embedding = excluded.embedding, "
+                    "embedding_model = excluded.embedding_model, updated_at = excluded.updated_at, "
+                    "session_id = excluded.session_id RETURNING num",
+                    (str(uuid.uuid4()), key, content, category.value, blob,
+                     model_id if blob else None, stamp, stamp, session_id)) as cur:
+                nums.append((await cur.fetchone())[0])
+        await db.commit()
+        if self._index is not None:
+            from edge.memory.vector_index import VectorIndex
+
+            for num, blob in zip(nums, blobs, strict=True):
+                if blob:
+                    self._index.put(num, VectorIndex.decode(blob))
+                else:
+                    self._index.remove(num)
+
+    async def forget(self, key: str) -> bool:
+        db = await self.db()
+        async with db.execute("DELETE FROM memories WHERE key = ? RETURNING num", (key,)) as cur:
+            row = await cur.fetchone()
+        await db.commit()
+        if row and self._index is not None:
+            self._index.remove(row[0])
+        return row is not None
+
+    async def delete_older_than(self, category: Category, cutoff_iso: str) -> int:
+        db = await self.db()
+        async with db.execute("DELETE FROM memories WHERE category = ? AND updated_at < ? "
+                              "RETURNING num", (category.value, cutoff_iso)) as cur:
+            nums = [num for (num,) in await cur.fetchall()]
+        await db.commit()
+        if self._index is not None:
+            for num in nums:
+                self._index.remove(num)
+        return len(nums)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    async def get(self, key: str) -> MemoryEntry | None:
+        db = await self.db()
+        async with db.execute(f"SELECT {ENTRY_COLUMNS} FROM memories WHERE key = ?", (key,)) as cur:
+            row = await cur.fetchone()
+        return _entry(row) if row else None
+
+    async def list(self, category: Category | None = None,
+                   session_id: str | None = None) -> list[MemoryEntry]:
+        db = await self.db()
+        sql = f"SELECT {ENTRY_COLUMNS} FROM memories WHERE (? IS NULL OR category = ?) " \
+              "AND (? IS NULL OR session_id = ?) ORDER BY updated_at DESC"
+        value = category.value if category else None
+        async with db.execute(sql, (value, value, session_id, session_id)) as cur:
+            return [_entry(row) async for row in cur]
+
+    async def count(self) -> int:
+        db = await self.db()
+        async with db.execute("SELECT COUNT(*) FROM memories") as cur:
+            return (await cur.fetchone())[0]
+
+    async def health_check(self) -> bool:
+        try:
+            db = await self.db()
+            async with db.execute("SELECT 1") as cur:
+                return (await cur.fetchone()) == (1,)
+        except (MemoryFailure, aiosqlite.Error):
+            return False
+
+    async def _rows(self, scored: list[tuple[int, float]], session_id: str | None,
+                    limit: int) -> list[MemoryEntry]:
+        """The entries for ``(num, score)`` pairs in one query, in score order."""
+        if not scored:
+            return []
+        db = await self.db()
+        marks = ",".join("?" * len(scored))
+        async with db.execute(f"SELECT {ENTRY_COLUMNS} FROM memories WHERE num IN ({marks}) "
+                              "AND (? IS NULL OR session_id = ?)",
+                              (*[num for num, _ in scored], session_id, session_id)) as cur:
+            rows = {row[0]: row async for row in cur}
+        return [_entry(rows[num], score) for num, score in scored if num in rows][:limit]
+
+    async def keyword_search(self, query: str, limit: int,
+                             session_id: str | None = None) -> list[tuple[int, float]]:
+        """``(num, -bm25)``, best first; LIKE matching (fraction of words found) if FTS5 refuses."""
+        db = await self.db()
+        match = fts_query(await self._selective_terms(fts_terms(query)))
+        if match:
+            try:
+                async with db.execute(
+                        "SELECT m.num, -bm25(memories_fts) AS score FROM memories_fts "
+                        "JOIN memories m ON m.num = memories_fts.rowid WHERE memories_fts MATCH ? "
+                        "AND (? IS NULL OR m.session_id = ?) ORDER BY score DESC LIMIT ?",
+                        (match, session_id, session_id, limit)) as cur:
+                    return [(num, score) async for num, score in cur]
+            except aiosqlite.OperationalError as exc:
+                log.info("memory_recall_like_fallback reason=%s", exc)
+        return await self._like_search(query, limit, session_id)
+
+    async def _selective_terms(self, terms: list[str]) -> list[str]:
+        if len(terms) < 2:
+            return terms
+        db = await self.db()
+        async with db.execute("SELECT COALESCE(MAX(num), 0) FROM memories") as cur:
+            total = (await cur.fetchone())[0]
+        if total < COMMON_TERMS_MIN_ROWS:
+            return terms
+        lowered = [t.lower() for t in terms]
+        marks = ",".join("?" * len(lowered))
+        async with db.execute(f"SELECT term, doc FROM memories_fts_terms WHERE term IN ({marks})",
+                              lowered) as cur:
+            counts = {term: doc async for term, doc in cur}
+        return drop_common_terms(terms, counts, total)
+
+    async def _like_search(self, query: str, limit: int,
+                           session_id: str | None) -> list[tuple[int, float]]:
+        db = await self.db()
+        terms = like_terms(query)
+        hits = " + ".join(["((key LIKE ? ESCAPE '\\') OR (content LIKE ? ESCAPE '\\'))"] * len(terms))
+        params = [p for term in terms for p in (term, term)]
+        async with db.execute(
+                f"SELECT num, ({hits}) AS hits FROM memories WHERE hits > 0 "
+                "AND (? IS NULL OR session_id = ?) ORDER BY hits DESC, updated_at DESC LIMIT ?",
+                (*params, session_id, session_id, limit)) as cur:
+            return [(num, hits / len(terms)) async for num, hits in cur]
+
+    async def recall(self, query: str, limit: int = 5,
+                     session_id: str | None = None) -> list[MemoryEntry]:
+        if not query.strip() or limit <= 0:
+            return []
+        query_vector = None
+        if self.semantic:
+            await self._index_ready()
+            try:
+                from edge.memory.vector_index import VectorIndex
+
+                query_vector = VectorIndex.decode((await self._embed_blobs([query]))[0])
+                await (await self.db()).commit()
+            except EmbeddingError as exc:
+                log.warning("memory_recall_keyword_only reason=%s", exc)
+        return await self.recall_by_vector(query, query_vector, limit, session_id)
+
+    async def recall_by_vector(self, query: str, query_vector: Any, limit: int = 5,
+                               session_id: str | None = None) -> list[MemoryEntry]:
+        """Recall with the query's vector already computed (None: BM25 only)."""
+        candidates = max(CANDIDATES, limit)
+        keyword = await self.keyword_search(query, candidates, session_id)
+        if query_vector is None:
+            return await self._rows(normalise_bm25(keyword), session_id, limit)
+        vector = (await self._index_ready()).search(query_vector, candidates)
+        merged = hybrid_merge(vector, keyword, self.vector_weight, self.keyword_weight,
+                              len(vector) + len(keyword))
+        relevant = [(num, score) for num, score in merged if score >= self.min_relevance]
+        return await self._rows(relevant, session_id, limit)
+
+    # -- upkeep -----------------------------------------------------------------------------
+
+    async def reindex(self, progress: Progress | None = None, only_stale: bool = False) -> int:
+        """Re-embed every entry (or those without a current vector); returns how many."""
+        if not self.semantic:
+            raise MemoryFailure("no embedder is configured ([memory] embedder = \"none\"); "
+                                "nothing to reindex")
+        db = await self.db()
+        model_id = self.embedder.model_id
+        where = "WHERE embedding_model IS NULL OR embedding_model != ?" if only_stale else ""
+        async with db.execute(f"SELECT num, content FROM memories {where} ORDER BY num",
+                              (model_id,) if only_stale else ()) as cur:
+            rows = await cur.fetchall()
+        bulk = getattr(self.embedder, "bulk", None)
+        embedder = bulk() if bulk else self.embedder
+        done = 0
+        for start in range(0, len(rows), REINDEX_BATCH):
+            batch = rows[start:start + REINDEX_BATCH]
+            blobs = await self._embed_blobs([content for _, content in batch], embedder)
+            await db.executemany("UPDATE memories SET embedding = ?, embedding_model = ? WHERE num = ?",
+                                 [(blob, model_id, num) for (num, _), blob in zip(batch, blobs, strict=True)])
+            await db.commit()
+            done += len(batch)
+            if progress:
+                progress(done, len(rows))
+        self._index = None
+        self._stale = None
+        return done
+
+    async def stats(self) -> dict[str, Any]:
+        db = await self.db()
+        async with db.execute("SELECT category, COUNT(*) FROM memories GROUP BY category") as cur:
+            by_category = {category: n async for category, n in cur}
+        async with db.execute("SELECT COALESCE(embedding_model, ''), COUNT(*) FROM memories "
+                              "GROUP BY embedding_model") as cur:
+            by_model = {model or "(none)": n async for model, n in cur}
+        cache = await EmbeddingCache(db, "", self.cache_size).size()
+        return {"backend": self.name, "path": str(self.path), "count": sum(by_category.values()),
+                "by_category": by_category, "embedder": self.embedder.name,
+                "model": self.embedder.model_id if self.semantic else "none",
+                "vectors_by_model": by_model, "embedding_cache": cache,
+                "bytes": self.path.stat().st_size if self.path.exists() else 0}

@@ -1,0 +1,98 @@
+"""The memory_* tools and `edge-cli memory`, on real databases and the real model."""
+
+import json
+import os
+
+import pytest
+
+from edge.cli.main import main
+from edge.config.loader import load_config
+from edge.memory.base import Category
+from edge.memory.markdown import MarkdownMemory
+from edge.tools.memory import memory_tools
+
+
+async def test_tools_store_recall_and_forget(memory):
+    store, recall, forget = memory_tools(memory)
+    stored = await store.execute({"key": "wifi", "content": "The wifi password is on the router"},
+                                 "telegram:42")
+    assert stored.success and stored.data == {"key": "wifi", "category": "core"}
+    await store.execute({"key": "isp", "content": "Internet bill paid by card", "category": "bills"},
+                        "telegram:42")
+    assert (await memory.get("isp")).category == Category.parse("bills")
+    found = await recall.execute({"query": "what is the internet password"}, "telegram:42")
+    assert found.success and found.data["entries"][0]["key"] == "wifi"
+    assert "- wifi: The wifi password is on the router" in found.output
+    assert (await forget.execute({"key": "wifi"}, "telegram:42")).success
+    again = await forget.execute({"key": "wifi"}, "telegram:42")
+    assert not again.success and "no memory with key 'wifi'" in again.error
+    bad = await store.execute({"key": "", "content": "x"}, "telegram:42")
+    assert not bad.success and "key" in bad.error
+    assert store.parameters_schema()["required"] == ["key", "content"]
+
+
+async def test_forget_tool_explains_append_only_backend(tmp_path):
+    _, _, forget = memory_tools(MarkdownMemory(tmp_path))
+    result = await forget.execute({"key": "x"}, "cli:pi")
+    assert not result.success and "append-only" in result.error
+
+
+@pytest.fixture
+def cli_state(tmp_path, model_state_dir, monkeypatch):
+    """A state dir that reuses the session's re-quantised model file."""
+    (tmp_path / "models").mkdir()
+    for model in (model_state_dir / "models").glob("*.onnx"):
+        os.link(model, tmp_path / "models" / model.name)
+    monkeypatch.setenv("EDGE_STATE_DIR", str(tmp_path))
+    (tmp_path / "config.toml").write_text('[memory]\nbackend = "sqlite"\nembedder = "onnx"\n')
+    monkeypatch.setenv("EDGE_CONFIG", str(tmp_path / "config.toml"))
+    return tmp_path
+
+
+def run_cli(capsys, *argv):
+    code = main(["memory", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_store_search_list_forget_stats_reindex(cli_state, capsys):
+    assert run_cli(capsys, "store", "wifi", "The wifi password is on the router")[0] == 0
+    assert run_cli(capsys, "store", "isp", "Internet bill paid by card, internet support",
+                   "--category", "daily")[0] == 0
+    code, out, _ = run_cli(capsys, "search", "what is the internet password", "--json")
+    results = json.loads(out)
+    assert code == 0 and results[0]["key"] == "wifi"
+    assert set(results[0]) == {"key", "content", "category", "score"}
+    code, out, _ = run_cli(capsys, "list", "--category", "daily")
+    assert code == 0 and out.startswith("isp (daily): Internet bill")
+    code, out, _ = run_cli(capsys, "stats", "--json")
+    stats = json.loads(out)
+    assert stats["count"] == 2 and stats["model"].endswith("+q8dyn")
+    code, _, err = run_cli(capsys, "reindex")
+    assert code == 0 and "reindex [" in err and "2/2" in err
+    assert run_cli(capsys, "forget", "wifi")[0] == 0
+    code, _, err = run_cli(capsys, "forget", "wifi")
+    assert code == 1 and "no memory 'wifi'" in err
+
+
+def test_cli_bad_usage_exits_2(cli_state, capsys):
+    assert run_cli(capsys, "search", "x", "--limit", "0")[0] == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["memory", "frobnicate"])
+    assert exc.value.code == 2
+
+
+def test_example_config_has_a_valid_memory_section():
+    from importlib import resources
+    import tomllib
+    data = tomllib.loads(resources.files("edge.config").joinpath("example.toml").read_text())
+    from edge.config.model import Config
+    memory = Config.model_validate(data).memory
+    assert (memory.backend, memory.embedder, memory.min_relevance) == ("sqlite", "onnx", 0.4)
+
+
+def test_bad_embedder_is_a_config_error(tmp_path):
+    from edge.exc import ConfigError
+    (tmp_path / "config.toml").write_text('[memory]\nembedder = "word2vec"\n')
+    with pytest.raises(ConfigError, match="embedder must be onnx"):
+        load_config(str(tmp_path / "config.toml"), env={})
