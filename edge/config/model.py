@@ -47,18 +47,97 @@ class SessionsConfig(Section):
     idle_timeout_minutes: float | None = Field(None, gt=0)
 
 
-class ProviderConfig(Section):
-    """An OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, OpenRouter, llama.cpp…)."""
+class EndpointConfig(Section):
+    """One LLM endpoint. Without ``kind``/``preset`` it is an OpenAI-compatible chat-completions
+    endpoint (OpenAI, Ollama, OpenRouter, llama.cpp…) at ``base_url``."""
 
+    name: str = ""
+    """How /models and `edge-cli models` call it; default: the preset, else the kind."""
+    kind: Literal["openai", "anthropic", "gemini"] | None = None
+    preset: str = ""
+    """openai, ollama, llamacpp, openrouter, groq, deepseek, mistral, xai, together, fireworks,
+    anthropic, gemini: fills kind, base_url, auth style and the key's environment variable."""
     base_url: str = ""
     model: str = ""
     api_key: SecretStr | None = None
+    api_keys: list[SecretStr] = Field(default_factory=list)
+    """More keys, rotated round-robin when the endpoint answers 429."""
+    auth_style: Literal["bearer", "x-api-key", "header", "none"] | None = None
+    auth_header: str = ""
+    """The header that carries the key when auth_style = "header"."""
     temperature: float = Field(0.3, ge=0.0, le=2.0)
     timeout_seconds: float = Field(120.0, gt=0)
+    max_tokens: int | None = Field(None, ge=1)
+    tool_mode: Literal["auto", "native", "prompt"] = "auto"
+    """auto: native tools, falling back to the <tool_call> text protocol if the endpoint refuses."""
+    fallback_models: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _known_preset(self) -> EndpointConfig:
+        from edge.providers.presets import PRESETS
+
+        if self.preset and self.preset not in PRESETS:
+            raise ValueError(f"unknown preset {self.preset!r}; one of: {', '.join(sorted(PRESETS))}")
+        if self.auth_style == "header" and not self.auth_header:
+            raise ValueError('auth_style = "header" needs auth_header, the header\'s name')
+        return self
+
+    @property
+    def resolved_kind(self) -> str:
+        from edge.providers.presets import PRESETS
+
+        return self.kind or (PRESETS[self.preset].kind if self.preset else "openai")
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.preset or self.resolved_kind
 
     @property
     def configured(self) -> bool:
-        return bool(self.base_url and self.model)
+        has_url = bool(self.base_url or self.preset or self.resolved_kind != "openai")
+        return bool(self.model and has_url)
+
+
+class RouteConfig(Section):
+    """``[provider.routes.HINT]``: where ``hint:HINT`` (or a query matching the keywords) goes."""
+
+    endpoint: str = ""
+    """The name of the primary or a fallback endpoint; default: the primary."""
+    model: str = ""
+    keywords: list[str] = Field(default_factory=list)
+    patterns: list[str] = Field(default_factory=list)
+    min_length: int | None = Field(None, ge=0)
+    max_length: int | None = Field(None, ge=0)
+    priority: int = 0
+
+
+class ProviderConfig(EndpointConfig):
+    """The primary endpoint, its failover chain (``[[provider.fallbacks]]``), routes and retries."""
+
+    max_retries: int = Field(2, ge=0, le=10)
+    backoff_seconds: float = Field(0.5, ge=0)
+    backoff_max_seconds: float = Field(10.0, ge=0)
+    max_retry_after_seconds: float = Field(30.0, ge=0)
+    """A longer Retry-After moves on to the next model or provider instead of waiting."""
+    cooldown_seconds: float = Field(30.0, ge=0)
+    """How long a provider that failed sits out while the rest of the chain answers."""
+    fallbacks: list[EndpointConfig] = Field(default_factory=list)
+    routes: dict[str, RouteConfig] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _chain_names(self) -> ProviderConfig:
+        names = [self.display_name] + [f.display_name for f in self.fallbacks]
+        if len(set(names)) != len(names):
+            raise ValueError(f"endpoint names must differ (got {names}); set name = \"...\"")
+        for fallback in self.fallbacks:
+            if not fallback.configured:
+                raise ValueError(f"fallback {fallback.display_name!r} needs a model and a "
+                                 "base_url or preset")
+        for hint, route in self.routes.items():
+            if route.endpoint and route.endpoint not in names:
+                raise ValueError(f"route {hint!r} names endpoint {route.endpoint!r}; "
+                                 f"known: {', '.join(names)}")
+        return self
 
 
 class PinConfig(Section):

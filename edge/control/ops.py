@@ -50,9 +50,29 @@ TOOL_OPS = {"pins": "board_status", "gpio.read": "gpio_read", "gpio.write": "gpi
             "gpio.pwm": "gpio_pwm"}
 
 
+def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
+    """``models`` lists the provider's endpoints; ``models.select`` switches (ModelSwitch API)."""
+    switch = getattr(target, "provider", None)
+    if not hasattr(switch, "list_models"):
+        return OpResult(False, "no provider is running; set [provider] model (and base_url or "
+                        "preset) in the config and restart the agent")
+    if op == "models.select":
+        try:
+            switch.select(str(args.get("name") or ""))
+        except ValueError as exc:
+            return OpResult(False, str(exc), exit_code=2)
+    rows = [m.as_dict() for m in switch.list_models()]
+    active = next(r for r in rows if r["active"])
+    return OpResult(True, f"active: {active['name']} {active['model']}",
+                    {"models": rows, "routes": switch.list_routes(),
+                     "active": {"name": active["name"], "model": active["model"]}})
+
+
 async def run_op(target: OpTarget, op: str, args: dict[str, Any], caller: str) -> OpResult:
     if op == "status":
         return OpResult(True, "", await target.status())
+    if op in ("models", "models.select"):
+        return model_op(target, op, args)
     tool_name = TOOL_OPS.get(op)
     if tool_name is None:
         return OpResult(False, f"unknown operation {op!r}", exit_code=2)

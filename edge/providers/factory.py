@@ -1,17 +1,90 @@
-"""Build the configured provider; adding a wire format touches its module and one line here."""
+"""Build the configured providers (seed 002_9a1873f4f488f98f.txt: create_provider,
+create_resilient_provider, create_routed_provider). Adding a wire format touches its module and
+one line in :func:`create_endpoint`. Light at import: wire modules (and httpx) load on use.
+"""
 
 from __future__ import annotations
 
-from edge.config.model import ProviderConfig
-from edge.providers.base import Provider
+import os
+from collections.abc import Mapping
+
+from edge.config.model import EndpointConfig, ProviderConfig
+from edge.providers.base import ProviderBase
+from edge.providers.keys import KeyRing, resolve_api_keys
+from edge.providers.presets import DEFAULT_KEY_VARIABLE, PRESETS
 
 
-def create_provider(config: ProviderConfig) -> Provider | None:
-    """The provider, or None when ``[provider]`` has no base_url and model."""
-    if not config.configured:
-        return None
+def endpoint_keys(config: EndpointConfig, env: Mapping[str, str] = os.environ) -> KeyRing:
+    explicit = [config.api_key, *config.api_keys]
+    preset = PRESETS.get(config.preset)
+    variable = preset.key_variable if preset else DEFAULT_KEY_VARIABLE[config.resolved_kind]
+    return KeyRing(resolve_api_keys([k.get_secret_value() for k in explicit if k], variable, env))
+
+
+def endpoint_base_url(config: EndpointConfig) -> str:
+    preset = PRESETS.get(config.preset)
+    return config.base_url or (preset.base_url if preset else "")
+
+
+def create_endpoint(config: EndpointConfig, *, tool_memory=None,
+                    env: Mapping[str, str] = os.environ) -> ProviderBase:
+    """One wire-format provider for one ``[provider]`` or ``[[provider.fallbacks]]`` table."""
+    kind = config.resolved_kind
+    common = dict(keys=endpoint_keys(config, env), temperature=config.temperature,
+                  max_tokens=config.max_tokens, timeout=config.timeout_seconds,
+                  name=config.display_name, tool_memory=tool_memory)
+    base_url = endpoint_base_url(config)
+    if kind == "anthropic":
+        from edge.providers.anthropic import DEFAULT_BASE_URL, AnthropicProvider
+
+        return AnthropicProvider(config.model, base_url=base_url or DEFAULT_BASE_URL,
+                                 tool_mode=_native_unless_prompt(config), **common)
+    if kind == "gemini":
+        from edge.providers.gemini import DEFAULT_BASE_URL, GeminiProvider
+
+        return GeminiProvider(config.model, base_url=base_url or DEFAULT_BASE_URL,
+                              tool_mode=_native_unless_prompt(config), **common)
     from edge.providers.openai import OpenAICompatibleProvider
 
-    key = config.api_key.get_secret_value() if config.api_key else None
-    return OpenAICompatibleProvider(config.base_url, config.model, key,
-                                    temperature=config.temperature, timeout=config.timeout_seconds)
+    preset = PRESETS.get(config.preset)
+    auth_style = config.auth_style or (preset.auth_style if preset else "bearer")
+    return OpenAICompatibleProvider(base_url, config.model, auth_style=auth_style,
+                                    auth_header=config.auth_header or None,
+                                    tool_mode=config.tool_mode, **common)
+
+
+def _native_unless_prompt(config: EndpointConfig) -> str:
+    """Anthropic and Gemini always take tools natively; only an explicit "prompt" changes that."""
+    return "prompt" if config.tool_mode == "prompt" else "native"
+
+
+def endpoint_configs(config: ProviderConfig) -> list[EndpointConfig]:
+    """The primary endpoint, then the fallbacks, in chain order."""
+    return [config, *config.fallbacks]
+
+
+def describe_models(config: ProviderConfig) -> list[dict]:
+    """What ``edge-cli models`` and ``/models`` list, from config alone (no network)."""
+    rows = []
+    for index, endpoint in enumerate(endpoint_configs(config) if config.configured else []):
+        rows.append({"name": endpoint.display_name, "kind": endpoint.resolved_kind,
+                     "model": endpoint.model, "fallback_models": list(endpoint.fallback_models),
+                     "base_url": endpoint_base_url(endpoint),
+                     "role": "primary" if index == 0 else "fallback"})
+    return rows
+
+
+def describe_routes(config: ProviderConfig) -> list[dict]:
+    return [{"hint": hint, "endpoint": route.endpoint or config.display_name,
+             "model": route.model, "keywords": list(route.keywords)}
+            for hint, route in config.routes.items()]
+
+
+def create_provider(config: ProviderConfig, env: Mapping[str, str] = os.environ):
+    """The configured provider stack as a switchable :class:`~edge.providers.switch.ModelSwitch`
+    (routes over a failover chain over wire providers), or None when no model is configured."""
+    if not config.configured:
+        return None
+    from edge.providers.switch import ModelSwitch
+
+    return ModelSwitch.from_config(config, env)

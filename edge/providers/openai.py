@@ -1,20 +1,31 @@
-"""OpenAI-compatible chat completions over httpx, with native tool calling.
+"""OpenAI-compatible chat completions over httpx, native tools, SSE streaming.
 
-Serves OpenAI, Ollama (``http://127.0.0.1:11434/v1``), OpenRouter, llama.cpp server and any
-endpoint that speaks ``POST {base_url}/chat/completions``. A base URL without a path gets ``/v1``.
+One implementation serves OpenAI, Ollama (``http://127.0.0.1:11434/v1``), OpenRouter, Groq,
+DeepSeek, Mistral, llama.cpp server and any endpoint that speaks ``POST {base_url}/chat/completions``
+(seed 002_9a1873f4f488f98f.txt, OpenAiCompatibleProvider), told apart by base URL and auth style:
+``bearer`` (``Authorization: Bearer KEY``), ``x-api-key``, or ``header`` (a custom header name).
+A base URL without a path gets ``/v1``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import httpx
 
-from edge.providers.base import ChatMessage, ChatResponse, ProviderError, ToolCall, Usage
+from edge.providers.base import (ChatMessage, ChatResponse, ProviderError, StreamDone,
+                                 StreamEvent, StreamInterrupted, TextDelta, ToolCall,
+                                 ToolCallReady, Usage)
+from edge.providers.endpoint import (HttpEndpoint, ToolMode, WireProvider, decode_chunk,
+                                     keep_partial)
+from edge.providers.keys import KeyRing
+from edge.providers.presets import AuthStyle
+from edge.providers.prompt_guided import ToolSupportMemory
+from edge.providers.schema import SchemaCleanr, Strategy
+from edge.providers.sse import iter_sse
 from edge.tools.base import ToolSpec
-
-ERROR_TEXT_LIMIT = 300
 
 
 def normalise_base_url(base_url: str) -> str:
@@ -22,6 +33,18 @@ def normalise_base_url(base_url: str) -> str:
     if urlsplit(url).path in ("", "/"):
         url += "/v1"
     return url
+
+
+def auth_headers(style: AuthStyle, key: str | None, header_name: str | None = None) -> dict:
+    if not key or style == "none":
+        return {}
+    if style == "bearer":
+        return {"Authorization": f"Bearer {key}"}
+    if style == "x-api-key":
+        return {"x-api-key": key}
+    if not header_name:
+        raise ProviderError("auth_style 'header' needs auth_header (the header's name)")
+    return {header_name: key}
 
 
 def to_wire(message: ChatMessage) -> dict:
@@ -37,13 +60,17 @@ def to_wire(message: ChatMessage) -> dict:
     return wire
 
 
-def tool_to_wire(spec: ToolSpec) -> dict:
+def tool_to_wire(spec: ToolSpec, strategy: Strategy = "openai") -> dict:
     return {"type": "function",
             "function": {"name": spec.name, "description": spec.description,
-                         "parameters": spec.parameters}}
+                         "parameters": SchemaCleanr.clean(spec.parameters, strategy)}}
 
 
-def parse_response(body: dict) -> ChatResponse:
+def _arguments_text(arguments) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+
+
+def parse_response(body: dict, model: str = "") -> ChatResponse:
     try:
         message = body["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):
@@ -51,57 +78,91 @@ def parse_response(body: dict) -> ChatResponse:
     calls = []
     for i, call in enumerate(message.get("tool_calls") or []):
         function = call.get("function") or {}
-        arguments = function.get("arguments")
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments or {})
-        calls.append(ToolCall(call.get("id") or f"call_{i}", function.get("name", ""), arguments))
+        calls.append(ToolCall(call.get("id") or f"call_{i}", function.get("name", ""),
+                              _arguments_text(function.get("arguments"))))
     usage = body.get("usage") or {}
     return ChatResponse(message.get("content") or "", calls,
-                        Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)))
+                        Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
+                        body.get("model") or model)
 
 
-def _error_detail(response: httpx.Response) -> str:
-    try:
-        error = response.json().get("error")
-        text = error.get("message") if isinstance(error, dict) else str(error)
-    except (ValueError, AttributeError):
-        text = response.text
-    return (text or response.reason_phrase or "")[:ERROR_TEXT_LIMIT]
-
-
-class OpenAICompatibleProvider:
-    name = "openai"
-
+class OpenAICompatibleProvider(WireProvider):
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *,
-                 temperature: float = 0.3, timeout: float = 120.0,
+                 keys: KeyRing | None = None, auth_style: AuthStyle = "bearer",
+                 auth_header: str | None = None, temperature: float = 0.3,
+                 max_tokens: int | None = None, timeout: float = 120.0, name: str = "openai",
+                 tool_mode: ToolMode = "auto", tool_memory: ToolSupportMemory | None = None,
+                 schema_strategy: Strategy = "openai",
                  transport: httpx.AsyncBaseTransport | None = None):
+        super().__init__(name, model, tool_mode=tool_mode, tool_memory=tool_memory)
         self.base_url = normalise_base_url(base_url)
-        self.model = model
         self.temperature = temperature
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(base_url=self.base_url, headers=headers,
-                                         timeout=timeout, transport=transport)
+        self.max_tokens = max_tokens
+        self.auth_style, self.auth_header = auth_style, auth_header
+        self.schema_strategy = schema_strategy
+        keys = keys or KeyRing([api_key] if api_key else [])
+        self.endpoint = HttpEndpoint(name, self.base_url, keys, timeout=timeout,
+                                     transport=transport)
 
-    async def chat(self, messages: list[ChatMessage], tools: list[ToolSpec] | None = None) -> ChatResponse:
-        payload: dict = {"model": self.model, "messages": [to_wire(m) for m in messages],
+    def _payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None, model: str,
+                 stream: bool) -> dict:
+        payload: dict = {"model": model, "messages": [to_wire(m) for m in messages],
                          "temperature": self.temperature}
+        if self.max_tokens:
+            payload["max_tokens"] = self.max_tokens
         if tools:
-            payload["tools"] = [tool_to_wire(t) for t in tools]
-        try:
-            response = await self._client.post("/chat/completions", json=payload)
-        except httpx.TimeoutException:
-            raise ProviderError(f"provider at {self.base_url} timed out") from None
-        except httpx.HTTPError as exc:
-            raise ProviderError(f"cannot reach provider at {self.base_url} "
-                                f"({type(exc).__name__}); is it running?") from None
-        if response.status_code >= 400:
-            raise ProviderError(f"provider returned HTTP {response.status_code}: "
-                                f"{_error_detail(response)}")
-        try:
-            body = response.json()
-        except ValueError:
-            raise ProviderError("provider returned a body that is not JSON") from None
-        return parse_response(body)
+            payload["tools"] = [tool_to_wire(t, self.schema_strategy) for t in tools]
+        if stream:
+            payload["stream"] = True
+            payload["stream_options"] = {"include_usage": True}
+        return payload
 
-    async def aclose(self) -> None:
-        await self._client.aclose()
+    def _headers(self) -> dict:
+        return auth_headers(self.auth_style, self.endpoint.keys.current, self.auth_header)
+
+    async def send(self, messages: list[ChatMessage], tools: list[ToolSpec] | None,
+                   model: str) -> ChatResponse:
+        body = await self.endpoint.post_json("/chat/completions",
+                                             self._payload(messages, tools, model, False),
+                                             headers=self._headers())
+        return parse_response(body, model)
+
+    async def send_stream(self, messages: list[ChatMessage], tools: list[ToolSpec] | None,
+                          model: str) -> AsyncIterator[StreamEvent]:
+        payload = self._payload(messages, tools, model, True)
+        text: list[str] = []
+        partial: dict[int, dict] = {}
+        usage, answered_by, finished, done = Usage(), model, False, False
+        async with self.endpoint.stream_lines("/chat/completions", payload,
+                                              headers=self._headers()) as lines:
+            async for event in keep_partial(iter_sse(lines), text):
+                if event.data.strip() == "[DONE]":
+                    done = True
+                    break
+                chunk = decode_chunk(event.data, self.name)
+                if chunk.get("error"):
+                    raise self.endpoint.http_error(502, event.data.encode(), httpx.Headers())
+                answered_by = chunk.get("model") or answered_by
+                if chunk.get("usage"):
+                    usage = Usage(chunk["usage"].get("prompt_tokens", 0),
+                                  chunk["usage"].get("completion_tokens", 0))
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        text.append(delta["content"])
+                        yield TextDelta(delta["content"])
+                    for piece in delta.get("tool_calls") or []:
+                        slot = partial.setdefault(piece.get("index", len(partial)),
+                                                  {"id": "", "name": "", "arguments": ""})
+                        function = piece.get("function") or {}
+                        slot["id"] = piece.get("id") or slot["id"]
+                        slot["name"] += function.get("name") or ""
+                        slot["arguments"] += _arguments_text(function.get("arguments") or "")
+                    finished = finished or bool(choice.get("finish_reason"))
+        if not (done or finished):
+            raise StreamInterrupted(f"{self.name} stream ended before it finished", "".join(text))
+        calls = [ToolCall(slot["id"] or f"call_{index}", slot["name"], slot["arguments"] or "{}")
+                 for index, slot in sorted(partial.items())]
+        for call in calls:
+            yield ToolCallReady(call)
+        yield StreamDone(ChatResponse("".join(text), calls, usage, answered_by))

@@ -1,0 +1,69 @@
+"""``edge-cli models [use NAME]``: list the configured LLM endpoints and models, or switch the
+running agent to another endpoint or model (through its control socket; no restart)."""
+
+from __future__ import annotations
+
+import sys
+
+from edge.cli.output import emit
+from edge.config.locate import load_raw
+from edge.control import client
+from edge.control.ops import OpResult
+from edge.exc import DaemonUnavailable
+from edge.paths import socket_candidates
+
+
+def register(sub, common) -> None:
+    models = sub.add_parser("models", parents=[common],
+                            help="list LLM endpoints and models, or switch the running agent")
+    msub = models.add_subparsers(dest="action", metavar="ACTION")
+    use = msub.add_parser("use", parents=[common],
+                          help="switch the running agent to an endpoint (by name) or a model")
+    use.add_argument("name", help="an endpoint name from `edge-cli models`, or a model name")
+    models.set_defaults(handler=run)
+
+
+def render(data: dict) -> str:
+    rows = data.get("models") or []
+    if not rows:
+        return "no provider configured; set [provider] model and base_url (or preset)"
+    lines = []
+    for row in rows:
+        mark = "*" if row.get("active") else " "
+        extra = f"  fallback models: {', '.join(row['fallback_models'])}" if row[
+            "fallback_models"] else ""
+        lines.append(f"{mark} {row['name']:<12} {row['kind']:<9} {row['model']:<28} "
+                     f"{row['base_url']}  ({row['role']}){extra}")
+    for route in data.get("routes") or []:
+        lines.append(f"  route hint:{route['hint']} -> {route['endpoint']} "
+                     f"{route['model'] or '(its model)'}")
+    return "\n".join(lines)
+
+
+def listing_from_config(config_path: str | None) -> OpResult:
+    from edge.config.loader import load_config
+    from edge.providers.factory import describe_models, describe_routes
+
+    config = load_config(config_path).config.provider
+    rows = describe_models(config)
+    for index, row in enumerate(rows):
+        row["active"] = index == 0
+    return OpResult(True, "", {"models": rows, "routes": describe_routes(config)})
+
+
+def run(args) -> int:
+    raw = load_raw(args.config)
+    state_dir = (raw.data.get("paths") or {}).get("state_dir")
+    paths = socket_candidates(state_dir if isinstance(state_dir, str) else None)
+    op, op_args = ("models.select", {"name": args.name}) if args.action == "use" else ("models", {})
+    try:
+        result, via = OpResult.from_dict(client.request(paths, op, op_args)), "daemon"
+    except DaemonUnavailable:
+        if op == "models.select":
+            result = OpResult(False, "no running agent to switch; start it with `edge-cli run`, "
+                              "or change [provider] model in the config", exit_code=1)
+            return emit(result, args.json, via="direct")
+        result, via = listing_from_config(args.config), "config"
+        if not args.json:
+            print("edge-cli: no running agent; listing the configured models", file=sys.stderr)
+    return emit(result, args.json, via=via, render=render)
