@@ -120,7 +120,7 @@ class Runtime:
                 self.access["telegram"].allowed, self.loaded.state_dir,
                 poll_timeout=tg.poll_timeout_seconds, require_mention=tg.groups.require_mention,
                 approvals=gate, pair=self._pair, commands=COMMAND_MENU,
-                draft_interval=tg.draft_interval_seconds)
+                draft_interval=tg.draft_interval_seconds, stream_drafts=tg.stream_drafts)
         if cfg.signal.enabled:
             from edge.channels.signal import SignalChannel
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from edge.providers.base import Provider
 from edge.tools.base import Tool
+
+if TYPE_CHECKING:
+    from edge.providers.switch import ModelSwitch
 
 HELP = """Commands (no model needed):
   /help                this list
@@ -46,7 +49,7 @@ class CommandContext:
     status_text: Callable[[], Awaitable[str]]
     caller: str
     reset_session: Callable[[], Awaitable[object]] | None = None
-    provider: Provider | None = None
+    provider: ModelSwitch | None = None
 
 
 def parse_command(text: str) -> tuple[str, list[str]] | None:
@@ -104,29 +107,28 @@ async def _stop(args: list[str], ctx: CommandContext) -> str:
     return "Nothing is running."
 
 
-def _configured_models(ctx: CommandContext) -> list[str]:
-    provider = ctx.provider
-    listed = getattr(provider, "available_models", None)
-    models = list(listed() if callable(listed) else [])
-    if provider is not None and provider.model not in models:
-        models.insert(0, provider.model)
-    return models
-
-
 async def _model(args: list[str], ctx: CommandContext) -> str:
     if ctx.provider is None:
         return "No language model is configured; see [provider] in the config."
     if not args:
         return f"Current model: {ctx.provider.model}"
-    ctx.provider.model = args[0]
-    return f"Model switched to {args[0]} (until restart; set [provider] model to keep it)."
+    try:
+        row = ctx.provider.select(" ".join(args))
+    except ValueError as exc:
+        return str(exc)
+    return (f"Now using {row.model} on {row.name} (until restart; set [provider] model to keep "
+            "it).")
 
 
 async def _models(args: list[str], ctx: CommandContext) -> str:
     if ctx.provider is None:
         return "No language model is configured; see [provider] in the config."
-    current = ctx.provider.model
-    return "Models:\n" + "\n".join(f"{'*' if m == current else ' '} {m}" for m in _configured_models(ctx))
+    lines = ["Models (/model NAME switches):"]
+    for row in ctx.provider.list_models():
+        mark = "*" if row.active else " "
+        extra = f", fallbacks {', '.join(row.fallback_models)}" if row.fallback_models else ""
+        lines.append(f"{mark} {row.name}: {row.model} ({row.kind} at {row.base_url}{extra})")
+    return "\n".join(lines)
 
 
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 
 from edge.agent.commands import parse_command
 from edge.agent.debounce import InboundDebouncer, merge
+from edge.agent.drafts import Draft, supports_drafts
 from edge.agent.hooks import HookRunner
 from edge.agent.outbound import deliver
 from edge.agent.pipeline import Agent
@@ -141,19 +142,24 @@ class Dispatcher:
         await self._send(msg, reply)
 
     async def _turn(self, msg: ChannelMessage) -> None:
+        channel = self.channels[msg.channel]
+        draft = Draft(channel, msg) if supports_drafts(channel) else None
         async with self._slots:
             typing = asyncio.create_task(self._keep_typing(msg))
             try:
-                reply = await self.agent.respond(msg)
+                reply = await self.agent.respond(msg, draft.update if draft else None)
             except asyncio.CancelledError:
                 log.info("turn_cancelled by=%s id=%s (nothing sent or saved)", msg.caller, msg.id)
+                if draft is not None and draft.message_id is not None:
+                    with contextlib.suppress(Exception):
+                        await asyncio.shield(draft.finish("(stopped)"))
                 raise
             except Exception as exc:  # one bad turn must not take the agent down
                 log.exception("turn_failed by=%s", msg.caller)
                 reply = f"Sorry, that failed inside the agent ({type(exc).__name__}); see the logs."
             finally:
                 typing.cancel()
-        await self._send(msg, reply)
+        await self._send(msg, reply, draft)
 
     async def _keep_typing(self, msg: ChannelMessage) -> None:
         start_typing = getattr(self.channels.get(msg.channel), "start_typing", None)
@@ -164,15 +170,19 @@ class Dispatcher:
                 await start_typing(msg.reply_target)
             await asyncio.sleep(TYPING_INTERVAL_SECONDS)
 
-    async def _send(self, msg: ChannelMessage, reply: str | None) -> None:
+    async def _send(self, msg: ChannelMessage, reply: str | None, draft: Draft | None = None) -> None:
         if not reply:
             return
-        reply = await self.hooks.sending(msg, reply)
+        reply = await self.hooks.sending(msg, reply) or ("(withheld)" if draft and draft.message_id else None)
         if not reply:
             return
         try:
-            await deliver(self.channels[msg.channel], SendMessage(reply, msg.reply_target, msg.thread_id),
-                          self.delivery_base_delay)
+            if draft is not None:
+                await draft.finish(reply, self.delivery_base_delay)
+            else:
+                await deliver(self.channels[msg.channel], SendMessage(reply, msg.reply_target,
+                                                                      msg.thread_id),
+                              self.delivery_base_delay)
         except Exception:
             log.exception("delivery_failed channel=%s to=%s", msg.channel, msg.reply_target)
 

@@ -26,7 +26,7 @@ from edge.agent.commands import CommandContext, run_command
 from edge.agent.context import (compact, estimate_tokens, evaluate_guard, is_context_overflow,
                                 prune_to_share)
 from edge.agent.history import prepare_history
-from edge.agent.loop import TOOL_RESULT_MAX_CHARS, run_tool_loop
+from edge.agent.loop import TOOL_RESULT_MAX_CHARS, TextSink, run_tool_loop
 from edge.agent.memory_context import MemoryRecall, build_memory_context
 from edge.agent.preflight import Preflight
 from edge.agent.prompt import PromptContext, build_system_prompt
@@ -92,8 +92,9 @@ class Agent:
                              provider=self.provider)
         return await run_command(msg.content, ctx)
 
-    async def respond(self, msg: ChannelMessage) -> str:
-        """The model's reply to one (possibly debounced) message."""
+    async def respond(self, msg: ChannelMessage, on_text: TextSink | None = None) -> str:
+        """The model's reply to one (possibly debounced) message; ``on_text`` receives the
+        reply so far while it streams (a channel's draft)."""
         if self.provider is None:
             return NO_PROVIDER_REPLY
         if not self.preflight.within_rate(msg):
@@ -109,7 +110,7 @@ class Agent:
         user_turn = ChatMessage.user(msg.content)
         try:
             async with asyncio.timeout(self.settings.timeout_budget):
-                reply = await self._run_with_compaction(msg, session, user_turn)
+                reply = await self._run_with_compaction(msg, session, user_turn, on_text)
         except TimeoutError:
             await self.sessions.append(session, [user_turn, ChatMessage.assistant(TIMED_OUT_TURN)])
             return (f"The request timed out after {self.settings.timeout_budget:g} s. "
@@ -134,9 +135,9 @@ class Agent:
                                     min_chars=self.settings.autosave_min_chars, session_id=scope)
 
     async def _run_with_compaction(self, msg: ChannelMessage, session: Session,
-                                   user_turn: ChatMessage) -> str:
+                                   user_turn: ChatMessage, on_text: TextSink | None) -> str:
         try:
-            return await self._model_turn(msg, session, user_turn)
+            return await self._model_turn(msg, session, user_turn, on_text)
         except ProviderError as exc:
             if not is_context_overflow(exc, self.provider):
                 raise
@@ -144,9 +145,10 @@ class Agent:
         summary, kept = await compact(self.provider, prepare_history(session.turns + [user_turn]),
                                       session.entry.summary)
         await self.sessions.replace(session, kept[:-1], summary)  # the last is the current turn
-        return await self._model_turn(msg, session, user_turn)
+        return await self._model_turn(msg, session, user_turn, on_text)
 
-    async def _model_turn(self, msg: ChannelMessage, session: Session, user_turn: ChatMessage) -> str:
+    async def _model_turn(self, msg: ChannelMessage, session: Session, user_turn: ChatMessage,
+                          on_text: TextSink | None) -> str:
         history = prepare_history(session.turns + [user_turn])
         history, dropped = prune_to_share(history, self.settings.context_window_tokens,
                                           self.settings.history_share)
@@ -161,4 +163,4 @@ class Agent:
         system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.policy, prompt)
         return await run_tool_loop(self.provider, [ChatMessage.system(system), *history],
                                    self.tools, msg.caller, self.settings.max_tool_iterations,
-                                   self.settings.tool_result_max_chars, self.specs)
+                                   self.settings.tool_result_max_chars, self.specs, on_text)

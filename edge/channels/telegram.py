@@ -44,7 +44,8 @@ class TelegramChannel:
     def __init__(self, api: TelegramAPI, allowed: set[str], state_dir: Path, *,
                  poll_timeout: int = 30, require_mention: bool = True,
                  approvals: ApprovalGate | None = None, pair: Pair | None = None,
-                 commands: list[tuple[str, str]] | None = None, draft_interval: float = 1.0):
+                 commands: list[tuple[str, str]] | None = None, draft_interval: float = 1.0,
+                 stream_drafts: bool = True):
         self.api = api
         self.allowed = allowed
         self.poll_timeout = poll_timeout
@@ -53,6 +54,7 @@ class TelegramChannel:
         self.pair = pair
         self.commands = commands or []
         self.draft_interval = draft_interval
+        self.stream_drafts = stream_drafts
         self._offset_path = state_dir / "telegram" / "offset"
         self._hinted: set[str] = set()
         self._me: dict | None = None

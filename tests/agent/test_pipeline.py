@@ -64,11 +64,10 @@ class ScriptedProvider:
 
     name = "scripted"
 
-    def __init__(self, replies, native=True, delay=0.0):
+    def __init__(self, replies, delay=0.0):
         self.replies = list(replies)
         self.seen = []
         self.model = "scripted-model"
-        self.supports_native_tools = native
         self.delay = delay
 
     async def chat(self, messages, tools=None):
@@ -83,13 +82,28 @@ class ScriptedProvider:
         pass
 
 
-async def test_prompt_guided_tool_calls_are_parsed_from_text(make_agent, mock_factory):
-    provider = ScriptedProvider(['<tool_call>{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}</tool_call>',
-                                 "Done, it is on."], native=False)
-    reply = await make_agent(provider).respond(msg("on please"))
-    assert reply == "Done, it is on." and mock_factory.pin(17).state == 1
-    assert "## Tool Use Protocol" in provider.seen[0][0].content
-    assert provider.seen[1][-1].content.startswith("[Tool results]\n<tool_result name=\"gpio_write\">")
+class StreamingProvider(ScriptedProvider):
+    """Streams each scripted reply word by word, in the provider layer's event types."""
+
+    async def stream(self, messages, tools=None):
+        from edge.providers.base import StreamDone, TextDelta
+
+        response = await self.chat(messages, tools)
+        for word in response.text.split(" "):
+            yield TextDelta(word + " ")
+        yield StreamDone(response)
+
+
+async def test_streamed_text_reaches_the_sink_and_the_reply_is_whole(make_agent):
+    shown = []
+
+    async def sink(text):
+        shown.append(text)
+
+    provider = StreamingProvider(["the led is on"])
+    reply = await make_agent(provider).respond(msg("status?"), sink)
+    assert reply == "the led is on"
+    assert shown == ["the ", "the led ", "the led is ", "the led is on "]
 
 
 async def test_tool_loop_is_bounded(make_agent):

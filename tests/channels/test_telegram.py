@@ -22,7 +22,7 @@ def telegram():
         yield server
 
 
-def config(server, extra="", allowed='["42", "43"]'):
+def config(server, extra="", allowed='["42", "43"]', drafts=False):
     return f"""
 [channels.cli]
 enabled = false
@@ -31,6 +31,7 @@ bot_token = "{server.token}"
 api_base = "{server.api_base}"
 allowed_users = {allowed}
 poll_timeout_seconds = 1
+stream_drafts = {str(drafts).lower()}
 {extra}
 """
 
@@ -184,3 +185,19 @@ async def test_markdown_rejected_is_resent_plain_and_photos_and_chunks(telegram,
         await asyncio.sleep(0.3)
         chunks = texts_to(telegram, 42)[2:]
         assert all(len(c) <= 4096 for c in chunks) and "".join(chunks).count("Paragraph") == 20
+
+
+async def test_streamed_reply_is_a_draft_edited_in_place(telegram, start_agent):
+    text = "Draft streaming works: " + "word " * 40
+    with OpenAIServer([(200, completion(text.strip()))]) as model:
+        extra = (f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n')
+        await start_agent(config(telegram, drafts=True) + extra)
+        telegram.push_message(42, "stream please")
+        final = await until(lambda: [p for p in telegram.sent("editMessageText")
+                                     if p["text"] == text.strip()])
+    assert model.requests[0]["stream"] is True
+    draft = texts_to(telegram, 42)
+    assert len(draft) == 1 and draft[0].startswith("Draft")  # the draft, sent once
+    edits = telegram.sent("editMessageText")
+    assert final[0]["message_id"] == edits[0]["message_id"] and final[0] is edits[-1]
+    assert len(edits) < 10  # edits are rate-bounded, not one per chunk

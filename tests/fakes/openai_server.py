@@ -26,12 +26,37 @@ def completion(content: str | None = None, tool_calls: list[dict] | None = None)
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
 
 
+def stream_chunks(reply: dict) -> list[dict]:
+    """A completion as the chunks ``stream: true`` returns: role, text in pieces, tool calls
+    with their arguments split, the finish reason, then usage."""
+    message = reply["choices"][0]["message"]
+    base = {"id": reply["id"], "object": "chat.completion.chunk", "created": 0, "model": reply["model"]}
+
+    def chunk(delta, finish=None):
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    text = message.get("content") or ""
+    chunks += [chunk({"content": text[i:i + 8]}) for i in range(0, len(text), 8)]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        args = call["function"]["arguments"]
+        chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                             "function": {"name": call["function"]["name"],
+                                                          "arguments": ""}}]}))
+        chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + 10]}}]})
+                   for i in range(0, len(args), 10)]
+    chunks.append(chunk({}, reply["choices"][0]["finish_reason"]))
+    chunks.append({**base, "choices": [], "usage": reply["usage"]})
+    return chunks
+
+
 def error_body(status: int, message: str) -> tuple[int, dict]:
     return status, {"error": {"message": message, "type": "invalid_request_error", "code": None}}
 
 
 class OpenAIServer(LoopbackServer):
-    """``replies`` is a list of (status, body) consumed in order; requests are recorded."""
+    """``replies`` is a list of (status, body) consumed in order; requests are recorded. A request
+    with ``"stream": true`` gets the same reply as server-sent chunks, as the real API sends."""
 
     def __init__(self, replies: list[tuple[int, dict]] | None = None, api_key: str | None = None,
                  responder=None):
@@ -53,7 +78,15 @@ class OpenAIServer(LoopbackServer):
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(body)
                 server.headers.append(dict(self.headers))
-                reply_json(self, *server.answer(self.path, dict(self.headers), body))
+                status, reply = server.answer(self.path, dict(self.headers), body)
+                if status != 200 or not body.get("stream"):
+                    return reply_json(self, status, reply)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for part in stream_chunks(reply):
+                    self.wfile.write(f"data: {json.dumps(part)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
 
         self.serve(Handler)
 
