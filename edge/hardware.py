@@ -15,6 +15,7 @@ from edge.security.policy import PinRule, SecurityPolicy
 from peripherals.base import Board, BoardStatus, PinMode
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
+from peripherals.supervisor import BoardSupervisor
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,7 @@ class Hardware:
         self.resident = resident
         self._timers: dict[tuple[str, str], asyncio.Task] = {}
         self._claimed: set[tuple[str, str]] = set()
+        self._supervisor: asyncio.Task | None = None
 
     def locate(self, spec: str) -> tuple[str, str]:
         """(board, canonical pin) for ``led``, ``GPIO17``, ``BOARD11`` or ``board:pin``."""
@@ -50,11 +52,30 @@ class Hardware:
         raise UnknownPin(errors[0] if len(errors) == 1 else f"{spec!r} is not a pin on any board")
 
     async def start(self) -> None:
-        for board in self.boards.values():
-            await board.connect()
+        """Connect every board. A resident agent starts with a board that is down (it is
+        reported, and the supervisor connects it when it comes back); a one-shot command fails."""
+        for name, board in self.boards.items():
+            try:
+                await board.connect()
+            except BoardError as exc:
+                if not self.resident:
+                    raise
+                log.error("board_down board=%s error=%r", name, str(exc))
         if self.resident:
-            for rule in self.policy.rules:
+            for name, board in self.boards.items():
+                if getattr(board, "connected", True):
+                    await self._board_up(name)
+            self._supervisor = asyncio.create_task(
+                BoardSupervisor(self.boards, self._board_up).run(), name="board-supervisor")
+
+    async def _board_up(self, name: str) -> None:
+        """Claim the board's allowlisted pins and tell firmware with a watchdog the safe values."""
+        for rule in self.policy.rules:
+            if rule.board == name:
                 await self.claim(rule)
+        declare = getattr(self.boards[name], "declare_safe_state", None)
+        if declare is not None:
+            await declare(self.policy.safe_levels(name))
 
     async def claim(self, rule: PinRule) -> None:
         key = (rule.board, rule.pin)
@@ -104,6 +125,10 @@ class Hardware:
     async def shutdown(self) -> None:
         """Cancel timers and release the boards; a resident agent first drives every claimed
         output to its safe level (a one-shot command leaves the level it was asked for)."""
+        if self._supervisor:
+            self._supervisor.cancel()
+            await asyncio.gather(self._supervisor, return_exceptions=True)
+            self._supervisor = None
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()

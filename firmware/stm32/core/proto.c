@@ -20,7 +20,7 @@ static struct {
     uint8_t rx_overflow;
     uint8_t mode[PROTO_MAX_PINS];
     uint8_t subscribed[PROTO_MAX_PINS];
-    uint8_t last_level[PROTO_MAX_PINS];
+    uint8_t last_level[PROTO_MAX_PINS]; /* inputs: last reported; outputs: last driven */
     uint8_t safe_pin[PROTO_MAX_SAFE], safe_level[PROTO_MAX_SAFE], safe_count;
     uint16_t watchdog_ms;
     uint32_t last_rx_ms;
@@ -81,8 +81,10 @@ static void drive_safe_values(void)
         int idx = pin_index(st.safe_pin[i]);
         if (idx < 0)
             continue;
-        if (st.mode[idx] == MODE_OUTPUT)
+        if (st.mode[idx] == MODE_OUTPUT) {
             board_digital_write(st.safe_pin[i], st.safe_level[i]);
+            st.last_level[idx] = st.safe_level[i];
+        }
         else if (st.mode[idx] == MODE_PWM)
             board_pwm_write(st.safe_pin[i], st.safe_level[i] ? 10000 : 0, 0);
     }
@@ -137,9 +139,8 @@ static void handle(const uint8_t *f, uint8_t len)
         }
         board_pin_mode(b[0], b[1]);
         st.mode[idx] = b[1];
-        if (is_input(b[1]))
-            st.last_level[idx] = board_digital_read(b[0]);
-        else
+        st.last_level[idx] = is_input(b[1]) ? board_digital_read(b[0]) : 0;
+        if (!is_input(b[1]))
             st.subscribed[idx] = 0;
         out[o++] = b[0];
         out[o++] = b[1];
@@ -154,6 +155,7 @@ static void handle(const uint8_t *f, uint8_t len)
             return;
         }
         board_digital_write(b[0], b[1]);
+        st.last_level[idx] = b[1];
         out[o++] = b[0];
         out[o++] = b[1];
         break;
@@ -163,7 +165,8 @@ static void handle(const uint8_t *f, uint8_t len)
             return;
         }
         out[o++] = b[0];
-        out[o++] = board_digital_read(b[0]);
+        /* an output reads back what was driven (qemu models no GPIO input register) */
+        out[o++] = st.mode[idx] == MODE_OUTPUT ? st.last_level[idx] : board_digital_read(b[0]);
         break;
     case CMD_PWM_WRITE: {
         uint16_t duty = (uint16_t)((b[1] << 8) | b[2]), freq = (uint16_t)((b[3] << 8) | b[4]);
