@@ -22,3 +22,13 @@ def make(directory: Path, *targets: str) -> str:
 def stm32_elf(board: str = "netduinoplus2") -> Path:
     make(FIRMWARE / "stm32", f"BOARD={board}")
     return FIRMWARE / "stm32" / "build" / board / "firmware.elf"
+
+
+def arduino_elf() -> Path:
+    make(FIRMWARE / "arduino")
+    return FIRMWARE / "arduino" / "build" / "edge_firmata.elf"
+
+
+def avr_emulator() -> Path:
+    make(FIRMWARE / "simavr")
+    return FIRMWARE / "simavr" / "build" / "avr-emulator"

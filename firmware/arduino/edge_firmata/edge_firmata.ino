@@ -26,7 +26,7 @@ static const uint8_t FW_MAJOR = 2, FW_MINOR = 5;
 
 static uint8_t pin_mode[PIN_COUNT];
 static uint8_t pin_value[PIN_COUNT]; /* last written digital level or PWM duty */
-static uint8_t report_digital[3], last_port[3];
+static uint8_t report_digital[3], last_port[3], force_report; /* bit per port */
 static uint8_t report_analog;        /* bit per analog channel */
 static uint16_t sampling_ms = 19;
 static uint32_t last_sample;
@@ -125,7 +125,7 @@ static void set_mode(uint8_t pin, uint8_t mode)
         report_analog &= ~(1 << (pin - FIRST_ANALOG));
     uint8_t port = pin / 8;
     if (mode == M_INPUT || mode == M_PULLUP)
-        last_port[port] ^= 0xFF; /* force a report of the port with its new input */
+        force_report |= 1 << port; /* report the port with its new input */
 }
 
 static void write_pin(uint8_t pin, uint8_t level)
@@ -290,7 +290,7 @@ static void handle_message()
     case REPORT_DIGITAL:
         if (ch < 3) {
             report_digital[ch] = msg[1];
-            last_port[ch] ^= 0xFF;
+            force_report |= 1 << ch;
         }
         break;
     case SET_PIN_MODE: set_mode(msg[1], msg[2]); break;
@@ -356,8 +356,9 @@ static void report_inputs()
                 digitalRead(p))
                 bits |= 1 << i;
         }
-        if (bits != last_port[port]) {
+        if (bits != last_port[port] || (force_report & (1 << port))) {
             last_port[port] = bits;
+            force_report &= ~(1 << port);
             Serial.write(DIGITAL_MESSAGE | port);
             Serial.write(bits & 0x7F);
             Serial.write(bits >> 7);
