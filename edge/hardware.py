@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from edge.config.model import Config
 from edge.exc import ConfigError
 from edge.security.policy import PinRule, SecurityPolicy
-from peripherals.base import Board, BoardStatus, PinMode
+from peripherals.base import Board, BoardListener, BoardStatus, EventSource, PinMode
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
 from peripherals.supervisor import BoardSupervisor
@@ -142,6 +143,13 @@ class Hardware:
             except BoardError as exc:
                 log.error("board_shutdown_failed board=%s error=%r", name, exc)
         self._claimed.clear()
+
+    def subscribe(self, listener: BoardListener) -> Callable[[], None]:
+        """Events from every board that reports them: input changes, firmware watchdog trips,
+        boards going down and coming back. Listeners run on the event loop."""
+        unsubscribers = [board.subscribe(listener) for board in self.boards.values()
+                         if isinstance(board, EventSource)]
+        return lambda: [unsubscribe() for unsubscribe in unsubscribers] and None
 
     def status(self) -> list[BoardStatus]:
         return [board.status() for board in self.boards.values()]

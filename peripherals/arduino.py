@@ -301,13 +301,21 @@ class ArduinoBoard:
             self._write(analog.enable_reporting)
             return
         digital = self._pin(pin)
-        if mode is PinMode.INPUT:
-            digital.register_callback(lambda v, p=pin: self._on_digital(p, v))
-            firmata_mode = pyfirmata2.INPUT_PULLUP if pull is Pull.UP else pyfirmata2.INPUT
-        else:
+        if mode is not PinMode.INPUT:
             firmata_mode = pyfirmata2.OUTPUT if mode is PinMode.OUTPUT else pyfirmata2.PWM
             self._values[pin] = 0.0
+            self._write(lambda: setattr(digital, "mode", firmata_mode))
+            return
+        previous = self._values.pop(pin, None)
+        digital.register_callback(lambda v, p=pin: self._on_digital(p, v))
+        firmata_mode = pyfirmata2.INPUT_PULLUP if pull is Pull.UP else pyfirmata2.INPUT
         self._write(lambda: setattr(digital, "mode", firmata_mode))
+        deadline = time.monotonic() + FIRST_VALUE_TIMEOUT  # the firmware reports the port now
+        while self._values.get(pin) is None and time.monotonic() < deadline and self.connected:
+            time.sleep(0.002)
+        level = self._values.get(pin)
+        if previous is not None and level is not None and level != previous:
+            self._events.emit(BoardEvent(self.name, "input", pin, level))  # changed while away
 
     async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP) -> None:
         pin = self.resolve(pin)

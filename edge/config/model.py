@@ -123,6 +123,8 @@ def _board_type(value) -> str:
     return getattr(value, "type", "gpio")
 
 
+BOARD_TYPES = ("gpio", "arduino", "stm32")
+
 BoardConfig = Annotated[
     Annotated[GpioBoardConfig, Tag("gpio")]
     | Annotated[ArduinoBoardConfig, Tag("arduino")]
