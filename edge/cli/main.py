@@ -10,7 +10,7 @@ from importlib import import_module
 
 from edge import __version__
 
-COMMAND_MODULES = ("run", "oneshot", "config_cmd")
+COMMAND_MODULES = ("run", "oneshot", "config_cmd", "boards_cmd", "firmware_cmd")
 """Each module under edge.cli that adds commands: ``register(subparsers, common)`` sets a
 ``handler`` default; modules stay light at import time (heavy imports inside handlers)."""
 

@@ -30,6 +30,9 @@
 #include <simavr/sim_hex.h>
 #include <simavr/sim_time.h>
 
+#define MCUSR_ADDR 0x54 /* ATmega328P data-space address of MCUSR */
+#define EXTRF 0x02
+
 static avr_t *avr;
 static uart_pty_t uart;
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -156,6 +159,8 @@ static int load_bootloader(const char *path)
     avr->pc = base;
     avr->reset_pc = base; /* a watchdog reset (Optiboot's exit) comes back here */
     avr->codeend = avr->flashend;
+    avr->data[MCUSR_ADDR] = EXTRF; /* as if the reset button (or DTR) was pressed: Optiboot
+                                      only listens after an external reset */
     return 0;
 }
 
@@ -231,6 +236,10 @@ int main(int argc, char **argv)
             }
         }
     }
+    if (state == cpu_Done || state == cpu_Crashed)
+        fprintf(stderr, "avr-emulator: cpu %s at pc 0x%04x (cycle %llu, sp 0x%04x, flash[0] %02x%02x)\n",
+                state == cpu_Done ? "stopped" : "crashed", avr->pc, (unsigned long long)avr->cycle,
+                avr->data[0x5D] | avr->data[0x5E] << 8, avr->flash[1], avr->flash[0]);
     uart_pty_stop(&uart);
     if (link)
         unlink(link);

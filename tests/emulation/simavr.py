@@ -18,7 +18,9 @@ class SimAvr:
         """(pin, level, host monotonic time) for every output-pin change."""
         self._acks: list[str] = []
 
-    def start(self) -> None:
+    def start(self, run: bool = True) -> None:
+        """Launch; with ``run=False`` the CPU waits for :meth:`run` (a flashing tool that must
+        open the port before the bootloader's timeout starts)."""
         args = [str(self.emulator), "--link", str(self.link)]
         if self.boot:
             args += ["--boot", str(self.boot)]
@@ -33,6 +35,10 @@ class SimAvr:
         else:
             raise RuntimeError("avr-emulator exited before opening its pty")
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
+        if run:
+            self.run()
+
+    def run(self) -> None:
         self.command("start")
 
     def _read(self, proc: subprocess.Popen) -> None:
