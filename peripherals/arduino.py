@@ -47,6 +47,12 @@ def _firmata_class():
     return Firmata
 
 
+def _uno_layout() -> dict:
+    from pyfirmata2 import BOARDS
+
+    return BOARDS["arduino"]
+
+
 def _release(firmata) -> None:
     """Close the port; pyfirmata2's own exit() (also run from __del__) would write to it."""
     firmata.exit = lambda: None
@@ -165,11 +171,8 @@ class ArduinoBoard:
     def _lost(self, reason: str) -> None:
         was = self.connected
         self.connected = False
-        self._generation += 1
         self.detail = f"down: {reason}"
-        firmata, self._firmata = self._firmata, None
-        if firmata is not None:
-            _release(firmata)
+        self._close_port()
         if was:
             log.error("board_down board=%s port=%s reason=%r", self.name, self.port, reason)
             self._events.emit(BoardEvent(self.name, "down"))
@@ -193,7 +196,7 @@ class ArduinoBoard:
     def _open(self) -> None:
         """Open the port, wait for the firmware report, probe for the watchdog extension."""
         try:
-            firmata = _firmata_class()(self.port, self._layout(), baudrate=self.baudrate,
+            firmata = _firmata_class()(self.port, _uno_layout(), baudrate=self.baudrate,
                                        timeout=0.05)
         except (serial.SerialException, OSError) as exc:
             raise BoardUnavailable(f"cannot open {self.port}: {exc}; check the cable, the port "
@@ -219,12 +222,6 @@ class ArduinoBoard:
             self._sysex(EDGE_WATCHDOG, [WD_QUERY])
         self.has_watchdog = self._ack.wait(0.5)
         self.firmware = f"{firmata.firmware} {firmata.firmware_version[0]}.{firmata.firmware_version[1]}"
-
-    @staticmethod
-    def _layout() -> dict:
-        from pyfirmata2 import BOARDS
-
-        return BOARDS["arduino"]
 
     def _close_port(self) -> None:
         self._generation += 1
