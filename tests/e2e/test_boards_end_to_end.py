@@ -27,7 +27,7 @@ aliases = {{}}
 [boards.uno]
 type = "arduino"
 port = "{port}"
-watchdog_ms = 500
+watchdog_ms = 800
 aliases = {{ led = "D13", button = "D2" }}
 [boards.uno.pins]
 led = {{ mode = "output", safe = "off" }}
@@ -41,7 +41,7 @@ aliases = {{}}
 [boards.nucleo]
 type = "stm32"
 port = "{port}"
-watchdog_ms = 400
+watchdog_ms = 800
 aliases = {{ pump = "PA5" }}
 [boards.nucleo.pins]
 pump = {{ mode = "output", safe = "off" }}

@@ -23,7 +23,7 @@ def test_pin_names():
 
 @pytest.fixture
 async def uno(simavr_uno):
-    board = ArduinoBoard("uno", str(simavr_uno.link), watchdog_ms=400)
+    board = ArduinoBoard("uno", str(simavr_uno.link), watchdog_ms=800)
     await board.connect()
     yield board
     await board.close()

@@ -93,7 +93,7 @@ async def test_garbage_on_the_line_is_counted_and_survived(qemu_stm32):
 
 
 async def test_firmware_watchdog_drives_safe_values_when_the_host_goes_silent(qemu_stm32):
-    board = Stm32Board("st", qemu_stm32.url, watchdog_ms=300)
+    board = Stm32Board("st", qemu_stm32.url, watchdog_ms=600)
     events = []
     board.subscribe(events.append)
     await board.connect()
