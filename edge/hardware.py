@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import deque
+from collections.abc import Callable
 
 from edge.config.model import Config
 from edge.exc import ConfigError
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import PinRule, SecurityPolicy
-from peripherals.base import Board, BoardStatus, PinMode
+from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, EventSource, PinMode
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
+from peripherals.supervisor import BoardSupervisor
 
 log = logging.getLogger(__name__)
+
+RECENT_EVENTS_KEPT = 20
 
 
 class Hardware:
@@ -28,6 +34,9 @@ class Hardware:
         self.resident = resident
         self._timers: dict[tuple[str, str], asyncio.Task] = {}
         self._claimed: set[tuple[str, str]] = set()
+        self._supervisor: asyncio.Task | None = None
+        self.recent_events: deque[tuple[float, BoardEvent]] = deque(maxlen=RECENT_EVENTS_KEPT)
+        """What the boards reported by themselves, newest last (status, the model's prompt)."""
 
     def locate(self, spec: str) -> tuple[str, str]:
         """(board, canonical pin) for ``led``, ``GPIO17``, ``BOARD11`` or ``board:pin``."""
@@ -51,11 +60,36 @@ class Hardware:
         raise UnknownPin(errors[0] if len(errors) == 1 else f"{spec!r} is not a pin on any board")
 
     async def start(self) -> None:
-        for board in self.boards.values():
-            await board.connect()
+        """Connect every board. A resident agent starts with a board that is down (it is
+        reported, and the supervisor connects it when it comes back); a one-shot command fails."""
+        for name, board in self.boards.items():
+            try:
+                await board.connect()
+            except BoardError as exc:
+                if not self.resident:
+                    raise
+                log.error("board_down board=%s error=%r", name, str(exc))
         if self.resident:
-            for rule in self.policy.rules:
+            for name, board in self.boards.items():
+                if getattr(board, "connected", True):
+                    await self._board_up(name)
+            self._supervisor = asyncio.create_task(
+                BoardSupervisor(self.boards, self._board_up).run(), name="board-supervisor")
+            self.subscribe(self._record_event)
+
+    def _record_event(self, event: BoardEvent) -> None:
+        self.recent_events.append((time.time(), event))
+        log.info("board_event board=%s kind=%s pin=%s value=%s",
+                 event.board, event.kind, event.pin, event.value)
+
+    async def _board_up(self, name: str) -> None:
+        """Claim the board's allowlisted pins and tell firmware with a watchdog the safe values."""
+        for rule in self.policy.rules:
+            if rule.board == name:
                 await self.claim(rule)
+        declare = getattr(self.boards[name], "declare_safe_state", None)
+        if declare is not None:
+            await declare(self.policy.safe_levels(name))
 
     async def claim(self, rule: PinRule) -> None:
         key = (rule.board, rule.pin)
@@ -105,6 +139,10 @@ class Hardware:
     async def shutdown(self) -> None:
         """Cancel timers and release the boards; a resident agent first drives every claimed
         output to its safe level (a one-shot command leaves the level it was asked for)."""
+        if self._supervisor:
+            self._supervisor.cancel()
+            await asyncio.gather(self._supervisor, return_exceptions=True)
+            self._supervisor = None
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
@@ -119,8 +157,20 @@ class Hardware:
                 log.error("board_shutdown_failed board=%s error=%r", name, exc)
         self._claimed.clear()
 
+    def subscribe(self, listener: BoardListener) -> Callable[[], None]:
+        """Events from every board that reports them: input changes, firmware watchdog trips,
+        boards going down and coming back. Listeners run on the event loop."""
+        unsubscribers = [board.subscribe(listener) for board in self.boards.values()
+                         if isinstance(board, EventSource)]
+        return lambda: [unsubscribe() for unsubscribe in unsubscribers] and None
+
     def status(self) -> list[BoardStatus]:
         return [board.status() for board in self.boards.values()]
+
+    def events(self, last: int = RECENT_EVENTS_KEPT) -> list[dict]:
+        """The most recent board events as plain data, newest last."""
+        return [{"time": at, "board": e.board, "kind": e.kind, "pin": e.pin, "value": e.value}
+                for at, e in list(self.recent_events)[-last:]]
 
 
 def build_hardware(config: Config, *, resident: bool, pin_factory=None) -> Hardware:

@@ -82,6 +82,7 @@ class Runtime:
                        "uptime_seconds": round(time.time() - self.started_at, 1)},
             "config": self.loaded.source,
             "boards": [s.as_dict() for s in self.hardware.status()],
+            "board_events": self.hardware.events(),
             "channels": channels,
             "provider": {"configured": provider.configured,
                          "model": self.provider.model if self.provider else provider.model,

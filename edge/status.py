@@ -74,6 +74,10 @@ def format_status(status: dict) -> str:
     for board in status.get("boards", []):
         state = "connected" if board["connected"] else "not connected"
         lines.append(f"board {board['name']} ({board['kind']}): {state}, {board['detail']}")
+    for event in (status.get("board_events") or [])[-3:]:
+        ago = format_duration(max(0.0, time.time() - event["time"]))
+        where = f" {event['pin']}={event['value']:g}" if event.get("pin") else ""
+        lines.append(f"  {ago} ago: {event['board']} {event['kind']}{where}")
     for channel in status.get("channels", []):
         state = "up" if channel["healthy"] else (
             f"down since {channel['down_since']}" if channel.get("down_since") else "down")

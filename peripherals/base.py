@@ -8,6 +8,7 @@ them. Policy (which pins may be used, by whom) lives above this layer, in ``edge
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -16,6 +17,8 @@ class PinMode(str, enum.Enum):
     INPUT = "input"
     OUTPUT = "output"
     PWM = "pwm"
+    ANALOG = "analog"
+    """An ADC input; reads return 0.0..1.0 of the reference voltage (microcontroller boards)."""
 
 
 class Pull(str, enum.Enum):
@@ -64,6 +67,31 @@ class BoardStatus:
                 for p in self.pins
             ],
         }
+
+
+@dataclass(frozen=True)
+class BoardEvent:
+    """Something the board reported by itself.
+
+    ``kind`` is ``input`` (a watched input changed; ``pin`` and ``value`` set), ``watchdog`` (the
+    firmware drove its safe values because the host fell silent), ``down`` or ``up`` (the link
+    was lost or re-established)."""
+
+    board: str
+    kind: str
+    pin: str | None = None
+    value: float | None = None
+
+
+BoardListener = Callable[[BoardEvent], None]
+
+
+@runtime_checkable
+class EventSource(Protocol):
+    """Optional for boards: listeners run on the event loop the board was connected from."""
+
+    def subscribe(self, listener: BoardListener) -> Callable[[], None]:
+        """Call ``listener`` for every event; returns a function that unsubscribes it."""
 
 
 @runtime_checkable

@@ -12,6 +12,7 @@ in :meth:`GpioBoard.status`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import warnings
 
@@ -20,12 +21,13 @@ from gpiozero.devices import Device
 from gpiozero.exc import BadPinFactory, GPIOZeroError, PinInvalidPin
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from peripherals.base import BoardStatus, PinInfo, PinMode, PinState, Pull
+from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, PinState, Pull
+from peripherals.events import EventHub
 from peripherals.exc import BoardUnavailable, PinModeError, UnknownPin
 
 log = logging.getLogger(__name__)
 
-ALL_MODES = frozenset(PinMode)
+ALL_MODES = frozenset({PinMode.INPUT, PinMode.OUTPUT, PinMode.PWM})  # the Pi has no ADC
 DEFAULT_PWM_FREQUENCY = 100.0
 
 
@@ -68,7 +70,12 @@ class GpioBoard:
         self._devices: dict[str, Device] = {}
         self._modes: dict[str, PinMode] = {}
         self._held: set[str] = set()
+        self._events = EventHub()
         self.connected = False
+
+    def subscribe(self, listener):
+        """Input changes as BoardEvents (see :class:`peripherals.base.EventSource`)."""
+        return self._events.subscribe(listener)
 
     def _canonical(self, spec: str) -> str:
         try:
@@ -96,6 +103,7 @@ class GpioBoard:
         return [PinInfo(n, ALL_MODES, self.aliases_of(n)) for n in ordered]
 
     async def connect(self) -> None:
+        self._events.bind(asyncio.get_running_loop())
         self.connected = True
         log.info("board_connected board=%s kind=gpio detail=%r", self.name, self.detail)
 
@@ -114,6 +122,9 @@ class GpioBoard:
 
     async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP) -> None:
         pin = self.resolve(pin)
+        if mode not in ALL_MODES:
+            raise PinModeError(f"{pin}: the Pi header has no {mode.value} pins; "
+                               "use an arduino or stm32 board for analog inputs")
         if self._modes.get(pin) == mode:
             return
         if pin in self._devices:
@@ -124,6 +135,9 @@ class GpioBoard:
                 device = DigitalInputDevice(
                     pin, pull_up=pull_up, active_state=True if pull_up is None else None,
                     pin_factory=self.factory)
+                # events carry the electrical level, as read() does (a pulled-up button reads 0)
+                device.when_activated = device.when_deactivated = (
+                    lambda: self._input_changed(pin, float(device.pin.state)))
             elif mode is PinMode.OUTPUT:
                 device = DigitalOutputDevice(pin, initial_value=False, pin_factory=self.factory)
             else:
@@ -133,6 +147,9 @@ class GpioBoard:
             raise BoardUnavailable(f"cannot claim {pin} as {mode.value}: {exc}") from exc
         self._devices[pin] = device
         self._modes[pin] = mode
+
+    def _input_changed(self, pin: str, value: float) -> None:
+        self._events.emit(BoardEvent(self.name, "input", pin, value))
 
     def _device(self, pin: str, *modes: PinMode) -> Device:
         pin = self.resolve(pin)

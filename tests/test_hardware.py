@@ -98,3 +98,20 @@ async def test_shutdown_restores_safe_levels(write_config, isolated_env, mock_fa
     await hw.shutdown()
     assert mock_factory.pin(22).state == 0
     assert mock_factory.pin(23).state == 1
+
+
+async def test_input_events_are_recorded_and_reach_the_prompt(default_config, mock_factory):
+    from edge.agent.prompt import hardware_section
+
+    hw = build_hardware(default_config.config, resident=True, pin_factory=mock_factory)
+    await hw.start()
+    mock_factory.pin(27).drive_low()
+    for _ in range(100):
+        if hw.events():
+            break
+        await asyncio.sleep(0.01)
+    (event,) = hw.events()
+    assert (event["board"], event["kind"], event["pin"], event["value"]) == ("gpio", "input", "GPIO27", 0.0)
+    section = hardware_section(hw.status(), hw.policy, hw.events())
+    assert "Recent events reported by the boards" in section and "gpio input GPIO27=0" in section
+    await hw.shutdown()

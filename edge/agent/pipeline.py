@@ -46,6 +46,7 @@ NO_PROVIDER_REPLY = (
     "base_url = \"http://127.0.0.1:11434/v1\"), or EDGE_PROVIDER__BASE_URL and "
     "EDGE_PROVIDER__MODEL, then restart.")
 RATE_LIMITED_REPLY = "You are sending messages faster than I may answer; try again in a minute."
+PROMPT_EVENTS = 5
 TIMED_OUT_TURN = "[Task timed out]"
 FAILED_TURN = "[Task failed]"
 
@@ -160,7 +161,8 @@ class Agent:
             workspace=self.settings.workspace, channel=msg.channel, reply_target=msg.reply_target,
             sender=msg.sender, channel_capabilities=self.channel_capabilities.get(msg.channel, ""),
             summary=session.entry.summary, memory=await build_memory_context(self.memory, msg))
-        system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.policy, prompt)
+        system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.policy, prompt,
+                                     self.hardware.events(last=PROMPT_EVENTS))
         return await run_tool_loop(self.provider, [ChatMessage.system(system), *history],
                                    self.tools, msg.caller, self.settings.max_tool_iterations,
                                    self.settings.tool_result_max_chars, self.specs, on_text)

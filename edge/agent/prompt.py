@@ -45,7 +45,8 @@ def tools_section(specs: list[ToolSpec]) -> str:
     return "\n".join(["## Tools"] + [f"- {s.name}: {s.description}" for s in specs])
 
 
-def hardware_section(boards: list[BoardStatus], policy: SecurityPolicy) -> str:
+def hardware_section(boards: list[BoardStatus], policy: SecurityPolicy,
+                     events: list[dict] | None = None) -> str:
     lines = ["## Hardware Access"]
     for b in boards:
         sim = "simulated" if b.simulated else "real hardware"
@@ -63,6 +64,12 @@ def hardware_section(boards: list[BoardStatus], policy: SecurityPolicy) -> str:
         lines.append(f"- {r.board}:{r.pin}{alias}: {r.mode.value}{tail}")
     if not policy.rules:
         lines.append("- none")
+    if events:
+        lines.append("Recent events reported by the boards (newest last):")
+        for e in events:
+            stamp = time.strftime("%H:%M:%S", time.localtime(e["time"]))
+            where = f" {e['pin']}={e['value']:g}" if e.get("pin") else ""
+            lines.append(f"- {stamp} {e['board']} {e['kind']}{where}")
     return "\n".join(lines)
 
 
@@ -101,8 +108,9 @@ def project_context(workspace: Path | None) -> str:
 
 
 def build_system_prompt(specs: list[ToolSpec], boards: list[BoardStatus], policy: SecurityPolicy,
-                        ctx: PromptContext) -> str:
-    sections = [tools_section(specs), hardware_section(boards, policy), task_section(ctx.instructions),
+                        ctx: PromptContext, events: list[dict] | None = None) -> str:
+    sections = [tools_section(specs), hardware_section(boards, policy, events),
+                task_section(ctx.instructions),
                 SAFETY]
     if ctx.workspace is not None:
         sections.append(f"## Workspace\n{ctx.workspace}")

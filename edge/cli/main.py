@@ -11,7 +11,8 @@ from importlib import import_module
 from edge import __version__
 
 COMMAND_MODULES = ("run", "oneshot", "config_cmd", "channel_cmd", "memory_cmd", "models_cmd",
-                   "doctor_cmd", "logs_cmd", "service_cmd", "completion_cmd")
+                   "boards_cmd", "firmware_cmd", "doctor_cmd", "logs_cmd", "service_cmd",
+                   "completion_cmd")
 """Each module under edge.cli that adds commands: ``register(subparsers, common)`` sets a
 ``handler`` default; modules stay light at import time (heavy imports inside handlers)."""
 

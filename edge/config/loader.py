@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from edge.config.locate import load_raw
-from edge.config.model import Config
+from edge.config.model import BOARD_TYPES, Config
 from edge.exc import ConfigError
 from edge.paths import control_socket, state_dir
 
@@ -53,6 +53,8 @@ def format_validation_error(exc: ValidationError, origin: str,
     lines = [f"{origin}: invalid configuration"]
     for error in exc.errors():
         loc = tuple(str(part) for part in error["loc"])
+        if loc[:1] == ("boards",) and len(loc) > 2 and loc[2] in BOARD_TYPES:
+            loc = loc[:2] + loc[3:]  # drop the union tag pydantic puts after the board name
         where = ".".join(loc) or "(top level)"
         var = next((name for keys, name in env_keys.items() if loc[: len(keys)] == keys), None)
         suffix = f"  [from {var}]" if var else ""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag, model_validator
 
 from peripherals.base import PinMode, Pull
 
@@ -141,7 +141,8 @@ class ProviderConfig(EndpointConfig):
 
 
 class PinConfig(Section):
-    """One allowlisted pin: its mode, and for outputs a safe level and an on-time limit."""
+    """One allowlisted pin: its mode (analog needs an arduino or stm32 board), and for outputs a
+    safe level and an on-time limit."""
 
     mode: PinMode
     safe: Literal["off", "on"] | None = None
@@ -150,8 +151,10 @@ class PinConfig(Section):
 
     @model_validator(mode="after")
     def _outputs_only(self) -> PinConfig:
-        if self.mode is PinMode.INPUT and (self.safe is not None or self.max_on_seconds is not None):
-            raise ValueError("safe and max_on_seconds apply to output and pwm pins, not input")
+        if self.mode in (PinMode.INPUT, PinMode.ANALOG) and (
+                self.safe is not None or self.max_on_seconds is not None):
+            raise ValueError("safe and max_on_seconds apply to output and pwm pins, not "
+                             f"{self.mode.value}")
         return self
 
 
@@ -169,7 +172,49 @@ class GpioBoardConfig(Section):
     pins: dict[str, PinConfig] = Field(default_factory=_default_pins)
 
 
-BoardConfig = GpioBoardConfig
+class SerialBoardConfig(Section):
+    """A microcontroller on a serial port. Pins start empty: list the ones the agent may use."""
+
+    port: str = Field(min_length=1)
+    """``/dev/ttyACM0``, ``/dev/serial/by-id/...``, or ``socket://HOST:PORT`` (an emulator)."""
+    aliases: dict[str, str] = Field(default_factory=dict)
+    pins: dict[str, PinConfig] = Field(default_factory=dict)
+    watchdog_ms: int = Field(1000, ge=0, le=65535)
+    """Firmware drives the safe values when the host is silent this long; 0 turns it off."""
+
+
+class ArduinoBoardConfig(SerialBoardConfig):
+    """An Uno-class board running Firmata (ours with the watchdog, or stock StandardFirmata).
+    Pins are D0..D13 and A0..A5."""
+
+    type: Literal["arduino"]
+    baudrate: int = 57600
+    sampling_interval_ms: int = Field(19, ge=1, le=16383)
+    """How often the firmware samples analog inputs and reports them."""
+
+
+class Stm32BoardConfig(SerialBoardConfig):
+    """An STM32F4 board running edge-agent firmware (firmware/stm32). Pins are PA0, PC13..."""
+
+    type: Literal["stm32"]
+    baudrate: int = 115200
+    request_timeout_seconds: float = Field(0.5, gt=0, le=30)
+
+
+def _board_type(value) -> str:
+    if isinstance(value, dict):
+        return value.get("type", "gpio")
+    return getattr(value, "type", "gpio")
+
+
+BOARD_TYPES = ("gpio", "arduino", "stm32")
+
+BoardConfig = Annotated[
+    Annotated[GpioBoardConfig, Tag("gpio")]
+    | Annotated[ArduinoBoardConfig, Tag("arduino")]
+    | Annotated[Stm32BoardConfig, Tag("stm32")],
+    Discriminator(_board_type),
+]
 
 
 class SecurityConfig(Section):

@@ -31,14 +31,6 @@ CACHE_MESSAGE_COUNT = 4
 EPHEMERAL = {"type": "ephemeral"}
 
 
-def _input_of(call: ToolCall) -> dict:
-    try:
-        value = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
     """The system text and the alternating user/assistant turns, with tool blocks."""
     system: list[str] = []
@@ -53,7 +45,7 @@ def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
         else:
             role = message.role
             blocks = [{"type": "text", "text": message.content}] if message.content else []
-            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _input_of(c)}
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments_object()}
                        for c in message.tool_calls]
         if not blocks:
             continue

@@ -10,6 +10,8 @@ routing) wrap a provider rather than adding flags inside it.
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -26,6 +28,14 @@ class ToolCall:
     name: str
     arguments: str
     """The arguments as the model sent them: a JSON object, as text."""
+
+    def arguments_object(self) -> dict:
+        """The arguments as a dict, for wire formats that carry objects ({} when unusable)."""
+        try:
+            value = json.loads(self.arguments or "{}")
+        except json.JSONDecodeError:
+            return {}
+        return value if isinstance(value, dict) else {}
 
 
 @dataclass

@@ -29,14 +29,6 @@ DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 FINISHED = "finishReason"
 
 
-def _args_of(call: ToolCall) -> dict:
-    try:
-        value = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
     """The system instruction and the user/model contents, with function call/response parts."""
     names = {c.id: c.name for m in messages for c in m.tool_calls}
@@ -53,7 +45,7 @@ def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
         else:
             role = "model" if message.role == "assistant" else "user"
             parts = [{"text": message.content}] if message.content else []
-            parts += [{"functionCall": {"name": c.name, "args": _args_of(c)}}
+            parts += [{"functionCall": {"name": c.name, "args": c.arguments_object()}}
                       for c in message.tool_calls]
         if not parts:
             continue

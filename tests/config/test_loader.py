@@ -67,7 +67,7 @@ def test_wrong_value_names_file_key_and_expectation(isolated_env, write_config):
     text = str(err.value)
     assert str(path) in text
     assert "boards.gpio.pins.led.mode" in text
-    assert "'input', 'output' or 'pwm'" in text and "'blink'" in text
+    assert "'input', 'output', 'pwm' or 'analog'" in text and "'blink'" in text
     assert err.value.exit_code == 2
 
 

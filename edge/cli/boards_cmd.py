@@ -1,0 +1,103 @@
+"""``edge-cli boards discover|list``: find boards on serial ports; show the configured ones."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub, common) -> None:
+    boards = sub.add_parser("boards", parents=[common], help="discover and list boards")
+    bsub = boards.add_subparsers(dest="action", metavar="ACTION", required=True)
+    discover = bsub.add_parser("discover", parents=[common],
+                               help="list USB serial ports and confirm boards by handshake")
+    discover.add_argument("--port", action="append", default=[], metavar="PORT",
+                          help="also probe this port (a pty, socket://HOST:PORT); repeatable")
+    discover.add_argument("--no-probe", action="store_true",
+                          help="only list ports and USB ids; send nothing")
+    discover.add_argument("--timeout", type=float, default=2.5, metavar="SECONDS",
+                          help="handshake wait per protocol (default 2.5; an Uno resets on open)")
+    discover.set_defaults(handler=discover_boards)
+    bsub.add_parser("list", parents=[common], help="configured boards and their state"
+                    ).set_defaults(handler=list_boards)
+
+
+def discover_boards(args) -> int:
+    import asyncio
+
+    from peripherals.discovery import confirm, identify, usb_serial_ports
+
+    found = usb_serial_ports() + [identify(port, None, None) for port in args.port]
+    if not args.no_probe:
+        async def probe_all():
+            for item in found:
+                await confirm(item, args.timeout)
+
+        asyncio.run(probe_all())
+    if args.json:
+        print(json.dumps({"ok": True, "exit_code": 0,
+                          "data": {"ports": [f.as_dict() for f in found]}}, indent=2))
+        return 0
+    if not found:
+        print("no USB serial ports found; plug a board in, or probe one with --port PORT")
+        return 0
+    for item in found:
+        ids = f"{item.vid:04x}:{item.pid:04x}" if item.vid is not None else "-"
+        state = ("not probed" if args.no_probe else
+                 f"{item.confirmed}: {item.detail}" if item.confirmed else
+                 f"no handshake ({', '.join(item.tried)})")
+        print(f"{item.port}  {ids}  {item.adapter}  {state}")
+    unconfirmed = [f for f in found if not f.confirmed and not args.no_probe]
+    if unconfirmed:
+        print("unconfirmed ports may run other firmware: `edge-cli firmware flash` puts ours on",
+              file=sys.stderr)
+    return 0
+
+
+def list_boards(args) -> int:
+    from edge.config.locate import load_raw
+    from edge.control import client
+    from edge.exc import DaemonUnavailable
+    from edge.paths import socket_candidates
+
+    raw = load_raw(args.config)
+    state_dir = (raw.data.get("paths") or {}).get("state_dir")
+    try:
+        reply = client.request(socket_candidates(state_dir if isinstance(state_dir, str) else None),
+                               "status")
+        boards, via = reply["data"]["boards"], "daemon"
+    except DaemonUnavailable:
+        boards, via = _probe_configured(args.config), "direct"
+    if args.json:
+        print(json.dumps({"ok": True, "exit_code": 0, "via": via, "data": {"boards": boards}},
+                         indent=2))
+        return 0
+    for board in boards:
+        state = "up" if board["connected"] else "DOWN"
+        print(f"{board['name']:<12} {board['kind']:<8} {state:<5} {board['detail']}")
+    return 0
+
+
+def _probe_configured(config_path: str | None) -> list[dict]:
+    """No daemon: connect to each configured board in turn, report, release."""
+    import asyncio
+
+    from edge.config.loader import load_config
+    from edge.hardware import build_hardware
+    from peripherals.exc import BoardError
+
+    hardware = build_hardware(load_config(config_path).config, resident=False)
+
+    async def probe() -> list[dict]:
+        rows = []
+        for board in hardware.boards.values():
+            try:
+                await board.connect()
+            except BoardError as exc:
+                rows.append(board.status().as_dict() | {"connected": False, "detail": str(exc)})
+                continue
+            rows.append(board.status().as_dict())
+            await board.close()
+        return rows
+
+    return asyncio.run(probe())

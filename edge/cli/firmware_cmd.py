@@ -1,0 +1,184 @@
+"""``edge-cli firmware build|flash``: build our firmwares (make) and put them on a board.
+
+Flashing uses avrdude's ``arduino`` programmer (the Uno's Optiboot bootloader) for Arduino
+boards, and stm32flash (the STM32's UART bootloader) or st-flash (an ST-Link) for STM32 boards.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from edge.exc import EdgeError, UsageError
+
+STM32_BOARDS = ("netduinoplus2", "nucleo_f401re", "nucleo_f411re", "blackpill_f411")
+AVR_SIZE = re.compile(r"^(flash|ram) (\d+) of (\d+) bytes \(([\d.]+)%\)", re.M)
+AVRDUDE_PHASE = re.compile(r"(Reading|Writing) \|")
+STM32FLASH_PROGRESS = re.compile(r"\((\d+(?:\.\d+)?)%\)")
+
+
+def source_dir(given: str | None) -> Path:
+    path = Path(given) if given else Path(__file__).resolve().parents[2] / "firmware"
+    if not (path / "arduino" / "Makefile").exists():
+        raise UsageError(f"no firmware sources at {path}; run from a git checkout of edge-agent "
+                         "or pass --source DIR")
+    return path
+
+
+def register(sub, common) -> None:
+    fw = sub.add_parser("firmware", parents=[common], help="build and flash board firmware")
+    fsub = fw.add_subparsers(dest="action", metavar="ACTION", required=True)
+    build = fsub.add_parser("build", parents=[common], help="build a firmware and print its size")
+    build.add_argument("target", choices=["arduino", "stm32"])
+    build.add_argument("--board", choices=STM32_BOARDS, default="nucleo_f401re",
+                       help="STM32 board (default nucleo_f401re)")
+    build.add_argument("--source", metavar="DIR", help="firmware source directory")
+    build.set_defaults(handler=build_firmware)
+    flash = fsub.add_parser("flash", parents=[common], help="upload a firmware to a board")
+    flash.add_argument("target", help="arduino, stm32, or a configured board's name")
+    flash.add_argument("--port", help="serial port (default: the configured board's port)")
+    flash.add_argument("--board", choices=STM32_BOARDS, default="nucleo_f401re")
+    flash.add_argument("--tool", choices=["avrdude", "stm32flash", "st-flash"],
+                       help="flashing tool (default: avrdude for arduino, stm32flash for stm32, "
+                            "st-flash when no port is given)")
+    flash.add_argument("--baud", type=int, default=115200, help="bootloader baud rate")
+    flash.add_argument("--image", metavar="FILE", help="upload this file instead of building")
+    flash.add_argument("--source", metavar="DIR", help="firmware source directory")
+    flash.set_defaults(handler=flash_firmware)
+
+
+def make(directory: Path, *args: str) -> str:
+    if not shutil.which("make"):
+        raise EdgeError("make is not installed: sudo apt-get install make")
+    done = subprocess.run(["make", "-C", str(directory), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise EdgeError(f"build failed in {directory}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}\n"
+                        "the toolchains come from deploy/test-packages.txt (gcc-avr, avr-libc, "
+                        "arduino-core-avr, gcc-arm-none-eabi)")
+    return done.stdout
+
+
+def build(target: str, board: str, source: Path) -> dict:
+    if target == "arduino":
+        out = make(source / "arduino")
+        sizes = {m[0]: {"bytes": int(m[1]), "of": int(m[2]), "percent": float(m[3])}
+                 for m in AVR_SIZE.findall(out)}
+        image = source / "arduino" / "build" / "edge_firmata.hex"
+        return {"target": target, "image": str(image), "flash": sizes["flash"], "ram": sizes["ram"]}
+    make(source / "stm32", f"BOARD={board}")
+    image = source / "stm32" / "build" / board / "firmware.bin"
+    sizes = subprocess.run(["arm-none-eabi-size", str(image.with_suffix(".elf"))],
+                           capture_output=True, text=True, check=True).stdout
+    text, data, bss = (int(x) for x in sizes.splitlines()[1].split()[:3])
+    return {"target": target, "board": board, "image": str(image),
+            "flash": {"bytes": text + data}, "ram": {"bytes": data + bss}}
+
+
+def build_firmware(args) -> int:
+    result = build(args.target, args.board, source_dir(args.source))
+    if args.json:
+        print(json.dumps({"ok": True, "exit_code": 0, "data": result}, indent=2))
+        return 0
+    flash, ram = result["flash"], result["ram"]
+    extra = lambda s: f" of {s['of']} ({s['percent']:.1f}%)" if "of" in s else ""  # noqa: E731
+    print(f"built {result['image']}\nflash {flash['bytes']} bytes{extra(flash)}\n"
+          f"ram   {ram['bytes']} bytes{extra(ram)}")
+    return 0
+
+
+def resolve_target(args) -> tuple[str, str | None]:
+    """(arduino|stm32, port) from the argument, or from a configured board of that name."""
+    if args.target in ("arduino", "stm32"):
+        return args.target, args.port
+    from edge.config.loader import load_config
+
+    boards = load_config(args.config).config.boards
+    section = boards.get(args.target)
+    if section is None or section.type not in ("arduino", "stm32"):
+        raise UsageError(f"{args.target!r} is neither arduino, stm32 nor a configured serial "
+                         f"board (configured: {', '.join(boards) or 'none'})")
+    return section.type, args.port or section.port
+
+
+def flash_command(kind: str, tool: str, port: str | None, image: str, baud: int) -> list[str]:
+    if tool == "avrdude":
+        return ["avrdude", "-p", "atmega328p", "-c", "arduino", "-P", port, "-b", str(baud), "-D",
+                "-U", f"flash:w:{image}:i"]
+    if tool == "stm32flash":
+        return ["stm32flash", "-b", str(baud), "-w", image, "-v", "-g", "0x08000000", port]
+    return ["st-flash", "--reset", "write", image, "0x08000000"]
+
+
+class ProgressBar:
+    """Turns a flashing tool's output into one bar line (or nothing, for --json)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.phase, self.hashes, self.counting, self.recent = "", 0, False, ""
+
+    def feed(self, text: str) -> None:
+        for char in text:  # avrdude: "Writing | ####...# | 100% 0.42s", one '#' per 2%
+            self.recent = (self.recent + char)[-10:]
+            phase = AVRDUDE_PHASE.search(self.recent)
+            if phase and char == "|":
+                if self.phase and self.enabled:
+                    sys.stderr.write("\n")
+                self.phase, self.hashes, self.counting, self.recent = phase.group(1).lower(), 0, True, ""
+            elif self.counting and char == "#":
+                self.hashes += 1
+                self.show(min(100.0, self.hashes * 2.0))
+            elif self.counting and char == "|":
+                self.counting = False
+        for percent in STM32FLASH_PROGRESS.findall(text):  # "Wrote address 0x08000100 (8.33%)"
+            self.phase = "writing"
+            self.show(float(percent))
+
+    def show(self, percent: float) -> None:
+        if self.enabled:
+            filled = int(percent / 5)
+            sys.stderr.write(f"\r{self.phase:<8} [{'#' * filled}{'.' * (20 - filled)}] {percent:5.1f}%")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled and self.phase:
+            sys.stderr.write("\n")
+
+
+def flash_firmware(args) -> int:
+    kind, port = resolve_target(args)
+    tool = args.tool or ("avrdude" if kind == "arduino" else "stm32flash" if port else "st-flash")
+    if tool != "st-flash" and not port:
+        raise UsageError("give the serial port with --port PORT (see `edge-cli boards discover`)")
+    if not shutil.which(tool):
+        package = {"avrdude": "avrdude", "stm32flash": "stm32flash", "st-flash": "stlink-tools"}[tool]
+        raise EdgeError(f"{tool} is not installed: sudo apt-get install {package}")
+    image = args.image
+    if image is None:
+        built = build(kind, args.board, source_dir(args.source))
+        image = built["image"]
+    command = flash_command(kind, tool, port, image, args.baud)
+    bar = ProgressBar(enabled=not args.json)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    log = bytearray()
+    while chunk := proc.stdout.read1(256):
+        log += chunk
+        bar.feed(chunk.decode(errors="replace"))
+    code = proc.wait()
+    bar.done()
+    ok = code == 0
+    result = {"target": kind, "tool": tool, "port": port, "image": image, "exit_status": code}
+    if args.json:
+        payload = {"ok": ok, "exit_code": 0 if ok else 1, "data": result}
+        if not ok:
+            payload["error"] = log.decode(errors="replace")[-2000:]
+        print(json.dumps(payload, indent=2))
+    elif ok:
+        print(f"flashed {image} to {port or 'the ST-Link'} with {tool}")
+    else:
+        print(f"edge-cli: {tool} failed (exit {code}):\n{log.decode(errors='replace')[-2000:]}",
+              file=sys.stderr)
+    return 0 if ok else 1

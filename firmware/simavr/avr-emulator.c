@@ -1,0 +1,247 @@
+/* A small simavr front end for the Arduino Uno (ATmega328P at 16 MHz) used by edge-agent's tests.
+ *
+ *   avr-emulator [--link PATH] [--boot OPTIBOOT.hex] [FIRMWARE.elf]
+ *
+ * UART0 is bridged to a pseudo-terminal (libsimavrparts' uart_pty); the path is printed as
+ * "pty /dev/pts/N" and, with --link, also made available as a symlink at PATH (so a test can
+ * restart the emulator behind a stable name, like udev's /dev/serial/by-id). The simulation runs
+ * in real time and starts paused, so the host can open the port first. Commands on stdin:
+ *   start              run
+ *   pin D2 1           drive an input pin (D0..D13, A0..A5) high or low
+ *   adc A0 2500        set an ADC input in millivolts
+ *   quit
+ * On stdout, one line per output-pin change: "edge D13 1 <simulated microseconds>".
+ * With --boot, the Intel hex bootloader is loaded at its own address and the CPU starts there
+ * (Optiboot: a STK500v1 upload over the pty, then the new sketch runs). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <simavr/avr_adc.h>
+#include <simavr/avr_ioport.h>
+#include <simavr/parts/uart_pty.h>
+#include <simavr/sim_avr.h>
+#include <simavr/sim_elf.h>
+#include <simavr/sim_hex.h>
+#include <simavr/sim_time.h>
+
+#define MCUSR_ADDR 0x54 /* ATmega328P data-space address of MCUSR */
+#define EXTRF 0x02
+
+static avr_t *avr;
+static uart_pty_t uart;
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static char queue[16][64];
+static int queue_len;
+static volatile int running, quitting;
+static int last_level[3][8];
+static const char port_names[3] = {'B', 'C', 'D'};
+static const uint8_t ddr_addr[3] = {0x24, 0x27, 0x2A};
+
+/* Arduino name for port/bit: PD0..7 = D0..7, PB0..5 = D8..13, PC0..5 = A0..5. */
+static void pin_label(int port, int bit, char *out, size_t cap)
+{
+    if (port == 2)
+        snprintf(out, cap, "D%d", bit);
+    else if (port == 0)
+        snprintf(out, cap, "D%d", bit + 8);
+    else
+        snprintf(out, cap, "A%d", bit);
+}
+
+static int parse_pin(const char *name, int *port, int *bit)
+{
+    int n;
+    if (sscanf(name, "D%d", &n) == 1 && n >= 0 && n <= 13) {
+        *port = n < 8 ? 2 : 0;
+        *bit = n < 8 ? n : n - 8;
+        return 0;
+    }
+    if (sscanf(name, "A%d", &n) == 1 && n >= 0 && n <= 5) {
+        *port = 1;
+        *bit = n;
+        return 0;
+    }
+    return -1;
+}
+
+static void pin_changed(struct avr_irq_t *irq, uint32_t value, void *param)
+{
+    (void)irq;
+    int port = (int)(intptr_t)param >> 3, bit = (int)(intptr_t)param & 7;
+    if (!(avr->data[ddr_addr[port]] & (1u << bit)))
+        return; /* only outputs: inputs are what we drive */
+    if (last_level[port][bit] == (int)value)
+        return;
+    last_level[port][bit] = (int)value;
+    char label[8];
+    pin_label(port, bit, label, sizeof label);
+    printf("edge %s %u %llu\n", label, value,
+           (unsigned long long)(avr_cycles_to_nsec(avr, avr->cycle) / 1000));
+    fflush(stdout);
+}
+
+static void *read_commands(void *arg)
+{
+    (void)arg;
+    char line[64];
+    while (fgets(line, sizeof line, stdin)) {
+        pthread_mutex_lock(&queue_lock);
+        if (queue_len < 16)
+            snprintf(queue[queue_len++], sizeof queue[0], "%s", line);
+        pthread_mutex_unlock(&queue_lock);
+    }
+    quitting = 1; /* stdin closed: the test that owned us is gone */
+    return NULL;
+}
+
+static void run_command(const char *line)
+{
+    char word[16], name[8];
+    unsigned value;
+    int port, bit;
+    if (sscanf(line, "%15s", word) != 1)
+        return;
+    if (!strcmp(word, "start")) {
+        running = 1;
+    } else if (!strcmp(word, "quit")) {
+        quitting = 1;
+    } else if (!strcmp(word, "pin") && sscanf(line, "pin %7s %u", name, &value) == 2 &&
+               !parse_pin(name, &port, &bit)) {
+        avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(port_names[port]), bit), value);
+    } else if (!strcmp(word, "adc") && sscanf(line, "adc A%d %u", &bit, &value) == 2 && bit >= 0 &&
+               bit <= 5) {
+        avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + bit), value);
+    } else {
+        fprintf(stderr, "avr-emulator: unknown command: %s", line);
+        return;
+    }
+    printf("ok %s\n", word);
+    fflush(stdout);
+}
+
+static void drain_commands(void)
+{
+    pthread_mutex_lock(&queue_lock);
+    for (int i = 0; i < queue_len; i++)
+        run_command(queue[i]);
+    queue_len = 0;
+    pthread_mutex_unlock(&queue_lock);
+}
+
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int load_bootloader(const char *path)
+{
+    ihex_chunk_p chunks = NULL;
+    int count = read_ihex_chunks(path, &chunks);
+    if (count <= 0) {
+        fprintf(stderr, "avr-emulator: cannot read %s\n", path);
+        return -1;
+    }
+    uint32_t base = chunks[0].baseaddr;
+    for (int i = 0; i < count; i++) {
+        memcpy(avr->flash + chunks[i].baseaddr, chunks[i].data, chunks[i].size);
+        if (chunks[i].baseaddr < base)
+            base = chunks[i].baseaddr;
+    }
+    free_ihex_chunks(chunks);
+    avr->pc = base;
+    avr->reset_pc = base; /* a watchdog reset (Optiboot's exit) comes back here */
+    avr->codeend = avr->flashend;
+    avr->data[MCUSR_ADDR] = EXTRF; /* as if the reset button (or DTR) was pressed: Optiboot
+                                      only listens after an external reset */
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *link = NULL, *boot = NULL, *elf = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--link") && i + 1 < argc)
+            link = argv[++i];
+        else if (!strcmp(argv[i], "--boot") && i + 1 < argc)
+            boot = argv[++i];
+        else
+            elf = argv[i];
+    }
+    if (!elf && !boot) {
+        fprintf(stderr, "usage: %s [--link PATH] [--boot BOOTLOADER.hex] [FIRMWARE.elf]\n", argv[0]);
+        return 2;
+    }
+    avr = avr_make_mcu_by_name("atmega328p");
+    if (!avr || avr_init(avr) != 0) {
+        fprintf(stderr, "avr-emulator: no atmega328p core in this simavr\n");
+        return 1;
+    }
+    avr->frequency = 16000000;
+    avr->vcc = avr->avcc = avr->aref = 5000;
+    if (elf) {
+        elf_firmware_t fw;
+        memset(&fw, 0, sizeof fw);
+        if (elf_read_firmware(elf, &fw) != 0) {
+            fprintf(stderr, "avr-emulator: cannot read %s\n", elf);
+            return 1;
+        }
+        fw.frequency = 16000000;
+        strcpy(fw.mmcu, "atmega328p");
+        avr_load_firmware(avr, &fw);
+    }
+    if (boot && load_bootloader(boot) != 0)
+        return 1;
+    for (int port = 0; port < 3; port++)
+        for (int bit = 0; bit < 8; bit++) {
+            last_level[port][bit] = -1;
+            avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(port_names[port]), bit),
+                                    pin_changed, (void *)(intptr_t)(port << 3 | bit));
+        }
+    uart_pty_init(avr, &uart);
+    uart_pty_connect(&uart, '0');
+    if (link) {
+        unlink(link);
+        if (symlink(uart.pty.slavename, link) != 0)
+            perror(link);
+    }
+    printf("pty %s\n", uart.pty.slavename);
+    fflush(stdout);
+
+    pthread_t reader;
+    pthread_create(&reader, NULL, read_commands, NULL);
+    while (!running && !quitting) {
+        drain_commands();
+        usleep(1000);
+    }
+    uint64_t start = wall_ns();
+    avr_cycle_count_t start_cycle = avr->cycle;
+    int state = cpu_Running;
+    for (unsigned n = 0; !quitting && state != cpu_Done && state != cpu_Crashed; n++) {
+        state = avr_run(avr);
+        if ((n & 1023) == 0) {
+            drain_commands();
+            uint64_t sim = avr_cycles_to_nsec(avr, avr->cycle - start_cycle);
+            uint64_t wall = wall_ns() - start;
+            if (sim > wall + 1000000) { /* ahead of real time: wait */
+                struct timespec ts = {0, (long)(sim - wall)};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    if (state == cpu_Done || state == cpu_Crashed)
+        fprintf(stderr, "avr-emulator: cpu %s at pc 0x%04x (cycle %llu, sp 0x%04x, flash[0] %02x%02x)\n",
+                state == cpu_Done ? "stopped" : "crashed", avr->pc, (unsigned long long)avr->cycle,
+                avr->data[0x5D] | avr->data[0x5E] << 8, avr->flash[1], avr->flash[0]);
+    uart_pty_stop(&uart);
+    if (link)
+        unlink(link);
+    return state == cpu_Crashed ? 1 : 0;
+}

@@ -1,0 +1,408 @@
+"""An Uno-class Arduino over Firmata, through pyfirmata2.
+
+Works with stock StandardFirmata and with our sketch (``firmware/arduino``), whose EDGE_WATCHDOG
+sysex (``firmware/PROTOCOL.md``) lets the board drive declared safe levels by itself when the host
+falls silent. The driver probes for the extension after the firmware report and, without it,
+keeps safety host-side (the safe state applied on shutdown).
+
+Pins are ``D2``..``D13`` (digital; PWM on 3, 5, 6, 9, 10, 11; servo on 9 and 10) and ``A0``..``A5``
+(analog inputs, reported every ``sampling_interval_ms``). ``13`` means ``D13``; D0/D1 carry the link.
+
+>>> board = ArduinoBoard("uno", "/dev/ttyACM0", aliases={"led": "13"})
+>>> board.resolve("led"), board.resolve("a0"), board.resolve("D19")
+('D13', 'A0', 'A5')
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+
+import serial
+
+from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, PinState, Pull
+from peripherals.events import EventHub
+from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
+
+log = logging.getLogger(__name__)
+
+PWM_PINS = frozenset({3, 5, 6, 9, 10, 11})
+SERVO_PINS = frozenset({9, 10})
+EDGE_WATCHDOG = 0x0E
+WD_DISARM, WD_ARM, WD_QUERY, WD_TRIPPED = 0, 1, 2, 3
+REPORT_FIRMWARE = 0x79
+FIRST_VALUE_TIMEOUT = 1.0
+
+
+def _firmata_class():
+    """pyfirmata2's Board without its fixed 5 s sleep: we wait for the firmware report instead."""
+    import pyfirmata2
+
+    class Firmata(pyfirmata2.Board):
+        def _Board__pass_time(self, seconds):  # noqa: N802 (pyfirmata2's private name)
+            return None
+
+    return Firmata
+
+
+def _uno_layout() -> dict:
+    from pyfirmata2 import BOARDS
+
+    return BOARDS["arduino"]
+
+
+def _release(firmata) -> None:
+    """Close the port; pyfirmata2's own exit() (also run from __del__) would write to it."""
+    firmata.exit = lambda: None
+    try:
+        firmata.sp.close()
+    except (serial.SerialException, OSError):
+        pass
+
+
+class ArduinoBoard:
+    kind = "arduino"
+
+    def __init__(self, name: str, port: str, *, baudrate: int = 57600,
+                 aliases: dict[str, str] | None = None, watchdog_ms: int = 1000,
+                 sampling_interval_ms: int = 19, handshake_timeout: float = 8.0):
+        self.name = name
+        self.port = port
+        self.baudrate = baudrate
+        self.watchdog_ms = watchdog_ms
+        self.sampling_interval_ms = sampling_interval_ms
+        self.handshake_timeout = handshake_timeout
+        self._aliases = {alias: self._canonical(spec) for alias, spec in (aliases or {}).items()}
+        self._events = EventHub()
+        self._lock = threading.Lock()  # one writer on the port at a time
+        self._firmata = None
+        self._generation = 0
+        self._modes: dict[str, tuple[PinMode, Pull]] = {}
+        self._values: dict[str, float] = {}
+        self._servos: dict[str, float] = {}
+        self._safe: dict[str, bool] = {}
+        self._ack = threading.Event()
+        self.has_watchdog = False
+        self.firmware = ""
+        self.connected = False
+        self.detail = f"not connected ({port})"
+
+    # names ----------------------------------------------------------------------------------
+    @staticmethod
+    def _canonical(spec: str) -> str:
+        text = str(spec).strip().upper()
+        if text.startswith("A") and text[1:].isdigit() and int(text[1:]) <= 5:
+            return f"A{int(text[1:])}"
+        number = text[1:] if text.startswith("D") else text
+        if number.isdigit():
+            n = int(number)
+            if 2 <= n <= 13:
+                return f"D{n}"
+            if 14 <= n <= 19:
+                return f"A{n - 14}"
+            if n in (0, 1):
+                raise UnknownPin(f"{spec!r}: D0 and D1 carry the serial link to the agent")
+        raise UnknownPin(f"{spec!r} is not an Uno pin; use D2..D13 or A0..A5")
+
+    def resolve(self, spec: str) -> str:
+        spec = str(spec).strip()
+        return self._aliases.get(spec) or self._canonical(spec)
+
+    def capabilities(self) -> list[PinInfo]:
+        pins = []
+        for n in range(2, 14):
+            modes = {PinMode.INPUT, PinMode.OUTPUT} | ({PinMode.PWM} if n in PWM_PINS else set())
+            pins.append(PinInfo(f"D{n}", frozenset(modes), self._aliases_of(f"D{n}")))
+        for n in range(6):
+            pins.append(PinInfo(f"A{n}", frozenset({PinMode.ANALOG}), self._aliases_of(f"A{n}")))
+        return pins
+
+    def _aliases_of(self, pin: str) -> tuple[str, ...]:
+        return tuple(a for a, p in self._aliases.items() if p == pin)
+
+    def subscribe(self, listener):
+        return self._events.subscribe(listener)
+
+    # link ----------------------------------------------------------------------------------------
+    def _pin(self, pin: str):
+        if pin.startswith("A"):
+            return self._firmata.analog[int(pin[1:])]
+        return self._firmata.digital[int(pin[1:])]
+
+    def _write(self, action) -> None:
+        """Run ``action`` (which writes to the port) under the port lock; a failure means gone."""
+        if not self.connected or self._firmata is None:
+            raise BoardUnavailable(f"board {self.name} is down ({self.detail}); the agent "
+                                   "reconnects when it is back")
+        with self._lock:
+            try:
+                action()
+            except (serial.SerialException, OSError) as exc:
+                self._lost(f"write failed: {exc}")
+                raise BoardUnavailable(f"board {self.name} went away ({exc})") from None
+
+    def _sysex(self, cmd: int, data: list[int]) -> None:
+        self._firmata.send_sysex(cmd, bytearray(data))
+
+    def _read_loop(self, firmata, generation: int) -> None:
+        while self._generation == generation:
+            try:
+                firmata.iterate()
+            except TypeError:
+                continue  # a message cut by the read timeout; the next command byte resyncs
+            except (serial.SerialException, OSError, AttributeError) as exc:
+                if self._generation == generation:
+                    self._lost(f"read failed: {exc}")
+                return
+
+    def _keepalive_loop(self, generation: int) -> None:
+        """Any byte restarts the firmware watchdog; the query costs four bytes each way."""
+        while self._generation == generation:
+            time.sleep(self.watchdog_ms / 3000)
+            if self._generation != generation:
+                return
+            try:
+                self._write(lambda: self._sysex(EDGE_WATCHDOG, [WD_QUERY]))
+            except BoardError:
+                return
+
+    def _lost(self, reason: str) -> None:
+        was = self.connected
+        self.connected = False
+        self.detail = f"down: {reason}"
+        self._close_port()
+        if was:
+            log.error("board_down board=%s port=%s reason=%r", self.name, self.port, reason)
+            self._events.emit(BoardEvent(self.name, "down"))
+
+    def _on_watchdog_sysex(self, *data) -> None:
+        if data and data[0] == WD_TRIPPED:
+            log.warning("firmware_watchdog board=%s safe=%s", self.name, self._safe)
+            for pin, level in self._safe.items():
+                self._values[pin] = float(level)
+            self._events.emit(BoardEvent(self.name, "watchdog"))
+        elif data and data[0] == WD_QUERY:
+            self._ack.set()
+
+    def _on_digital(self, pin: str, value) -> None:
+        level, before = 1.0 if value else 0.0, self._values.get(pin)
+        if before != level:
+            self._values[pin] = level
+            if before is not None:  # the first report after set-up is a state, not a change
+                self._events.emit(BoardEvent(self.name, "input", pin, level))
+
+    def _open(self) -> None:
+        """Open the port, wait for the firmware report, probe for the watchdog extension."""
+        try:
+            firmata = _firmata_class()(self.port, _uno_layout(), baudrate=self.baudrate,
+                                       timeout=0.05)
+        except (serial.SerialException, OSError) as exc:
+            raise BoardUnavailable(f"cannot open {self.port}: {exc}; check the cable, the port "
+                                   "name (`edge-cli boards discover`) and the dialout group") from None
+        firmata.firmware = None
+        firmata.add_cmd_handler(EDGE_WATCHDOG, self._on_watchdog_sysex)
+        self._firmata = firmata
+        self._generation += 1
+        self._ack.clear()
+        threading.Thread(target=self._read_loop, args=(firmata, self._generation),
+                         name=f"firmata:{self.name}", daemon=True).start()
+        deadline = time.monotonic() + self.handshake_timeout
+        while firmata.firmware is None:
+            if time.monotonic() > deadline:
+                self._close_port()
+                raise BoardUnavailable(
+                    f"no Firmata report from {self.port} within {self.handshake_timeout:g} s: "
+                    "flash StandardFirmata or `edge-cli firmware flash arduino`")
+            with self._lock:
+                self._sysex(REPORT_FIRMWARE, [])
+            time.sleep(0.25)
+        with self._lock:
+            self._sysex(EDGE_WATCHDOG, [WD_QUERY])
+        self.has_watchdog = self._ack.wait(0.5)
+        self.firmware = f"{firmata.firmware} {firmata.firmware_version[0]}.{firmata.firmware_version[1]}"
+
+    def _close_port(self) -> None:
+        self._generation += 1
+        firmata, self._firmata = self._firmata, None
+        if firmata is not None:
+            _release(firmata)
+
+    # Board protocol --------------------------------------------------------------------------
+    async def connect(self) -> None:
+        """Open and handshake, then re-apply sampling, pin modes, levels and the watchdog (so
+        this is also the reconnect path)."""
+        self._events.bind(asyncio.get_running_loop())
+        self._close_port()
+        await asyncio.to_thread(self._open)
+        self.connected = True
+        try:
+            await asyncio.to_thread(self._restore)
+        except BoardError:
+            self._close_port()
+            self.connected = False
+            raise
+        safety = "firmware watchdog" if self.has_watchdog else "host-side safe state only"
+        self.detail = f"{self.firmware} on {self.port} ({safety})"
+        log.info("board_connected board=%s kind=arduino detail=%r", self.name, self.detail)
+        if self.has_watchdog and self.watchdog_ms:
+            threading.Thread(target=self._keepalive_loop, args=(self._generation,),
+                             name=f"keepalive:{self.name}", daemon=True).start()
+        self._events.emit(BoardEvent(self.name, "up"))
+
+    def _restore(self) -> None:
+        self._write(lambda: self._firmata.setSamplingInterval(self.sampling_interval_ms))
+        for pin, (mode, pull) in self._modes.items():
+            value = self._values.get(pin)
+            self._apply_mode(pin, mode, pull)
+            if mode is PinMode.OUTPUT and value is not None:
+                self._write(lambda p=pin, v=value: self._pin(p).write(int(v)))
+                self._values[pin] = value
+            elif mode is PinMode.PWM and value is not None:
+                self._write(lambda p=pin, v=value: self._pin(p).write(v))
+                self._values[pin] = value
+        for pin, angle in self._servos.items():
+            self._servo(pin, angle)
+        self._arm_watchdog()
+
+    def _arm_watchdog(self) -> None:
+        if not self.has_watchdog:
+            return
+        if not self.watchdog_ms:
+            self._write(lambda: self._sysex(EDGE_WATCHDOG, [WD_DISARM]))
+            return
+        data = [WD_ARM, self.watchdog_ms & 0x7F, self.watchdog_ms >> 7 & 0x7F]
+        for pin, level in self._safe.items():
+            data += [int(pin[1:]), int(level)]
+        self._write(lambda: self._sysex(EDGE_WATCHDOG, data))
+
+    async def close(self) -> None:
+        """Disarm the firmware watchdog (a clean exit has applied the safe state already) and
+        release the port; levels stay as they are."""
+        if self.connected and self.has_watchdog:
+            try:
+                self._write(lambda: self._sysex(EDGE_WATCHDOG, [WD_DISARM]))
+            except BoardError as exc:
+                log.warning("watchdog_disarm_failed board=%s error=%r", self.name, exc)
+        self._close_port()
+        self.connected = False
+        self.detail = f"closed ({self.port})"
+
+    def _apply_mode(self, pin: str, mode: PinMode, pull: Pull) -> None:
+        import pyfirmata2
+
+        if pin.startswith("A"):
+            analog = self._pin(pin)
+            analog.register_callback(lambda v, p=pin: self._values.__setitem__(p, v))
+            self._write(analog.enable_reporting)
+            return
+        digital = self._pin(pin)
+        if mode is not PinMode.INPUT:
+            firmata_mode = pyfirmata2.OUTPUT if mode is PinMode.OUTPUT else pyfirmata2.PWM
+            self._values[pin] = 0.0
+            self._write(lambda: setattr(digital, "mode", firmata_mode))
+            return
+        previous = self._values.pop(pin, None)
+        digital.register_callback(lambda v, p=pin: self._on_digital(p, v))
+        firmata_mode = pyfirmata2.INPUT_PULLUP if pull is Pull.UP else pyfirmata2.INPUT
+        self._write(lambda: setattr(digital, "mode", firmata_mode))
+        deadline = time.monotonic() + FIRST_VALUE_TIMEOUT  # the firmware reports the port now
+        while self._values.get(pin) is None and time.monotonic() < deadline and self.connected:
+            time.sleep(0.002)
+        level = self._values.get(pin)
+        if previous is not None and level is not None and level != previous:
+            self._events.emit(BoardEvent(self.name, "input", pin, level))  # changed while away
+
+    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP) -> None:
+        pin = self.resolve(pin)
+        number = int(pin[1:])
+        pull = Pull(pull)
+        if pin.startswith("A") != (mode is PinMode.ANALOG):
+            raise PinModeError(f"{pin} on board {self.name} cannot be {mode.value}: "
+                               "A0..A5 are analog inputs, D2..D13 digital")
+        if mode is PinMode.PWM and number not in PWM_PINS:
+            raise PinModeError(f"{pin} has no PWM; use one of D3, D5, D6, D9, D10, D11")
+        if mode is PinMode.INPUT and pull is Pull.DOWN:
+            raise PinModeError(f"{pin}: the ATmega328P has pull-ups only; use pull = \"up\" or \"none\"")
+        await asyncio.to_thread(self._apply_mode, pin, mode, pull)
+        self._modes[pin] = (mode, pull)
+
+    def _mode(self, pin: str, *allowed: PinMode) -> PinMode:
+        if pin not in self._modes:
+            raise PinModeError(f"{pin} is not set up on board {self.name}")
+        mode = self._modes[pin][0]
+        if allowed and mode not in allowed:
+            wanted = " or ".join(m.value for m in allowed)
+            raise PinModeError(f"{pin} is set up as {mode.value}, not {wanted}")
+        return mode
+
+    async def read(self, pin: str) -> float:
+        """Inputs report by themselves (Firmata has no polled read): the latest report."""
+        pin = self.resolve(pin)
+        self._mode(pin)
+        if not self.connected:
+            raise BoardUnavailable(f"board {self.name} is down ({self.detail})")
+        deadline = time.monotonic() + FIRST_VALUE_TIMEOUT
+        while self._values.get(pin) is None:
+            if time.monotonic() > deadline:
+                raise BoardUnavailable(f"board {self.name} sent no value for {pin} yet")
+            await asyncio.sleep(0.01)
+        return float(self._values[pin])
+
+    async def write(self, pin: str, value: bool) -> None:
+        pin = self.resolve(pin)
+        level = 1.0 if value else 0.0
+        if self._mode(pin, PinMode.OUTPUT, PinMode.PWM) is PinMode.PWM:
+            await asyncio.to_thread(self._write, lambda: self._pin(pin).write(level))
+        else:
+            await asyncio.to_thread(self._write, lambda: self._pin(pin).write(int(level)))
+        self._values[pin] = level
+
+    async def pwm(self, pin: str, duty: float, frequency: float | None = None) -> None:
+        if not 0.0 <= duty <= 1.0:
+            raise PinModeError(f"duty {duty} is outside 0..1")
+        if frequency is not None:
+            raise PinModeError("Firmata PWM runs at the Uno's fixed 490/980 Hz; leave frequency out")
+        pin = self.resolve(pin)
+        self._mode(pin, PinMode.PWM)
+        await asyncio.to_thread(self._write, lambda: self._pin(pin).write(duty))
+        self._values[pin] = duty
+
+    def _servo(self, pin: str, angle: float) -> None:
+        number = int(pin[1:])
+        if pin not in self._servos:
+            self._write(lambda: self._firmata.servo_config(number, angle=int(angle)))
+        else:
+            self._write(lambda: self._pin(pin).write(int(angle)))
+        self._servos[pin] = angle
+
+    async def servo(self, pin: str, angle: float) -> None:
+        """Turn a hobby servo on D9 or D10 to ``angle`` degrees (0..180)."""
+        pin = self.resolve(pin)
+        if pin.startswith("A") or int(pin[1:]) not in SERVO_PINS:
+            raise PinModeError(f"{pin}: servos run on D9 and D10 (Timer1)")
+        if not 0 <= angle <= 180:
+            raise PinModeError(f"angle {angle} is outside 0..180")
+        await asyncio.to_thread(self._servo, pin, angle)
+
+    async def declare_safe_state(self, values: dict[str, bool]) -> None:
+        """Safe levels the firmware drives by itself if the host falls silent (our sketch only;
+        with StandardFirmata they stay host-side)."""
+        self._safe = {self.resolve(pin): bool(level) for pin, level in values.items()}
+        if self.connected:
+            await asyncio.to_thread(self._arm_watchdog)
+
+    async def apply_safe_state(self, values: dict[str, bool]) -> None:
+        for spec, level in values.items():
+            try:
+                await self.write(spec, level)
+            except BoardError as exc:
+                log.error("safe_state_failed board=%s pin=%s error=%r", self.name, spec, exc)
+                continue
+            log.info("safe_state board=%s pin=%s value=%s", self.name, spec, "on" if level else "off")
+
+    def status(self) -> BoardStatus:
+        pins = [PinState(pin, mode, float(self._values.get(pin) or 0.0))
+                for pin, (mode, _pull) in self._modes.items()]
+        return BoardStatus(self.name, self.kind, self.connected, False, self.detail, pins)

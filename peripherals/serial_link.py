@@ -1,0 +1,92 @@
+"""One serial port shared by a request/reply driver: a reader thread, one lock per port, a
+deadline per request, and a callback when the port goes away.
+
+The port is anything pyserial opens: ``/dev/ttyACM0``, a pty from an emulator, or
+``socket://127.0.0.1:5555`` (qemu's TCP serial). Bytes go to ``on_bytes`` from the reader thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import serial
+
+from peripherals.exc import BoardUnavailable
+
+log = logging.getLogger(__name__)
+
+
+class SerialLink:
+    def __init__(self, port: str, baudrate: int, on_bytes: Callable[[bytes], None],
+                 on_lost: Callable[[str], None]):
+        self.port, self.baudrate = port, baudrate
+        self._on_bytes, self._on_lost = on_bytes, on_lost
+        self._serial: serial.SerialBase | None = None
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self.lock = threading.Lock()
+        """Held for a whole request and its reply: one conversation per port at a time."""
+
+    @property
+    def is_open(self) -> bool:
+        return self._serial is not None
+
+    def open(self) -> None:
+        try:
+            self._serial = serial.serial_for_url(self.port, self.baudrate, timeout=0.05,
+                                                 write_timeout=2.0)
+        except (serial.SerialException, OSError, ValueError) as exc:
+            raise BoardUnavailable(f"cannot open {self.port}: {exc}; check the cable, the port "
+                                   "name (`edge-cli boards discover`) and the dialout group") from None
+        self._closing = False
+        self._thread = threading.Thread(target=self._read_loop, name=f"serial:{self.port}",
+                                        daemon=True)
+        self._thread.start()
+
+    def write(self, data: bytes) -> None:
+        port = self._serial
+        if port is None:
+            raise BoardUnavailable(f"{self.port} is not open")
+        try:
+            port.write(data)
+        except (serial.SerialException, OSError) as exc:
+            self._lost(f"write failed: {exc}")
+            raise BoardUnavailable(f"{self.port} went away ({exc})") from None
+
+    def close(self) -> None:
+        self._closing = True
+        port, self._serial = self._serial, None
+        if port is not None:
+            try:
+                port.close()
+            except (serial.SerialException, OSError):
+                pass
+        if self._thread and self._thread is not threading.current_thread():
+            self._thread.join(timeout=1.0)
+        self._thread = None
+
+    def _read_loop(self) -> None:
+        while not self._closing:
+            port = self._serial
+            if port is None:
+                return
+            try:
+                data = port.read(max(1, port.in_waiting))
+            except (serial.SerialException, OSError, TypeError, AttributeError) as exc:
+                if not self._closing:
+                    self._lost(f"read failed: {exc}")
+                return
+            if data:
+                self._on_bytes(data)
+
+    def _lost(self, reason: str) -> None:
+        port, self._serial = self._serial, None
+        if port is None:
+            return
+        try:
+            port.close()
+        except (serial.SerialException, OSError):
+            pass
+        self._on_lost(reason)

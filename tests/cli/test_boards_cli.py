@@ -1,0 +1,97 @@
+"""``edge-cli boards`` and ``edge-cli firmware`` against emulated boards."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import cli
+from tests.conftest import EDGE_CLI, ROOT
+from tests.emulation.fixtures import (  # noqa: F401
+    arduino_firmware, qemu_stm32, simavr_uno, stm32_firmware)
+from tests.emulation.simavr import SimAvr
+
+pytestmark = pytest.mark.emulator
+
+OPTIBOOT = Path("/usr/share/arduino/hardware/arduino/avr/bootloaders/optiboot/optiboot_atmega328.hex")
+
+
+def test_discover_confirms_emulated_boards_by_handshake(simavr_uno, qemu_stm32, isolated_env):
+    out = cli("boards", "discover", "--json", "--port", str(simavr_uno.link), "--port",
+              qemu_stm32.url, "--timeout", "3", env=isolated_env)
+    assert out.returncode == 0, out.stderr
+    ports = {p["port"]: p for p in json.loads(out.stdout)["data"]["ports"]}
+    uno, st = ports[str(simavr_uno.link)], ports[qemu_stm32.url]
+    assert uno["confirmed"] == "arduino" and "EdgeFirmata" in uno["detail"]
+    assert st["confirmed"] == "stm32" and "netduinoplus2-f405" in st["detail"]
+
+
+def test_discover_reports_a_silent_port_unconfirmed(tmp_path, isolated_env):
+    out = cli("boards", "discover", "--json", "--port", str(tmp_path / "nothing"), "--timeout",
+              "0.3", env=isolated_env)
+    (port,) = json.loads(out.stdout)["data"]["ports"]
+    assert out.returncode == 0 and port["confirmed"] is None and port["tried"] == ["stm32", "arduino"]
+
+
+def test_list_shows_configured_boards_and_their_state(simavr_uno, write_config, isolated_env):
+    path = write_config(f'[boards.uno]\ntype = "arduino"\nport = "{simavr_uno.link}"\n'
+                        '[boards.st]\ntype = "stm32"\nport = "socket://127.0.0.1:1"\n')
+    out = cli("boards", "list", "--json", "--config", str(path), env=isolated_env)
+    boards = {b["name"]: b for b in json.loads(out.stdout)["data"]["boards"]}
+    assert out.returncode == 0 and json.loads(out.stdout)["via"] == "direct"
+    assert boards["uno"]["connected"] and boards["uno"]["kind"] == "arduino"
+    assert not boards["st"]["connected"] and "cannot open" in boards["st"]["detail"]
+
+
+def test_firmware_build_prints_sizes_within_budget(isolated_env):
+    out = cli("firmware", "build", "arduino", "--json", env=isolated_env)
+    data = json.loads(out.stdout)["data"]
+    assert out.returncode == 0
+    assert data["flash"]["percent"] <= 50 and data["ram"]["percent"] <= 60
+    stm = json.loads(cli("firmware", "build", "stm32", "--board", "blackpill_f411", "--json",
+                         env=isolated_env).stdout)["data"]
+    assert Path(stm["image"]).exists() and 0 < stm["flash"]["bytes"] < 16384
+
+
+def wait_until_opened(link: Path, proc: subprocess.Popen, timeout: float = 60) -> None:
+    """Until some process holds the pty open (avrdude, before its first sync byte)."""
+    target = str(link.resolve())
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+            try:
+                if any(str(fd.readlink()) == target for fd in fd_dir.iterdir()):
+                    return
+            except OSError:
+                continue
+        time.sleep(0.01)
+    raise AssertionError("nothing opened the emulator's port")
+
+
+def test_flash_uploads_through_optiboot_in_the_emulator(arduino_firmware, tmp_path, isolated_env):
+    emulator_bin, _ = arduino_firmware
+    uno = SimAvr(emulator_bin, None, tmp_path, boot=OPTIBOOT)
+    uno.start(run=False)  # the bootloader listens for about a second: let avrdude open first
+    try:
+        proc = subprocess.Popen([*EDGE_CLI, "firmware", "flash", "arduino", "--port", str(uno.link)],
+                                env=isolated_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=ROOT)
+        wait_until_opened(uno.link, proc)
+        uno.run()
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert "writing  [####################] 100.0%" in err
+        assert "reading  [####################] 100.0%" in err  # avrdude's verify pass
+        assert out.startswith("flashed ") and "with avrdude" in out
+    finally:
+        uno.stop()
+
+
+def test_flash_needs_a_port(isolated_env):
+    out = cli("firmware", "flash", "arduino", env=isolated_env)
+    assert out.returncode == 2 and "--port" in out.stderr

@@ -1,0 +1,152 @@
+"""From the agent's tools through SecurityPolicy and the board drivers to firmware running in
+emulators: allowed writes make pin edges, refused ones make none, input edges come back as events,
+a killed host is caught by the firmware watchdog, a restarted emulator by the supervisor."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from edge.config.loader import load_config
+from edge.hardware import build_hardware
+from edge.tools.gpio import hardware_tools
+from tests.cli.test_cli import cli
+from tests.conftest import EDGE_CLI, ROOT
+
+pytestmark = pytest.mark.emulator
+
+UNO = """
+[boards.gpio]
+pins = {{}}
+aliases = {{}}
+[boards.uno]
+type = "arduino"
+port = "{port}"
+watchdog_ms = 800
+aliases = {{ led = "D13", button = "D2" }}
+[boards.uno.pins]
+led = {{ mode = "output", safe = "off" }}
+button = {{ mode = "input", pull = "none" }}
+"""
+
+STM32 = """
+[boards.gpio]
+pins = {{}}
+aliases = {{}}
+[boards.nucleo]
+type = "stm32"
+port = "{port}"
+watchdog_ms = 800
+aliases = {{ pump = "PA5" }}
+[boards.nucleo.pins]
+pump = {{ mode = "output", safe = "off" }}
+"""
+
+
+async def start(text, write_config, env):
+    config = load_config(str(write_config(text)), env=env).config
+    hardware = build_hardware(config, resident=True)
+    await hardware.start()
+    tools = {tool.name: tool for tool in hardware_tools(hardware, hardware.policy)}
+    return hardware, tools
+
+
+async def test_arduino_tools_policy_and_events(simavr_uno, write_config, isolated_env):
+    hardware, tools = await start(UNO.format(port=simavr_uno.link), write_config, isolated_env)
+    events = []
+    hardware.subscribe(events.append)
+    try:
+        result = await tools["gpio_write"].execute({"pin": "led", "value": "on"}, "telegram:42")
+        assert result.success, result.text
+        simavr_uno.wait_edge("D13", 1)
+
+        refused = await tools["gpio_write"].execute({"pin": "uno:D12", "value": "on"}, "telegram:42")
+        assert not refused.success and "allowlist" in refused.text
+        await asyncio.sleep(0.2)
+        assert simavr_uno.levels("D12") == []
+
+        simavr_uno.drive("D2", 1)
+        for _ in range(300):
+            if any(e.kind == "input" for e in events):
+                break
+            await asyncio.sleep(0.01)
+        assert [(e.board, e.pin, e.value) for e in events if e.kind == "input"] == [("uno", "D2", 1.0)]
+        ons = len(simavr_uno.levels("D13"))
+    finally:
+        await hardware.shutdown()
+    simavr_uno.wait_edge("D13", 0, after=ons)  # safe state on the way out
+
+
+async def test_supervisor_reconnects_a_restarted_emulator(simavr_uno, write_config, isolated_env):
+    hardware, tools = await start(UNO.format(port=simavr_uno.link), write_config, isolated_env)
+    board = hardware.boards["uno"]
+    try:
+        assert (await tools["gpio_write"].execute({"pin": "led", "value": "on"}, "t")).success
+        simavr_uno.stop()
+        while board.connected:
+            await asyncio.sleep(0.01)
+        failed = await tools["gpio_write"].execute({"pin": "led", "value": "off"}, "t")
+        assert not failed.success and "down" in failed.text
+        simavr_uno.start()
+        back = time.monotonic()
+        while not board.connected:
+            assert time.monotonic() - back < 2.0, "not reconnected within 2 s"
+            await asyncio.sleep(0.01)
+        simavr_uno.wait_edge("D13", 1)  # the level it had is re-applied
+    finally:
+        await hardware.shutdown()
+
+
+def run_daemon(text, write_config, env):
+    path = write_config(text)
+    env = dict(env, EDGE_CONFIG=str(path))
+    proc = subprocess.Popen([*EDGE_CLI, "run"], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    socket = Path(env["EDGE_STATE_DIR"]) / "control.sock"
+    while not socket.exists():
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "daemon did not start"
+        time.sleep(0.05)
+    return proc, env
+
+
+def test_killed_agent_leaves_arduino_outputs_to_the_firmware_watchdog(simavr_uno, write_config,
+                                                                      isolated_env):
+    proc, env = run_daemon(UNO.format(port=simavr_uno.link), write_config, isolated_env)
+    try:
+        assert cli("gpio", "write", "led", "on", env=env).returncode == 0
+        simavr_uno.wait_edge("D13", 1)
+        ons = len(simavr_uno.levels("D13"))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        killed = time.monotonic()
+        went_safe = simavr_uno.wait_edge("D13", 0, after=ons, timeout=5)
+        assert went_safe - killed < 2.0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_killed_agent_leaves_stm32_outputs_to_the_firmware_watchdog(qemu_stm32, write_config,
+                                                                    isolated_env):
+    proc, env = run_daemon(STM32.format(port=qemu_stm32.url), write_config, isolated_env)
+    try:
+        assert cli("gpio", "write", "pump", "on", env=env).returncode == 0
+        writes = qemu_stm32.wait_level("PA5", 1)
+        refused = cli("gpio", "write", "nucleo:PA6", "on", env=env)
+        assert refused.returncode == 1
+        assert qemu_stm32.pin_writes("PA6") == []
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        qemu_stm32.wait_level("PA5", 0, after=len(writes), timeout=5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,36 @@
+"""Emulator fixtures: each test gets its own emulator process, killed in teardown."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.emulation.build import arduino_elf, avr_emulator, stm32_elf
+from tests.emulation.qemu import QemuStm32
+from tests.emulation.simavr import SimAvr
+
+
+@pytest.fixture(scope="session")
+def stm32_firmware():
+    return stm32_elf("netduinoplus2")
+
+
+@pytest.fixture
+def qemu_stm32(stm32_firmware, tmp_path):
+    emulator = QemuStm32(stm32_firmware, tmp_path)
+    emulator.start()
+    yield emulator
+    emulator.stop()
+
+
+@pytest.fixture(scope="session")
+def arduino_firmware():
+    return avr_emulator(), arduino_elf()
+
+
+@pytest.fixture
+def simavr_uno(arduino_firmware, tmp_path):
+    emulator_bin, elf = arduino_firmware
+    emulator = SimAvr(emulator_bin, elf, tmp_path)
+    emulator.start()
+    yield emulator
+    emulator.stop()
