@@ -1,4 +1,5 @@
-"""Logging setup: structured events to stderr (journald under systemd), a rotating log file in the
+"""Logging setup: structured events to stdout under journald and to stderr otherwise (stdout is
+the terminal channel's chat there), a rotating log file in the
 state directory when not under systemd (``[logging] file``), secrets redacted on every handler, and
 a ring buffer of recent warnings and errors that ``edge-cli status`` shows.
 """
@@ -40,7 +41,7 @@ def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None
     """Replace the root logger's handlers. ``file`` is ignored under systemd (journald has it)."""
     journald = bool(env.get("JOURNAL_STREAM"))
     redaction = RedactionFilter(Redactor(secrets))
-    stream = logging.StreamHandler(sys.stderr)
+    stream = logging.StreamHandler(sys.stdout if journald else sys.stderr)
     stream.setFormatter(make_formatter(style, journald=journald))
     handlers: list[logging.Handler] = [stream]
     if file is not None and not under_systemd(env):

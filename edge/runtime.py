@@ -170,11 +170,13 @@ class Runtime:
             dispatcher = self._build_dispatcher()
             tasks.append(asyncio.create_task(dispatcher.run(), name="dispatcher"))
             for name, channel in self.channels.items():
-                supervisor = self.supervisors[name] = ListenerSupervisor(channel)
+                supervisor = self.supervisors[name] = ListenerSupervisor(
+                    channel, on_change=self._refresh_service_status)
                 tasks.append(asyncio.create_task(
                     self._listen(supervisor, dispatcher), name=f"listen-{name}"))
             self._log_ready()
             self.service.ready(self._service_status())
+            self.hardware.subscribe(self._refresh_service_status)
             await self._stop.wait()
         finally:
             self.service.stopping(self._stop_reason or "error")
@@ -252,11 +254,17 @@ class Runtime:
             self.request_stop(f"end of input on {supervisor.channel.name}")
 
     def _service_status(self) -> str:
-        """One line for ``systemctl status``."""
+        """One line for ``systemctl status``: boards connected, channels (down ones marked)."""
         boards = self.hardware.status()
         up = sum(1 for b in boards if b.connected)
+        channels = [name if sup.down_since is None else f"{name}(down)"
+                    for name, sup in self.supervisors.items()] or list(self.channels)
         return (f"ready: {up}/{len(boards)} boards connected, "
-                f"channels {','.join(self.channels) or 'none'}")
+                f"channels {','.join(channels) or 'none'}")
+
+    def _refresh_service_status(self, event=None) -> None:
+        if event is None or event.kind in ("down", "up"):
+            self.service.status(self._service_status())
 
     def _log_ready(self) -> None:
         for board in self.hardware.status():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 from edge.channels.base import Channel, ChannelMessage
 
@@ -27,13 +28,16 @@ class ListenerStalled(Exception):
 
 class ListenerSupervisor:
     def __init__(self, channel: Channel, backoff_start: float | None = None,
-                 backoff_max: float | None = None, stall_check: float | None = None):
+                 backoff_max: float | None = None, stall_check: float | None = None,
+                 on_change: Callable[[], None] | None = None):
         """Backoff bounds default to the channel's ``reconnect_backoff`` (start, max), if any."""
         start, cap = getattr(channel, "reconnect_backoff", (BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS))
         self.channel = channel
         self.backoff_start = backoff_start if backoff_start is not None else start
         self.backoff_max = backoff_max if backoff_max is not None else cap
         self.stall_check = stall_check if stall_check is not None else STALL_CHECK_SECONDS
+        self.on_change = on_change
+        """Called when the listener goes up or down (the service's status line follows)."""
         self.down_since: float | None = time.time()
         self.restarts = 0
         self.last_error: str | None = None
@@ -41,18 +45,18 @@ class ListenerSupervisor:
     async def run(self, bus: asyncio.Queue[ChannelMessage]) -> None:
         backoff = self.backoff_start
         while True:
-            self.down_since = None
+            self._set_down(None)
             started = time.monotonic()
             try:
                 await self._listen_watched(bus)
                 log.info("channel_ended channel=%s", self.channel.name)
-                self.down_since = time.time()
+                self._set_down(time.time())
                 return
             except asyncio.CancelledError:
                 self.down_since = time.time()
                 raise
             except Exception as exc:
-                self.down_since = time.time()
+                self._set_down(time.time())
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 if time.monotonic() - started > self.backoff_max:
                     backoff = self.backoff_start  # it ran fine for a while: start over
@@ -61,6 +65,12 @@ class ListenerSupervisor:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, self.backoff_max)
             self.restarts += 1
+
+    def _set_down(self, since: float | None) -> None:
+        changed = (since is None) != (self.down_since is None)
+        self.down_since = since
+        if changed and self.on_change is not None:
+            self.on_change()
 
     async def _listen_watched(self, bus: asyncio.Queue[ChannelMessage]) -> None:
         stalled = getattr(self.channel, "stalled", None)

@@ -129,3 +129,25 @@ def test_journal_command():
     assert journal_command(True, 20, False) == ["journalctl", "-u", "edge-agent", "-n", "20",
                                                 "--no-pager", "-f"]
     assert "-o" in journal_command(False, 5, True)
+
+
+def test_service_status_marks_a_channel_that_goes_down(default_config, mock_factory):
+    from edge.channels.supervisor import ListenerSupervisor
+    from edge.runtime import Runtime
+
+    runtime = Runtime(default_config, resident=True, pin_factory=mock_factory)
+    sent = []
+    runtime.service.status = sent.append
+
+    class Flaky:
+        name = "telegram"
+
+    supervisor = ListenerSupervisor(Flaky(), on_change=runtime._refresh_service_status)
+    runtime.supervisors["telegram"] = supervisor
+    supervisor._set_down(None)   # listening (a new supervisor starts down)
+    supervisor._set_down(123.0)  # failed
+    supervisor._set_down(123.5)  # still down: no new status
+    supervisor._set_down(None)   # restarted
+    assert sent == ["ready: 0/1 boards connected, channels telegram",
+                    "ready: 0/1 boards connected, channels telegram(down)",
+                    "ready: 0/1 boards connected, channels telegram"]
