@@ -1,8 +1,9 @@
-"""Run every ``bench/bench_*.py`` module's ``main()`` (or only those named on the command line)."""
+"""Run every ``bench/bench_*.py`` module (or those named: ``python -m bench startup agent``), each
+in its own interpreter so one bench's imports and memory never skew another's figures."""
 
 from __future__ import annotations
 
-import importlib
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,10 +12,12 @@ def main(names: list[str]) -> int:
     here = Path(__file__).parent
     modules = sorted(p.stem for p in here.glob("bench_*.py"))
     chosen = [m for m in modules if not names or m.removeprefix("bench_") in names or m in names]
+    failed = 0
     for name in chosen:
         print(f"\n== {name} ==", flush=True)
-        importlib.import_module(f"bench.{name}").main()
-    return 0
+        code = f"import bench.{name} as b; b.main()"
+        failed += subprocess.run([sys.executable, "-c", code], cwd=here.parent).returncode != 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from edge.tools.gpio import hardware_tools
 
 log = logging.getLogger(__name__)
 
-SHUTDOWN_GRACE_SECONDS = 5.0
+PRELOAD_JOIN_SECONDS = 120.0
 
 
 def stdin_attached(stream: TextIO) -> bool:
@@ -65,6 +65,7 @@ class Runtime:
         self.supervisors: dict[str, ListenerSupervisor] = {}
         self.sessions: SessionStore | None = None
         self.memory = None
+        self._preload_thread: threading.Thread | None = None
         self.access: dict[str, ChannelAccess] = {}
         self.hooks = HookRunner(hooks)
         self.started_at = time.time()
@@ -186,6 +187,10 @@ class Runtime:
             await self.hardware.shutdown()
             if self.sessions is not None:
                 await self.sessions.close()
+            if self._preload_thread is not None and self._preload_thread.is_alive():
+                # onnxruntime aborts the process if it is torn down mid-load
+                log.info("waiting for the embedding model to finish loading before exit")
+                await asyncio.to_thread(self._preload_thread.join, PRELOAD_JOIN_SECONDS)
             if self.memory is not None:
                 await self.memory.close()
             await control.close()
@@ -202,7 +207,8 @@ class Runtime:
 
     async def _start_memory(self) -> list[asyncio.Task]:
         """Open the memory store, add its tools, start hygiene and (optionally) the model
-        preload in a daemon thread (never holding up start-up or shutdown)."""
+        preload in a thread that start-up does not wait for. A piped one-shot run skips the
+        preload: it would only race the exit."""
         from edge.memory import build_memory, hygiene_loop, snapshot_path
         from edge.tools.memory import memory_tools
 
@@ -213,11 +219,16 @@ class Runtime:
         for tool in memory_tools(self.memory):
             self.tools[tool.name] = tool
         embedder = getattr(self.memory, "embedder", None)
-        if cfg.preload and getattr(embedder, "name", "") == "onnx":
-            threading.Thread(target=self._preload, args=(embedder,), name="embedding-preload",
-                             daemon=True).start()
+        if cfg.preload and getattr(embedder, "name", "") == "onnx" and not self._piped_input():
+            self._preload_thread = threading.Thread(target=self._preload, args=(embedder,),
+                                                    name="embedding-preload", daemon=True)
+            self._preload_thread.start()
         return [asyncio.create_task(hygiene_loop(self.memory, cfg, snapshot_path(self.loaded.state_dir)),
                                     name="memory-hygiene")]
+
+    def _piped_input(self) -> bool:
+        return (self.config.channels.cli.enabled and stdin_attached(self._stdin)
+                and not self._stdin.isatty())
 
     @staticmethod
     def _preload(embedder) -> None:
