@@ -26,12 +26,16 @@
 #include <simavr/avr_ioport.h>
 #include <simavr/parts/uart_pty.h>
 #include <simavr/sim_avr.h>
+#include <simavr/sim_core.h>
 #include <simavr/sim_elf.h>
 #include <simavr/sim_hex.h>
 #include <simavr/sim_time.h>
 
 #define MCUSR_ADDR 0x54 /* ATmega328P data-space address of MCUSR */
+#define WDTCSR_ADDR 0x60
 #define EXTRF 0x02
+#define WDE 0x08
+#define WDCE 0x10
 
 static avr_t *avr;
 static uart_pty_t uart;
@@ -164,6 +168,23 @@ static int load_bootloader(const char *path)
     return 0;
 }
 
+/* Optiboot starts the sketch with an indirect jump to address 0. simavr 1.6 reports a jump to 0
+   as a crash when the reset vector is elsewhere (the bootloader's), and it leaves armed the
+   16 ms watchdog Optiboot exits through, resetting the sketch every 16 ms. With a programmed
+   reset vector this is the hand-over: do what Optiboot's appStart means to (MCUSR cleared, the
+   watchdog off through the timed WDCE sequence) and run the sketch. */
+static int bootloader_handover(int state)
+{
+    if (avr->pc != 0 || (avr->flash[0] | avr->flash[1] << 8) == 0xffff)
+        return state;
+    avr_core_watch_write(avr, MCUSR_ADDR, 0);
+    avr_core_watch_write(avr, WDTCSR_ADDR, WDCE | WDE);
+    avr_core_watch_write(avr, WDTCSR_ADDR, 0);
+    fprintf(stderr, "avr-emulator: bootloader started the application\n");
+    avr->state = cpu_Running;
+    return cpu_Running;
+}
+
 int main(int argc, char **argv)
 {
     const char *link = NULL, *boot = NULL, *elf = NULL;
@@ -226,6 +247,8 @@ int main(int argc, char **argv)
     int state = cpu_Running;
     for (unsigned n = 0; !quitting && state != cpu_Done && state != cpu_Crashed; n++) {
         state = avr_run(avr);
+        if (state == cpu_Crashed && boot)
+            state = bootloader_handover(state);
         if ((n & 1023) == 0) {
             drain_commands();
             uint64_t sim = avr_cycles_to_nsec(avr, avr->cycle - start_cycle);

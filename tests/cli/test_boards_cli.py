@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import time
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from peripherals.arduino import ArduinoBoard
 from tests.cli.test_cli import cli
 from tests.conftest import EDGE_CLI, ROOT
 from tests.emulation.fixtures import (  # noqa: F401
@@ -88,6 +90,12 @@ def test_flash_uploads_through_optiboot_in_the_emulator(arduino_firmware, tmp_pa
         assert "writing  [####################] 100.0%" in err
         assert "reading  [####################] 100.0%" in err  # avrdude's verify pass
         assert out.startswith("flashed ") and "with avrdude" in out
+        board = ArduinoBoard("uno", str(uno.link))  # and the uploaded sketch now answers
+        asyncio.run(board.connect())
+        try:
+            assert board.firmware == "EdgeFirmata 2.5" and board.has_watchdog
+        finally:
+            asyncio.run(board.close())
     finally:
         uno.stop()
 
