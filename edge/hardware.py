@@ -17,7 +17,7 @@ from edge.exc import ConfigError
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import PinRule, SecurityPolicy
 from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, EventSource, PinMode
-from peripherals.exc import BoardError, UnknownPin
+from peripherals.exc import BoardError, PinModeError, UnknownPin
 from peripherals.factory import create_board
 from peripherals.supervisor import BoardSupervisor
 
@@ -117,6 +117,14 @@ class Hardware:
         await self.claim(rule)
         await self.boards[rule.board].pwm(rule.pin, duty, frequency)
         self._schedule_auto_off(rule, duty > 0)
+
+    async def servo(self, rule: PinRule, angle: float) -> None:
+        servo = getattr(self.boards[rule.board], "servo", None)
+        if servo is None:
+            raise PinModeError(f"board {rule.board} cannot drive servos (an Arduino can, on D9 "
+                               "and D10)")
+        await self.claim(rule)
+        await servo(rule.pin, angle)
 
     def _schedule_auto_off(self, rule: PinRule, on: bool) -> None:
         key = (rule.board, rule.pin)

@@ -30,13 +30,15 @@ HELP = """Commands (no model needed):
   /gpio PIN            read a pin (name or alias, e.g. led, GPIO17)
   /gpio PIN on|off     switch an output pin
   /pwm PIN DUTY [HZ]   set a PWM pin's duty cycle 0..1, optionally its frequency
+  /servo PIN ANGLE     turn a servo (Arduino D9/D10, a pwm pin) to 0..180 degrees
 Anything else goes to the language model."""
 
 
 COMMAND_MENU = [
     ("help", "what I can do"), ("status", "agent, boards and channels"),
     ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
-    ("pwm", "set PWM duty: /pwm fan 0.5"), ("new", "start a new conversation"),
+    ("pwm", "set PWM duty: /pwm fan 0.5"), ("servo", "turn a servo: /servo arm 90"),
+    ("new", "start a new conversation"),
     ("reset", "start a new conversation"), ("stop", "cancel the running request"),
     ("model", "show or switch the model"), ("models", "list the models"),
 ]
@@ -97,6 +99,14 @@ async def _pwm(args: list[str], ctx: CommandContext) -> str:
     return await _tool_text(ctx, "gpio_pwm", call)
 
 
+async def _servo(args: list[str], ctx: CommandContext) -> str:
+    try:
+        pin, angle = args[0], float(args[1])
+    except (IndexError, ValueError):
+        return "Usage: /servo PIN ANGLE  (angle 0..180)"
+    return await _tool_text(ctx, "servo_write", {"pin": pin, "angle": angle})
+
+
 async def _new(args: list[str], ctx: CommandContext) -> str:
     if ctx.reset_session is not None:
         await ctx.reset_session()
@@ -132,8 +142,9 @@ async def _models(args: list[str], ctx: CommandContext) -> str:
 
 
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
-    "help": _help, "start": _help, "status": _status, "pins": _pins, "gpio": _gpio, "pwm": _pwm,
-    "new": _new, "reset": _new, "stop": _stop, "model": _model, "models": _models,
+    "help": _help, "start": _help, "status": _status, "pins": _pins,
+    "gpio": _gpio, "pwm": _pwm, "servo": _servo, "new": _new, "reset": _new, "stop": _stop,
+    "model": _model, "models": _models,
 }
 
 

@@ -30,12 +30,14 @@ class Action(str, enum.Enum):
     READ = "read"
     WRITE = "write"
     PWM = "pwm"
+    SERVO = "servo"
 
 
 ALLOWED_MODES = {
     Action.READ: frozenset(PinMode),
     Action.WRITE: frozenset({PinMode.OUTPUT, PinMode.PWM}),
     Action.PWM: frozenset({PinMode.PWM}),
+    Action.SERVO: frozenset({PinMode.PWM}),  # a servo is driven by pulses on a pwm pin
 }
 
 

@@ -1,4 +1,4 @@
-"""Pin tools: ``gpio_read``, ``gpio_write``, ``gpio_pwm`` and ``board_status``.
+"""Pin tools: ``gpio_read``, ``gpio_write``, ``gpio_pwm``, ``servo_write`` and ``board_status``.
 
 Each receives the SecurityPolicy when built and authorizes inside ``execute`` (seed 002), so no
 caller (model, chat command, control socket) reaches a pin around it.
@@ -35,6 +35,10 @@ class WriteArgs(PinArgs):
 class PwmArgs(PinArgs):
     duty: float = Field(ge=0.0, le=1.0, description="Duty cycle from 0.0 (off) to 1.0 (fully on)")
     frequency: float | None = Field(None, gt=0, le=100_000, description="PWM frequency in Hz")
+
+
+class ServoArgs(PinArgs):
+    angle: float = Field(ge=0.0, le=180.0, description="Servo angle in degrees, 0 to 180")
 
 
 class NoArgs(_Args):
@@ -109,6 +113,21 @@ class GpioPwmTool(_PinTool):
                           data=pin_data(rule, params.duty))
 
 
+class ServoWriteTool(_PinTool):
+    name = "servo_write"
+    description = "Turn a hobby servo on an allowlisted pwm pin to an angle (0-180 degrees)."
+    Params = ServoArgs
+    action = Action.SERVO
+
+    async def run(self, params: ServoArgs, caller: str) -> ToolResult:
+        rule = await self.authorize(params.pin, caller, f"turn the servo on {params.pin} to "
+                                                        f"{params.angle:g} degrees")
+        await self.hardware.servo(rule, params.angle)
+        log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, params.angle, caller)
+        return ToolResult(True, f"{rule.label} servo at {params.angle:g} degrees",
+                          data={**pin_data(rule, params.angle), "angle": params.angle})
+
+
 class BoardStatusTool(ModelTool):
     name = "board_status"
     description = "List the boards, whether they are simulated, and every allowlisted pin with its mode and state."
@@ -142,4 +161,5 @@ class BoardStatusTool(ModelTool):
 
 
 def hardware_tools(hardware: Hardware, policy: SecurityPolicy) -> list[ModelTool]:
-    return [cls(hardware, policy) for cls in (GpioReadTool, GpioWriteTool, GpioPwmTool, BoardStatusTool)]
+    return [cls(hardware, policy)
+            for cls in (GpioReadTool, GpioWriteTool, GpioPwmTool, ServoWriteTool, BoardStatusTool)]

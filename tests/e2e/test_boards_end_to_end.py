@@ -150,3 +150,33 @@ def test_killed_agent_leaves_stm32_outputs_to_the_firmware_watchdog(qemu_stm32, 
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+async def test_servo_tool_through_policy_to_the_firmware(simavr_uno, write_config, isolated_env):
+    text = UNO.format(port=simavr_uno.link) + 'arm = { mode = "pwm" }\n'
+    text = text.replace('button = "D2" }', 'button = "D2", arm = "D10" }')
+    hardware, tools = await start(text, write_config, isolated_env)
+    try:
+        moved = await tools["servo_write"].execute({"pin": "arm", "angle": 90}, "test")
+        assert moved.success and moved.data["angle"] == 90
+        # simavr does not report timer output-compare pulses as port edges, so what is checked
+        # on the firmware side is that it took the servo sysex and keeps answering
+        assert (await tools["gpio_write"].execute({"pin": "led", "value": "on"}, "test")).success
+        simavr_uno.wait_edge("D13", 1)
+        refused = await tools["servo_write"].execute({"pin": "D9", "angle": 10}, "test")
+        assert not refused.success and "not in the allowlist" in refused.error
+        wrong_mode = await tools["servo_write"].execute({"pin": "led", "angle": 10}, "test")
+        assert not wrong_mode.success and "does not allow servo" in wrong_mode.error
+    finally:
+        await hardware.shutdown()
+
+
+async def test_servo_on_a_board_without_servos_is_refused(write_config, isolated_env, mock_factory):
+    config = load_config(str(write_config('[boards.gpio.pins]\nGPIO18 = { mode = "pwm" }\n')),
+                         env=isolated_env).config
+    hardware = build_hardware(config, resident=True, pin_factory=mock_factory)
+    await hardware.start()
+    tools = {tool.name: tool for tool in hardware_tools(hardware, hardware.policy)}
+    result = await tools["servo_write"].execute({"pin": "GPIO18", "angle": 45}, "test")
+    assert not result.success and "cannot drive servos" in result.error
+    await hardware.shutdown()
