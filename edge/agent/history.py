@@ -11,6 +11,8 @@ from edge.providers.base import ChatMessage
 
 MAX_HISTORY_TURNS = 50
 PROACTIVE_TRIM_CHARS = 400_000
+RAW_TAIL_TURNS = 4 * MAX_HISTORY_TURNS
+"""Alternating turns merge rarely, so 200 stored turns still yield the 50 the model sees."""
 TOOL_RESULT_BLOCK = re.compile(r"<tool_result\b[^>]*>.*?</tool_result>\s*", re.DOTALL)
 
 
@@ -28,9 +30,11 @@ def normalize_turns(turns: list[ChatMessage]) -> list[ChatMessage]:
 def strip_tool_results(turns: list[ChatMessage]) -> list[ChatMessage]:
     cleaned = []
     for turn in turns:
-        text = TOOL_RESULT_BLOCK.sub("", turn.content).strip()
-        if text:
-            cleaned.append(ChatMessage(turn.role, text))
+        text = turn.content
+        if "<tool_result" in text:
+            text = TOOL_RESULT_BLOCK.sub("", text)
+        if text := text.strip():
+            cleaned.append(turn if text == turn.content else ChatMessage(turn.role, text))
     return cleaned
 
 
@@ -45,6 +49,7 @@ def proactive_trim(turns: list[ChatMessage], limit: int = PROACTIVE_TRIM_CHARS) 
 
 
 def prepare_history(turns: list[ChatMessage]) -> list[ChatMessage]:
-    """The history as it goes to the model: cleaned, merged, capped and trimmed."""
-    turns = normalize_turns(strip_tool_results(turns))
+    """The history as it goes to the model: cleaned, merged, capped and trimmed. Only the last
+    RAW_TAIL_TURNS stored turns are looked at, so a long-lived session costs no more per turn."""
+    turns = normalize_turns(strip_tool_results(turns[-RAW_TAIL_TURNS:]))
     return proactive_trim(turns[-MAX_HISTORY_TURNS:])

@@ -80,23 +80,34 @@ def task_section(instructions: str) -> str:
     return f"{text}\n{instructions}" if instructions else text
 
 
-_bootstrap_cache: dict[Path, tuple[float, str]] = {}
+BOOTSTRAP_RECHECK_SECONDS = 2.0
+"""Bootstrap files are stat'ed at most this often: an edit shows up within two seconds, and a
+busy agent does not stat four files on every turn."""
+
+_bootstrap_cache: dict[Path, tuple[float, float | None, str | None]] = {}
 
 
 def _bootstrap_file(path: Path) -> str | None:
     """The file's text, capped; re-read only when its modification time changes."""
-    try:
-        mtime = path.stat().st_mtime
-    except OSError:
-        _bootstrap_cache.pop(path, None)
-        return None
+    now = time.monotonic()
     cached = _bootstrap_cache.get(path)
-    if cached is None or cached[0] != mtime:
+    if cached is not None and now - cached[0] < BOOTSTRAP_RECHECK_SECONDS:
+        return cached[2]
+    try:
+        mtime: float | None = path.stat().st_mtime
+    except OSError:
+        mtime = None
+    if mtime is None:
+        text = None
+    elif cached is not None and cached[1] == mtime:
+        text = cached[2]
+    else:
         text = path.read_text(errors="replace")
         if len(text) > BOOTSTRAP_MAX_CHARS:
             text = text[:BOOTSTRAP_MAX_CHARS] + f"\n[{path.name} truncated at {BOOTSTRAP_MAX_CHARS} characters]"
-        cached = _bootstrap_cache[path] = (mtime, text.strip())
-    return cached[1]
+        text = text.strip()
+    _bootstrap_cache[path] = (now, mtime, text)
+    return text
 
 
 def project_context(workspace: Path | None) -> str:

@@ -2,7 +2,8 @@
 ``<sessionId>.jsonl`` transcript per session, under ``<state_dir>/sessions``.
 
 - ``sessions.json`` is written atomically (temp file, fsync, rename, mode 0600).
-- Transcripts are appended and fsynced per turn; a line cut by a crash is ignored on read, so
+- Transcripts are appended by group commit (``group_commit.py``: written before a turn is
+  acknowledged, fsynced right after); a line cut by a crash is ignored on read, so
   every acknowledged turn survives (the seed 000 weakness "history only in memory" is fixed).
 - A write lock per session (``<id>.lock``, created exclusively, holding pid and time); a lock
   whose pid is dead or that is older than 30 minutes is stale and removed.
@@ -22,12 +23,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from edge.agent.group_commit import LOCK_RETRY_SECONDS, LOCK_TIMEOUT_SECONDS, GroupCommit
 from edge.providers.base import ChatMessage
 
 log = logging.getLogger(__name__)
 
 STALE_LOCK_SECONDS = 30 * 60
-LOCK_TIMEOUT_SECONDS = 10.0
 INDEX_FLUSH_SECONDS = 1.0
 """``updated_at`` alone is saved at most this often (and at close): it only steers idle resets."""
 
@@ -90,26 +91,34 @@ class SessionLock:
         except (OSError, ValueError, KeyError, TypeError):
             return True
 
-    async def __aenter__(self) -> SessionLock:
-        deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free or stale; False while another live holder has it."""
         while True:
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             except FileExistsError:
-                if self._stale():
-                    log.warning("stale_session_lock_removed path=%s", self.path)
-                    self.path.unlink(missing_ok=True)
-                    continue
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"session lock {self.path} is held by another process")
-                await asyncio.sleep(0.05)
+                if not self._stale():
+                    return False
+                log.warning("stale_session_lock_removed path=%s", self.path)
+                self.path.unlink(missing_ok=True)
                 continue
             with os.fdopen(fd, "w") as fh:
                 json.dump({"pid": os.getpid(), "created_at": time.time()}, fh)
-            return self
+            return True
+
+    def release(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    async def __aenter__(self) -> SessionLock:
+        deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
+        while not self.try_acquire():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"session lock {self.path} is held by another process")
+            await asyncio.sleep(LOCK_RETRY_SECONDS)
+        return self
 
     async def __aexit__(self, *exc) -> None:
-        self.path.unlink(missing_ok=True)
+        self.release()
 
 
 def read_transcript(path: Path) -> list[dict]:
@@ -160,6 +169,7 @@ class SessionStore:
         self._cache: dict[str, Session] = {}
         self._index_lock = asyncio.Lock()
         self._dirty_since: float | None = None
+        self._commits = GroupCommit()
 
     def _index(self) -> dict[str, SessionEntry]:
         if self._entries is None:
@@ -217,22 +227,12 @@ class SessionStore:
             session = self._cache[key] = Session(key, entry)
             return session
 
-    @staticmethod
-    def _append_durably(path: Path, data: bytes) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
     async def append(self, session: Session, turns: list[ChatMessage]) -> None:
-        """Append turns durably (one fsync, in a worker thread) and record them in the session."""
+        """Append turns (group-committed) and record them in the session."""
         lines = "".join(json.dumps({"role": t.role, "content": t.content, "ts": time.time()}) + "\n"
-                        for t in turns)
-        async with self.lock(session.entry):
-            await asyncio.to_thread(self._append_durably, self.transcript_path(session.entry),
-                                    lines.encode())
+                        for t in turns).encode()
+        await self._commits.append(self.lock(session.entry), self.transcript_path(session.entry),
+                                   lines)
         session.turns.extend(turns)
         await self.touch(session, structural=False)
 
@@ -265,6 +265,7 @@ class SessionStore:
                 await asyncio.to_thread(self._save_index)
 
     async def close(self) -> None:
+        await self._commits.flushed()
         async with self._index_lock:
             if self._dirty_since is not None:
                 self._save_index()
