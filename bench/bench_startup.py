@@ -54,9 +54,19 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 20.0) -> float
     return time.perf_counter() - start
 
 
+def byte_compile() -> None:
+    """Compile our sources as ``pip install`` does for an installed package: an editable
+    checkout under PYTHONDONTWRITEBYTECODE would otherwise recompile every module on every run."""
+    import compileall
+
+    for package in ("edge", "peripherals"):
+        compileall.compile_dir(ROOT / package, quiet=1)
+
+
 def main() -> None:
     cli = str(BIN / "edge-cli")
     python = sys.executable
+    byte_compile()
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp)
         env = isolated_env(state)

@@ -1,5 +1,3 @@
-import sys
+from edge.cli.main import entry
 
-from edge.cli.main import main
-
-sys.exit(main())
+entry()

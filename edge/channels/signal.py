@@ -21,6 +21,7 @@ import httpx
 
 from edge.channels.base import ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, pairing_hint
+from edge.httpclient import async_client
 from edge.security.approvals import ApprovalGate, Decision, RequestContext
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ class SignalChannel:
         self.group_ids = set(group_ids or [])
         self.approvals = approvals
         self.pair = pair
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(RPC_TIMEOUT, read=None))
+        self._client = async_client(self.base, timeout=httpx.Timeout(RPC_TIMEOUT, read=None))
         self._ids = itertools.count(1)
         self._hinted: set[str] = set()
         self.connected = False

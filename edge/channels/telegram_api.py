@@ -12,6 +12,8 @@ from pathlib import Path
 
 import httpx
 
+from edge.httpclient import async_client
+
 log = logging.getLogger(__name__)
 
 
@@ -36,7 +38,7 @@ class TelegramAPI:
     def __init__(self, token: str, api_base: str = "https://api.telegram.org",
                  timeout: float = 15.0):
         self._base = f"{api_base.rstrip('/')}/bot{token}/"
-        self._client = httpx.AsyncClient(timeout=timeout)
+        self._client = async_client(api_base, timeout=timeout)
 
     async def call(self, method: str, params: dict | None = None, *, timeout: float | None = None,
                    files: dict[str, Path] | None = None) -> object:

@@ -34,7 +34,8 @@ def register(sub, common) -> None:
     memory.set_defaults(handler=run)
 
 
-def progress_bar(done: int, total: int, stream=sys.stderr) -> None:
+def progress_bar(done: int, total: int) -> None:
+    stream = sys.stderr  # looked up per call: the stream may be replaced after import
     filled = PROGRESS_WIDTH * done // max(total, 1)
     stream.write(f"\rreindex [{'#' * filled}{'.' * (PROGRESS_WIDTH - filled)}] {done}/{total}")
     if done >= total:

@@ -9,6 +9,7 @@ import math
 
 import httpx
 
+from edge.httpclient import async_client
 from edge.memory.base import EmbeddingError
 from edge.providers.openai import normalise_base_url
 
@@ -32,7 +33,8 @@ class HttpEmbedding:
         self.model_id = f"{model}@{self.base_url}"
         self._dimensions = dimensions
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(timeout=timeout, headers=headers, transport=transport)
+        self._client = async_client(self.base_url, timeout=timeout, headers=headers,
+                                    transport=transport)
 
     @property
     def dimensions(self) -> int:

@@ -18,6 +18,7 @@ from typing import Literal
 
 import httpx
 
+from edge.httpclient import async_client
 from edge.providers.base import (ChatMessage, ChatResponse, ConversationMessage, ProviderBase,
                                  ProviderError, StreamDone, StreamEvent, StreamInterrupted,
                                  TextDelta, ToolCallReady, as_chat_messages)
@@ -81,8 +82,8 @@ class HttpEndpoint:
         self.label = label
         self.base_url = base_url
         self.keys = keys
-        self.client = httpx.AsyncClient(base_url=base_url, transport=transport,
-                                        timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)))
+        self.client = async_client(base_url, base_url=base_url, transport=transport,
+                                   timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)))
 
     def http_error(self, status: int, body: bytes, headers: httpx.Headers) -> ProviderError:
         detail = self.keys.redact(error_detail(body))[:ERROR_TEXT_LIMIT]

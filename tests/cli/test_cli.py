@@ -76,3 +76,28 @@ def test_piped_run_shows_the_led_on(isolated_env):
     assert out.returncode == 0
     assert "gpio:GPIO17 (led) output = on" in out.stdout
     assert "SIMULATED" in out.stderr and "safe_state board=gpio pin=GPIO17 value=off" in out.stderr
+
+
+def test_command_map_names_every_command_its_module_registers():
+    import argparse
+
+    from edge.cli.main import COMMAND_MODULES, build_parser, command_in
+
+    full = build_parser()
+    commands = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(commands) == set(COMMAND_MODULES)
+    for command in COMMAND_MODULES:
+        only = build_parser(command)
+        sub = next(a for a in only._actions if isinstance(a, argparse._SubParsersAction))
+        assert command in sub.choices
+        assert {c for c, m in COMMAND_MODULES.items() if m == COMMAND_MODULES[command]} == set(sub.choices)
+    assert command_in(["--config", "status", "pins"]) == "pins"
+    assert command_in(["--json", "gpio", "read", "led"]) == "gpio"
+    assert command_in(["--help"]) is None
+
+
+def test_options_before_the_command_and_unknown_commands(isolated_env, tmp_path):
+    out = cli("--json", "pins", env=isolated_env)
+    assert out.returncode == 0 and json.loads(out.stdout)["ok"] is True
+    out = cli("gpoi", "read", "led", env=isolated_env)
+    assert out.returncode == 2 and "invalid choice: 'gpoi'" in out.stderr and "gpio" in out.stderr

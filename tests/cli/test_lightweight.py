@@ -11,7 +11,7 @@ HEAVY = ("pydantic", "httpx", "numpy", "onnxruntime", "gpiozero", "asyncio")
 
 
 def imported_after(code: str, env) -> set[str]:
-    probe = f"{code}\nimport sys\nprint(' '.join(sys.modules))"
+    probe = f"{code}\nimport sys\nprint(' '.join(k for k, v in sys.modules.items() if v is not None))"
     out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=ROOT, capture_output=True,
                          text=True, check=True)
     return set(out.stdout.split())
