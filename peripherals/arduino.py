@@ -22,8 +22,8 @@ import time
 
 import serial
 
-from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, PinState, Pull
-from peripherals.events import EventHub
+from peripherals.base import BoardEvent, PinInfo, PinMode, Pull
+from peripherals.host_pins import HostPinTable
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
 
 log = logging.getLogger(__name__)
@@ -62,12 +62,13 @@ def _release(firmata) -> None:
         pass
 
 
-class ArduinoBoard:
+class ArduinoBoard(HostPinTable):
     kind = "arduino"
 
     def __init__(self, name: str, port: str, *, baudrate: int = 57600,
                  aliases: dict[str, str] | None = None, watchdog_ms: int = 1000,
                  sampling_interval_ms: int = 19, handshake_timeout: float = 8.0):
+        super().__init__()
         self.name = name
         self.port = port
         self.baudrate = baudrate
@@ -75,12 +76,9 @@ class ArduinoBoard:
         self.sampling_interval_ms = sampling_interval_ms
         self.handshake_timeout = handshake_timeout
         self._aliases = {alias: self._canonical(spec) for alias, spec in (aliases or {}).items()}
-        self._events = EventHub()
         self._lock = threading.Lock()  # one writer on the port at a time
         self._firmata = None
         self._generation = 0
-        self._modes: dict[str, tuple[PinMode, Pull]] = {}
-        self._values: dict[str, float] = {}
         self._servos: dict[str, float] = {}
         self._safe: dict[str, bool] = {}
         self._ack = threading.Event()
@@ -121,9 +119,6 @@ class ArduinoBoard:
 
     def _aliases_of(self, pin: str) -> tuple[str, ...]:
         return tuple(a for a, p in self._aliases.items() if p == pin)
-
-    def subscribe(self, listener):
-        return self._events.subscribe(listener)
 
     # link ----------------------------------------------------------------------------------------
     def _pin(self, pin: str):
@@ -328,15 +323,6 @@ class ArduinoBoard:
         await asyncio.to_thread(self._apply_mode, pin, mode, pull)
         self._modes[pin] = (mode, pull)
 
-    def _mode(self, pin: str, *allowed: PinMode) -> PinMode:
-        if pin not in self._modes:
-            raise PinModeError(f"{pin} is not set up on board {self.name}")
-        mode = self._modes[pin][0]
-        if allowed and mode not in allowed:
-            wanted = " or ".join(m.value for m in allowed)
-            raise PinModeError(f"{pin} is set up as {mode.value}, not {wanted}")
-        return mode
-
     async def read(self, pin: str) -> float:
         """Inputs report by themselves (Firmata has no polled read): the latest report."""
         pin = self.resolve(pin)
@@ -392,17 +378,3 @@ class ArduinoBoard:
         self._safe = {self.resolve(pin): bool(level) for pin, level in values.items()}
         if self.connected:
             await asyncio.to_thread(self._arm_watchdog)
-
-    async def apply_safe_state(self, values: dict[str, bool]) -> None:
-        for spec, level in values.items():
-            try:
-                await self.write(spec, level)
-            except BoardError as exc:
-                log.error("safe_state_failed board=%s pin=%s error=%r", self.name, spec, exc)
-                continue
-            log.info("safe_state board=%s pin=%s value=%s", self.name, spec, "on" if level else "off")
-
-    def status(self) -> BoardStatus:
-        pins = [PinState(pin, mode, float(self._values.get(pin) or 0.0))
-                for pin, (mode, _pull) in self._modes.items()]
-        return BoardStatus(self.name, self.kind, self.connected, False, self.detail, pins)

@@ -18,8 +18,8 @@ import threading
 import time
 
 from peripherals import stm32_protocol as wire
-from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, PinState, Pull
-from peripherals.events import EventHub
+from peripherals.base import BoardEvent, PinInfo, PinMode, Pull
+from peripherals.host_pins import HostPinTable
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
 from peripherals.serial_link import SerialLink
 
@@ -47,12 +47,13 @@ class FirmwareError(BoardError):
         self.code = code
 
 
-class Stm32Board:
+class Stm32Board(HostPinTable):
     kind = "stm32"
 
     def __init__(self, name: str, port: str, *, baudrate: int = 115200,
                  aliases: dict[str, str] | None = None, watchdog_ms: int = 1000,
                  request_timeout: float = 0.5, handshake_timeout: float = 3.0):
+        super().__init__()
         self.name = name
         self.port = port
         self.watchdog_ms = watchdog_ms
@@ -61,13 +62,10 @@ class Stm32Board:
         self._aliases = {alias: self._canonical(spec) for alias, spec in (aliases or {}).items()}
         self._link = SerialLink(port, baudrate, self._on_bytes, self._on_lost)
         self._reader = wire.FrameReader()
-        self._events = EventHub()
         self._next_id = 0
         self._waiting: tuple[int, threading.Event, list] | None = None
         self._last_tx = 0.0
         self._caps: dict[str, wire.Caps] = {}
-        self._modes: dict[str, tuple[PinMode, Pull]] = {}
-        self._values: dict[str, float] = {}
         self._safe: dict[str, bool] = {}
         self._generation = 0
         self.hello: dict = {}
@@ -94,9 +92,6 @@ class Stm32Board:
         return [PinInfo(pin, frozenset(m for c, m in CAPS_TO_MODES.items() if caps & c),
                         tuple(a for a, p in self._aliases.items() if p == pin))
                 for pin, caps in self._caps.items()]
-
-    def subscribe(self, listener):
-        return self._events.subscribe(listener)
 
     # link ----------------------------------------------------------------------------------
     def _on_bytes(self, data: bytes) -> None:
@@ -258,15 +253,6 @@ class Stm32Board:
         await self._apply_mode(pin, mode, Pull(pull))
         self._modes[pin] = (mode, Pull(pull))
 
-    def _mode(self, pin: str, *allowed: PinMode) -> PinMode:
-        if pin not in self._modes:
-            raise PinModeError(f"{pin} is not set up on board {self.name}")
-        mode = self._modes[pin][0]
-        if allowed and mode not in allowed:
-            wanted = " or ".join(m.value for m in allowed)
-            raise PinModeError(f"{pin} is set up as {mode.value}, not {wanted}")
-        return mode
-
     async def read(self, pin: str) -> float:
         pin = self.resolve(pin)
         mode = self._mode(pin)
@@ -309,21 +295,6 @@ class Stm32Board:
         pairs = [(wire.pin_number(pin), int(level)) for pin, level in self._safe.items()]
         await self._call(wire.Cmd.SAFE_STATE, pairs=pairs)
 
-    async def apply_safe_state(self, values: dict[str, bool]) -> None:
-        for spec, level in values.items():
-            try:
-                await self.write(spec, level)
-            except BoardError as exc:
-                log.error("safe_state_failed board=%s pin=%s error=%r", self.name, spec, exc)
-                continue
-            log.info("safe_state board=%s pin=%s value=%s", self.name, spec, "on" if level else "off")
-
     async def stats(self) -> dict:
         """Frames the firmware received, bad frames it dropped, watchdog trips."""
         return await self._call(wire.Cmd.STATS)
-
-    def status(self) -> BoardStatus:
-        pins = [PinState(pin, mode, self._values.get(pin, 0.0))
-                for pin, (mode, _pull) in self._modes.items()]
-        return BoardStatus(self.name, self.kind, self.connected, False, self.detail, pins)
-

@@ -1,0 +1,51 @@
+"""What the Arduino and STM32 drivers share on the host side: the pins the host has set up (mode
+and pull), the last level seen per pin, the event hub, and the safe-state walk over them."""
+
+from __future__ import annotations
+
+import logging
+
+from peripherals.base import BoardStatus, PinMode, PinState, Pull
+from peripherals.events import EventHub
+from peripherals.exc import BoardError, PinModeError
+
+log = logging.getLogger(__name__)
+
+
+class HostPinTable:
+    """A mixin for boards behind a serial link; the board sets ``name``, ``kind``,
+    ``connected``, ``detail`` and implements ``write``."""
+
+    name: str
+    kind: str
+
+    def __init__(self) -> None:
+        self._modes: dict[str, tuple[PinMode, Pull]] = {}
+        self._values: dict[str, float | None] = {}
+        self._events = EventHub()
+
+    def _mode(self, pin: str, *allowed: PinMode) -> PinMode:
+        if pin not in self._modes:
+            raise PinModeError(f"{pin} is not set up on board {self.name}")
+        mode = self._modes[pin][0]
+        if allowed and mode not in allowed:
+            wanted = " or ".join(m.value for m in allowed)
+            raise PinModeError(f"{pin} is set up as {mode.value}, not {wanted}")
+        return mode
+
+    def subscribe(self, listener):
+        return self._events.subscribe(listener)
+
+    async def apply_safe_state(self, values: dict[str, bool]) -> None:
+        for spec, level in values.items():
+            try:
+                await self.write(spec, level)
+            except BoardError as exc:
+                log.error("safe_state_failed board=%s pin=%s error=%r", self.name, spec, exc)
+                continue
+            log.info("safe_state board=%s pin=%s value=%s", self.name, spec, "on" if level else "off")
+
+    def status(self) -> BoardStatus:
+        pins = [PinState(pin, mode, float(self._values.get(pin) or 0.0))
+                for pin, (mode, _pull) in self._modes.items()]
+        return BoardStatus(self.name, self.kind, self.connected, False, self.detail, pins)
