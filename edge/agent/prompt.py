@@ -6,6 +6,7 @@ the system prompt rather than the user turn so history is not polluted (seed 004
 
 from __future__ import annotations
 
+import functools
 import platform
 import time
 from dataclasses import dataclass
@@ -110,11 +111,16 @@ def _bootstrap_file(path: Path) -> str | None:
     return text
 
 
+@functools.cache
+def _bootstrap_paths(workspace: Path) -> tuple[Path, ...]:
+    return tuple(workspace / name for name in BOOTSTRAP_FILES)
+
+
 def project_context(workspace: Path | None) -> str:
     if workspace is None:
         return ""
-    parts = [f"### {name}\n{text}" for name in BOOTSTRAP_FILES
-             if (text := _bootstrap_file(workspace / name)) is not None]
+    parts = [f"### {path.name}\n{text}" for path in _bootstrap_paths(workspace)
+             if (text := _bootstrap_file(path)) is not None]
     return "## Project Context\n" + "\n\n".join(parts) if parts else ""
 
 

@@ -2,8 +2,8 @@
 ``<sessionId>.jsonl`` transcript per session, under ``<state_dir>/sessions``.
 
 - ``sessions.json`` is written atomically (temp file, fsync, rename, mode 0600).
-- Transcripts are appended by group commit (``group_commit.py``: written before a turn is
-  acknowledged, fsynced right after); a line cut by a crash is ignored on read, so
+- Transcripts are appended before a turn is acknowledged and fsynced just after
+  (``fsync_queue.py``); a line cut by a crash is ignored on read, so
   every acknowledged turn survives (the seed 000 weakness "history only in memory" is fixed).
 - A write lock per session (``<id>.lock``, created exclusively, holding pid and time); a lock
   whose pid is dead or that is older than 30 minutes is stale and removed.
@@ -23,12 +23,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from edge.agent.group_commit import LOCK_RETRY_SECONDS, LOCK_TIMEOUT_SECONDS, GroupCommit
+from edge.agent.fsync_queue import FsyncQueue, append_bytes
 from edge.providers.base import ChatMessage
 
 log = logging.getLogger(__name__)
 
 STALE_LOCK_SECONDS = 30 * 60
+LOCK_TIMEOUT_SECONDS = 10.0
+LOCK_RETRY_SECONDS = 0.05
 INDEX_FLUSH_SECONDS = 1.0
 """``updated_at`` alone is saved at most this often (and at close): it only steers idle resets."""
 
@@ -102,8 +104,10 @@ class SessionLock:
                 log.warning("stale_session_lock_removed path=%s", self.path)
                 self.path.unlink(missing_ok=True)
                 continue
-            with os.fdopen(fd, "w") as fh:
-                json.dump({"pid": os.getpid(), "created_at": time.time()}, fh)
+            try:
+                os.write(fd, json.dumps({"pid": os.getpid(), "created_at": time.time()}).encode())
+            finally:
+                os.close(fd)
             return True
 
     def release(self) -> None:
@@ -169,7 +173,7 @@ class SessionStore:
         self._cache: dict[str, Session] = {}
         self._index_lock = asyncio.Lock()
         self._dirty_since: float | None = None
-        self._commits = GroupCommit()
+        self._unsynced = FsyncQueue()
 
     def _index(self) -> dict[str, SessionEntry]:
         if self._entries is None:
@@ -228,11 +232,14 @@ class SessionStore:
             return session
 
     async def append(self, session: Session, turns: list[ChatMessage]) -> None:
-        """Append turns (group-committed) and record them in the session."""
+        """Append turns under the session's lock (fsynced just after, ``fsync_queue.py``) and
+        record them in the session."""
         lines = "".join(json.dumps({"role": t.role, "content": t.content, "ts": time.time()}) + "\n"
                         for t in turns).encode()
-        await self._commits.append(self.lock(session.entry), self.transcript_path(session.entry),
-                                   lines)
+        path = self.transcript_path(session.entry)
+        async with self.lock(session.entry):
+            append_bytes(path, lines)
+        self._unsynced.mark(path)
         session.turns.extend(turns)
         await self.touch(session, structural=False)
 
@@ -265,7 +272,7 @@ class SessionStore:
                 await asyncio.to_thread(self._save_index)
 
     async def close(self) -> None:
-        await self._commits.flushed()
+        await self._unsynced.flushed()
         async with self._index_lock:
             if self._dirty_since is not None:
                 self._save_index()
