@@ -3,10 +3,13 @@ of decoding every BLOB (shared/notes/embeddings.md: 10k rows 0.3 ms, 100k about 
 24 ms and 330 ms re-reading BLOBs). Rows are addressed by the memories table's integer ``num``.
 
 Growth doubles the capacity; removal moves the last row into the hole. 1,536 bytes per memory.
+``search`` may run in a worker thread while the event loop stores (numpy releases the GIL during
+the product, so recall overlaps it with the FTS5 query); a lock keeps rows and nums consistent.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 INITIAL_CAPACITY = 256
@@ -22,6 +25,7 @@ class VectorIndex:
         self._matrix = np.zeros((INITIAL_CAPACITY, dimensions), dtype=np.float32)
         self._nums: list[int] = []
         self._row_of: dict[int, int] = {}
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._nums)
@@ -52,6 +56,10 @@ class VectorIndex:
         self._matrix = grown
 
     def put(self, num: int, vector: Any) -> None:
+        with self._lock:
+            self._put(num, vector)
+
+    def _put(self, num: int, vector: Any) -> None:
         if self.dimensions == 0:
             self.dimensions = len(vector)
             self._matrix = self._np.zeros((INITIAL_CAPACITY, self.dimensions), dtype=self._np.float32)
@@ -64,10 +72,15 @@ class VectorIndex:
         self._matrix[row] = vector
 
     def put_many(self, nums: list[int], vectors: Any) -> None:
-        for num, vector in zip(nums, vectors, strict=True):
-            self.put(num, vector)
+        with self._lock:
+            for num, vector in zip(nums, vectors, strict=True):
+                self._put(num, vector)
 
     def remove(self, num: int) -> None:
+        with self._lock:
+            self._remove(num)
+
+    def _remove(self, num: int) -> None:
         row = self._row_of.pop(num, None)
         if row is None:
             return
@@ -81,6 +94,10 @@ class VectorIndex:
 
     def search(self, query: Any, limit: int) -> list[tuple[int, float]]:
         """The ``limit`` rows with the highest cosine to ``query`` (normalised), best first."""
+        with self._lock:
+            return self._search(query, limit)
+
+    def _search(self, query: Any, limit: int) -> list[tuple[int, float]]:
         size = len(self._nums)
         if size == 0 or limit <= 0:
             return []

@@ -86,6 +86,51 @@ async def test_recall_filters_by_session(memory):
     assert [e.key for e in found] == ["b"]
 
 
+async def test_keyword_search_filters_by_session_before_ranking(tmp_path):
+    keywords_only = SqliteMemory(tmp_path / "keywords.db", NoopEmbedding())
+    await keywords_only.store("a", "The pond pump is on relay two", Category.CONVERSATION, "telegram:1")
+    await keywords_only.store("b", "The pond pump is on relay three", Category.CONVERSATION, "telegram:2")
+    hits = await keywords_only.keyword_search("pond pump", 5, session_id="telegram:2")
+    unfiltered = await keywords_only.keyword_search("pond pump", 5)
+    found = await keywords_only.recall("pond pump", session_id="telegram:1")
+    await keywords_only.close()
+    with sqlite3.connect(tmp_path / "keywords.db") as db:
+        (b_num,), = db.execute("SELECT num FROM memories WHERE key = 'b'")
+    assert [num for num, _ in hits] == [b_num] and hits[0][1] > 0 and len(unfiltered) == 2
+    assert [e.key for e in found] == ["a"]
+
+
+async def test_overlapped_vector_search_ranks_as_the_inline_one(memory, monkeypatch):
+    await fill(memory)
+    queries = ["what is the internet password", "pond pump relay", "when do I feed the cat"]
+    inline = [[(e.key, e.score) for e in await memory.recall(q)] for q in queries]
+    monkeypatch.setattr("edge.memory.sqlite.OVERLAP_MIN_ROWS", 0)
+    overlapped = [[(e.key, e.score) for e in await memory.recall(q)] for q in queries]
+    assert overlapped == inline and inline[0][0][0] == "wifi"
+
+
+async def test_stores_and_forgets_during_overlapped_recalls_keep_the_index_right(memory, monkeypatch):
+    monkeypatch.setattr("edge.memory.sqlite.OVERLAP_MIN_ROWS", 0)
+    await fill(memory)
+    vector = (await memory._embed_blobs(["router password"]))[0]
+    from edge.memory.vector_index import VectorIndex
+    query = VectorIndex.decode(vector)
+
+    async def churn():
+        for i in range(20):
+            await memory.store(f"note{i}", f"Shopping list item {i}: bread and milk", Category.DAILY)
+            if i % 2:
+                await memory.forget(f"note{i - 1}")
+
+    results = await asyncio.gather(churn(), *[memory.recall_by_vector("router password", query)
+                                              for _ in range(20)])
+    assert all(found and found[0].key == "wifi" for found in results[1:])
+    index = await memory._index_ready()
+    with sqlite3.connect(memory.path) as db:
+        nums = {num for (num,) in db.execute("SELECT num FROM memories")}
+    assert {n for n in nums if n in index} == nums and len(index) == len(nums)
+
+
 async def test_embedding_cache_evicts_least_recently_used(tmp_path, embedder):
     small = SqliteMemory(tmp_path / "cache.db", embedder, cache_size=3)
     for i, text in enumerate(["alpha one", "beta two", "gamma three"]):
