@@ -208,7 +208,8 @@ class Runtime:
     async def _start_memory(self) -> list[asyncio.Task]:
         """Open the memory store, add its tools, start hygiene and (optionally) the model
         preload in a thread that start-up does not wait for. A piped one-shot run skips the
-        preload: it would only race the exit."""
+        preload: it would only race the exit. Either way no reply waits for the model: until it is
+        loaded, recall uses keywords and stores are embedded once it is (``wait_for_model``)."""
         from edge.memory import build_memory, hygiene_loop, snapshot_path
         from edge.tools.memory import memory_tools
 
@@ -219,10 +220,15 @@ class Runtime:
         for tool in memory_tools(self.memory):
             self.tools[tool.name] = tool
         embedder = getattr(self.memory, "embedder", None)
-        if cfg.preload and getattr(embedder, "name", "") == "onnx" and not self._piped_input():
-            self._preload_thread = threading.Thread(target=self._preload, args=(embedder,),
-                                                    name="embedding-preload", daemon=True)
-            self._preload_thread.start()
+        if getattr(embedder, "name", "") == "onnx":
+            background = cfg.preload and not self._piped_input()
+            if background or self._piped_input():
+                self.memory.wait_for_model = False  # no reply waits for the model to load
+            if background:
+                self._preload_thread = threading.Thread(
+                    target=self._preload, args=(embedder, asyncio.get_running_loop()),
+                    name="embedding-preload", daemon=True)
+                self._preload_thread.start()
         return [asyncio.create_task(hygiene_loop(self.memory, cfg, snapshot_path(self.loaded.state_dir)),
                                     name="memory-hygiene")]
 
@@ -230,12 +236,24 @@ class Runtime:
         return (self.config.channels.cli.enabled and stdin_attached(self._stdin)
                 and not self._stdin.isatty())
 
-    @staticmethod
-    def _preload(embedder) -> None:
+    def _preload(self, embedder, loop: asyncio.AbstractEventLoop) -> None:
         try:
             embedder.load()
         except Exception as exc:  # recall falls back to keywords and says why
             log.error("embedding_preload_failed error=%s", exc)
+            return
+        if not loop.is_closed():
+            asyncio.run_coroutine_threadsafe(self._embed_deferred(), loop)
+
+    async def _embed_deferred(self) -> None:
+        """Vectors for what was stored while the model was loading."""
+        try:
+            count = await self.memory.reindex(only_stale=True)
+        except Exception as exc:  # hygiene tries again on its next round
+            log.warning("memory_deferred_embedding_failed error=%s", exc)
+            return
+        if count:
+            log.info("memory_deferred_embedded entries=%d", count)
 
     def _build_dispatcher(self) -> Dispatcher:
         cfg = self.config.agent

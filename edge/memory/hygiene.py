@@ -1,6 +1,6 @@
 """Memory upkeep on a schedule (seed 002_9a1873f4f488f98f.txt): delete Conversation memories
 older than the retention, write Core memories to ``MEMORY_SNAPSHOT.md``, and re-embed entries
-whose vectors are missing or come from another model.
+whose vectors are missing or come from another model (once the model is loaded).
 
 The daemon runs ``hygiene_loop`` as a task: once at start, then every ``hygiene_interval_hours``.
 """
@@ -45,7 +45,7 @@ async def run_hygiene(memory: Memory, config, snapshot_path: Path,
         report.conversations_deleted = await delete_older_than(Category.CONVERSATION, cutoff)
     if config.snapshot_on_hygiene and memory.name != "none":
         report.snapshot_entries = await write_snapshot(memory, snapshot_path)
-    if getattr(memory, "semantic", False):
+    if getattr(memory, "model_ready", False):
         report.reindexed = await memory.reindex(only_stale=True)
     log.info("memory_hygiene conversations_deleted=%d snapshot_entries=%s reindexed=%d",
              report.conversations_deleted, report.snapshot_entries, report.reindexed)

@@ -72,10 +72,19 @@ class SqliteMemory:
         self._index: Any = None
         self._stale: int | None = None
         self._data_version: int | None = None
+        self.wait_for_model = True
+        """False (the agent, whose model loads in the background or not at all in a piped run):
+        until the embedder is loaded, recall uses keywords and stores are embedded later, by
+        ``reindex(only_stale=True)``, so no reply waits seconds for a model load."""
 
     @property
     def semantic(self) -> bool:
         return self.embedder.name != "none"
+
+    @property
+    def model_ready(self) -> bool:
+        """Vectors are computed now: an embedder is configured and may be (or is) loaded."""
+        return self.semantic and (self.wait_for_model or getattr(self.embedder, "loaded", True))
 
     async def db(self) -> aiosqlite.Connection:
         if self._db is None:
@@ -165,7 +174,7 @@ class SqliteMemory:
         db = await self.db()
         blobs: list[bytes | None] = [None] * len(items)
         model_id = None
-        if self.semantic:
+        if self.model_ready:
             try:
                 blobs = list(await self._embed_blobs([content for _, content, _, _ in items]))
                 model_id = self.embedder.model_id
@@ -302,7 +311,7 @@ class SqliteMemory:
         if not query.strip() or limit <= 0:
             return []
         query_vector = None
-        if self.semantic:
+        if self.model_ready:
             await self._index_ready()
             try:
                 from edge.memory.vector_index import VectorIndex
@@ -349,8 +358,8 @@ class SqliteMemory:
         async with db.execute(f"SELECT num, content FROM memories {where} ORDER BY num",
                               (model_id,) if only_stale else ()) as cur:
             rows = await cur.fetchall()
-        bulk = getattr(self.embedder, "bulk", None)
-        embedder = bulk() if bulk else self.embedder
+        bulk = getattr(self.embedder, "bulk", None)  # a second model instance: only for many rows
+        embedder = bulk() if bulk and len(rows) > REINDEX_BATCH else self.embedder
         done = 0
         for start in range(0, len(rows), REINDEX_BATCH):
             batch = rows[start:start + REINDEX_BATCH]

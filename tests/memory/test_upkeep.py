@@ -6,9 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 from edge.config.model import MemoryConfig
 from edge.memory.base import Category
+from edge.memory.embedders import create_embedder
 from edge.memory.factory import build_memory, database_path, snapshot_path
 from edge.memory.hygiene import run_hygiene
 from edge.memory.snapshot import parse_snapshot, render_snapshot
+from edge.memory.sqlite import SqliteMemory
 
 
 def backdate(path, key, days):
@@ -98,3 +100,20 @@ async def test_none_backend_stores_nothing(tmp_path):
     await memory.store("k", "v", Category.CORE)
     assert await memory.recall("v") == [] and await memory.count() == 0
     assert await memory.health_check() and not list(tmp_path.iterdir())
+
+
+async def test_the_agent_never_waits_for_the_model_and_embeds_what_it_stored_once_loaded(
+        tmp_path, model_state_dir, embedder):
+    onnx = create_embedder(MemoryConfig(), model_state_dir)  # the same model, not loaded yet
+    store = SqliteMemory(tmp_path / "brain.db", onnx)
+    store.wait_for_model = False
+    await store.store("pump", "The greenhouse pump runs at dawn", Category.CORE)
+    found = await store.recall("greenhouse pump")
+    assert [e.key for e in found] == ["pump"] and not onnx.loaded
+    with sqlite3.connect(tmp_path / "brain.db") as db:
+        assert db.execute("SELECT embedding FROM memories").fetchone()[0] is None
+    onnx.load()
+    assert await store.reindex(only_stale=True) == 1
+    with sqlite3.connect(tmp_path / "brain.db") as db:
+        assert db.execute("SELECT embedding_model FROM memories").fetchone()[0] == onnx.model_id
+    await store.close()
