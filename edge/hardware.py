@@ -60,14 +60,13 @@ class Hardware:
         raise UnknownPin(errors[0] if len(errors) == 1 else f"{spec!r} is not a pin on any board")
 
     async def start(self) -> None:
-        """Connect every board. A resident agent starts with a board that is down (it is
-        reported, and the supervisor connects it when it comes back); a one-shot command fails."""
+        """Connect every board. One that is down is reported (its status says why) and calls
+        on it fail fast, while the other boards work: a resident agent's supervisor connects it
+        when it comes back; a one-shot command still acts on the boards that are up."""
         for name, board in self.boards.items():
             try:
                 await board.connect()
             except BoardError as exc:
-                if not self.resident:
-                    raise
                 log.error("board_down board=%s error=%r", name, str(exc))
         if self.resident:
             for name, board in self.boards.items():

@@ -37,12 +37,17 @@ FIRST_VALUE_TIMEOUT = 1.0
 
 
 def _firmata_class():
-    """pyfirmata2's Board without its fixed 5 s sleep: we wait for the firmware report instead."""
+    """pyfirmata2's Board without its fixed 5 s sleep (we wait for the firmware report instead)
+    and without its ``__del__``, which writes to the port: ``_release`` closes it instead, and
+    a port that failed to open leaves nothing to clean up."""
     import pyfirmata2
 
     class Firmata(pyfirmata2.Board):
         def _Board__pass_time(self, seconds):  # noqa: N802 (pyfirmata2's private name)
             return None
+
+        def __del__(self):
+            pass
 
     return Firmata
 
@@ -122,6 +127,8 @@ class ArduinoBoard(HostPinTable):
 
     # link ----------------------------------------------------------------------------------------
     def _pin(self, pin: str):
+        if self._firmata is None:
+            raise self._down()
         if pin.startswith("A"):
             return self._firmata.analog[int(pin[1:])]
         return self._firmata.digital[int(pin[1:])]
@@ -129,8 +136,7 @@ class ArduinoBoard(HostPinTable):
     def _write(self, action) -> None:
         """Run ``action`` (which writes to the port) under the port lock; a failure means gone."""
         if not self.connected or self._firmata is None:
-            raise BoardUnavailable(f"board {self.name} is down ({self.detail}); the agent "
-                                   "reconnects when it is back")
+            raise self._down()
         with self._lock:
             try:
                 action()
@@ -230,7 +236,11 @@ class ArduinoBoard(HostPinTable):
         this is also the reconnect path)."""
         self._events.bind(asyncio.get_running_loop())
         self._close_port()
-        await asyncio.to_thread(self._open)
+        try:
+            await asyncio.to_thread(self._open)
+        except BoardError as exc:
+            self.detail = f"down: {exc}"
+            raise
         self.connected = True
         try:
             await asyncio.to_thread(self._restore)

@@ -7,7 +7,7 @@ import logging
 
 from peripherals.base import BoardStatus, PinMode, PinState, Pull
 from peripherals.events import EventHub
-from peripherals.exc import BoardError, PinModeError
+from peripherals.exc import BoardError, BoardUnavailable, PinModeError
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,10 @@ class HostPinTable:
             wanted = " or ".join(m.value for m in allowed)
             raise PinModeError(f"{pin} is set up as {mode.value}, not {wanted}")
         return mode
+
+    def _down(self) -> BoardUnavailable:
+        return BoardUnavailable(f"board {self.name} is not connected ({self.detail}); a running "
+                                "agent reconnects it when it is back")
 
     def subscribe(self, listener):
         return self._events.subscribe(listener)

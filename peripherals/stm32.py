@@ -129,8 +129,7 @@ class Stm32Board(HostPinTable):
     def _request(self, cmd: wire.Cmd, timeout: float | None = None, **fields) -> dict:
         """Send one request and wait for its reply (blocking; run in a thread)."""
         if not self._link.is_open:
-            raise BoardUnavailable(f"board {self.name} is down ({self.detail}); the agent "
-                                   "reconnects when it is back")
+            raise self._down()
         with self._link.lock:
             self._next_id = self._next_id % 255 + 1
             done, box = threading.Event(), []
@@ -192,14 +191,16 @@ class Stm32Board(HostPinTable):
         self._generation += 1
         self._link.close()
         self._reader = wire.FrameReader()
-        self._link.open()
         try:
+            self._link.open()
             hello = await asyncio.to_thread(self._handshake)
             self.hello = hello
             self._caps = {wire.pin_name(p): wire.Caps(c) for p, c in hello["pairs"]}
             await self._restore()
-        except BaseException:
+        except BaseException as exc:
             self._link.close()
+            if isinstance(exc, BoardError):
+                self.detail = f"down: {exc}"
             raise
         self.connected = True
         board = wire.BOARD_IDS.get(hello["board"], f"board id {hello['board']}")

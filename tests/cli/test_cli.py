@@ -101,3 +101,34 @@ def test_options_before_the_command_and_unknown_commands(isolated_env, tmp_path)
     assert out.returncode == 0 and json.loads(out.stdout)["ok"] is True
     out = cli("gpoi", "read", "led", env=isolated_env)
     assert out.returncode == 2 and "invalid choice: 'gpoi'" in out.stderr and "gpio" in out.stderr
+
+
+UNPLUGGED_UNO = """
+[boards.gpio]
+type = "gpio"
+simulate = true
+aliases = { led = "GPIO17" }
+[boards.gpio.pins]
+led = { mode = "output", safe = "off" }
+
+[boards.uno]
+type = "arduino"
+port = "{port}"
+aliases = { lamp = "D13" }
+[boards.uno.pins]
+lamp = { mode = "output", safe = "off" }
+"""
+
+
+def test_an_unplugged_board_does_not_stop_one_shot_commands_on_the_others(isolated_env,
+                                                                          write_config, tmp_path):
+    config = str(write_config(UNPLUGGED_UNO.replace("{port}", str(tmp_path / "ttyACM9"))))
+    out = cli("gpio", "write", "led", "on", "--json", "--config", config, env=isolated_env)
+    assert out.returncode == 0 and json.loads(out.stdout)["data"]["value"] == 1.0
+    out = cli("gpio", "write", "lamp", "on", "--json", "--config", config, env=isolated_env)
+    error = json.loads(out.stdout)["error"]
+    assert out.returncode == 1 and "board uno is not connected" in error and "ttyACM9" in error
+    assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr
+    boards = json.loads(cli("status", "--json", "--config", config, env=isolated_env).stdout)
+    uno = next(b for b in boards["data"]["boards"] if b["name"] == "uno")
+    assert uno["connected"] is False and "cannot open" in uno["detail"]
