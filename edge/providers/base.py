@@ -28,6 +28,9 @@ class ToolCall:
     name: str
     arguments: str
     """The arguments as the model sent them: a JSON object, as text."""
+    signature: str | None = None
+    """An opaque token the provider wants back with this call in the next request (Gemini's
+    ``thoughtSignature``: Gemini 3 rejects a function-calling loop that drops it)."""
 
     def arguments_object(self) -> dict:
         """The arguments as a dict, for wire formats that carry objects ({} when unusable)."""

@@ -4,7 +4,9 @@ Gemini is the one API that takes ``?key=`` rather than a header; the key is mask
 never appears in an error).
 
 Gemini function calls carry no id of their own in older models, so ids are made up here, and a
-tool result names its function (``functionResponse.name``), found from the earlier call's id.
+tool result names its function (``functionResponse.name``), found from the earlier call's id. A
+call's ``thoughtSignature`` is kept on the ToolCall and sent back with it: thinking models (Gemini
+3) refuse a function-calling turn whose calls lost their signatures.
 """
 
 from __future__ import annotations
@@ -45,8 +47,7 @@ def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
         else:
             role = "model" if message.role == "assistant" else "user"
             parts = [{"text": message.content}] if message.content else []
-            parts += [{"functionCall": {"name": c.name, "args": c.arguments_object()}}
-                      for c in message.tool_calls]
+            parts += [_call_part(c) for c in message.tool_calls]
         if not parts:
             continue
         if contents and contents[-1]["role"] == role:
@@ -54,6 +55,13 @@ def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
         else:
             contents.append({"role": role, "parts": parts})
     return "\n\n".join(system), contents
+
+
+def _call_part(call: ToolCall) -> dict:
+    part: dict = {"functionCall": {"name": call.name, "args": call.arguments_object()}}
+    if call.signature:
+        part["thoughtSignature"] = call.signature
+    return part
 
 
 def tools_to_wire(tools: list[ToolSpec]) -> list[dict]:
@@ -84,7 +92,7 @@ def _usage(chunk: dict) -> Usage | None:
 def _call_from(part: dict, index: int) -> ToolCall:
     call = part["functionCall"]
     return ToolCall(call.get("id") or f"gemini_call_{index}", call.get("name", ""),
-                    json.dumps(call.get("args") or {}))
+                    json.dumps(call.get("args") or {}), part.get("thoughtSignature"))
 
 
 def parse_response(body: dict, model: str = "", label: str = "gemini") -> ChatResponse:

@@ -265,7 +265,21 @@ def gemini_schema_problem(schema, where: str) -> str | None:
 
 @dataclass
 class GeminiFake(Fake):
+    """Like a thinking model (Gemini 3): function calls carry a ``thoughtSignature`` that must
+    come back with them for the rest of the turn (since the last user text)."""
+
     key: str = "AIza-test"
+    issued: list[str] = field(default_factory=list)
+
+    def signature_problem(self, contents: list) -> str | None:
+        users = [i for i, c in enumerate(contents) if c.get("role") == "user"
+                 and any("text" in p for p in c.get("parts", []))]
+        for content in contents[(users[-1] if users else -1) + 1:]:
+            calls = [p for p in content.get("parts", []) if "functionCall" in p]
+            if calls and calls[0].get("thoughtSignature") not in self.issued:
+                return ("Function call is missing a thought_signature in functionCall parts. "
+                        "This is required for tools to work correctly")
+        return None
 
     def check(self, request, body):
         model, _, method = request.path.removeprefix("/v1beta/models/").partition(":")
@@ -283,6 +297,8 @@ class GeminiFake(Fake):
                 if "functionResponse" in part and part["functionResponse"].get("name") not in called:
                     return "function response turn must come right after a function call turn"
             called = {p["functionCall"]["name"] for p in content["parts"] if "functionCall" in p}
+        if problem := self.signature_problem(body.get("contents") or []):
+            return problem
         for tools in body.get("tools") or []:
             for index, declaration in enumerate(tools.get("functionDeclarations") or []):
                 problem = gemini_schema_problem(declaration.get("parameters"),
@@ -304,8 +320,13 @@ class GeminiFake(Fake):
         if turn.text:
             parts.append({"text": turn.text})
         if isinstance(turn, Call):
-            parts.append({"functionCall": {"name": turn.name, "args": turn.args}})
+            parts.append(self.signed_call(turn))
         return parts
+
+    def signed_call(self, turn) -> dict:
+        self.issued.append(f"sig-{len(self.issued) + 1}")
+        return {"functionCall": {"name": turn.name, "args": turn.args},
+                "thoughtSignature": self.issued[-1]}
 
     def chunk(self, parts, finish: bool, model: str) -> dict:
         candidate = {"content": {"parts": parts, "role": "model"}, "index": 0}
@@ -323,6 +344,6 @@ class GeminiFake(Fake):
         text_parts = [{"text": p} for p in pieces(turn.text)] if turn.text else []
         chunks = [[{"text": "thinking", "thought": True}], *([p] for p in text_parts)]
         if isinstance(turn, Call):
-            chunks.append([{"functionCall": {"name": turn.name, "args": turn.args}}])
+            chunks.append([self.signed_call(turn)])
         return [data_event(self.chunk(parts, i == len(chunks) - 1, "gemini-test-001"))
                 for i, parts in enumerate(chunks)]

@@ -9,7 +9,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from edge.providers.base import ChatMessage, ProviderError, StreamDone, TextDelta, ToolCallReady
+from edge.providers.base import (ChatMessage, ProviderError, StreamDone, TextDelta, ToolCall,
+                                 ToolCallReady)
 from edge.providers.gemini import GeminiProvider
 from edge.tools.base import ModelTool, ToolSpec, spec_of
 from tests.providers.fakes import Call, Cut, Fail, GeminiFake, Say
@@ -79,9 +80,21 @@ async def test_function_response_names_the_function_it_answers(gemini):
     assert second.text == "It is on." and fake.problems == []
     contents = server.requests[1].json["contents"]
     assert [c["role"] for c in contents] == ["user", "model", "user"]
+    assert contents[1]["parts"][-1]["thoughtSignature"] == first.tool_calls[0].signature == "sig-1"
     assert contents[2]["parts"] == [{"functionResponse": {"name": "gpio_write",
                                                           "response": {"result": "led is on"}}}]
     assert second.usage.input_tokens == 14
+
+
+async def test_a_function_call_that_lost_its_signature_is_refused_as_gemini_3_does(gemini):
+    fake, _, provider = gemini
+    fake.script = [Call("gpio_write", {"pin": "led", "level": {"value": "on"}})]
+    first = await provider.chat([ChatMessage.user("led on")], tools=[SPEC])
+    unsigned = [ToolCall(c.id, c.name, c.arguments) for c in first.tool_calls]
+    history = [ChatMessage.user("led on"), ChatMessage.assistant("", unsigned),
+               ChatMessage.tool(unsigned[0].id, "led is on")]
+    with pytest.raises(ProviderError, match="HTTP 400.*thought_signature"):
+        await provider.chat(history, tools=[SPEC])
 
 
 async def test_stream_uses_alt_sse_and_skips_thoughts(gemini):
@@ -91,7 +104,8 @@ async def test_stream_uses_alt_sse_and_skips_thoughts(gemini):
     assert server.requests[0].path.endswith(":streamGenerateContent")
     assert server.requests[0].query == {"alt": "sse", "key": "AIza-test"}
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Turning off"
-    assert [e.call.name for e in events if isinstance(e, ToolCallReady)] == ["gpio_write"]
+    assert [(e.call.name, e.call.signature) for e in events
+            if isinstance(e, ToolCallReady)] == [("gpio_write", "sig-1")]
     assert isinstance(events[-1], StreamDone) and events[-1].response.usage.output_tokens == 6
 
 
