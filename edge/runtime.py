@@ -221,8 +221,9 @@ class Runtime:
             self.tools[tool.name] = tool
         embedder = getattr(self.memory, "embedder", None)
         if getattr(embedder, "name", "") == "onnx":
-            background = cfg.preload and not self._piped_input()
-            if background or self._piped_input():
+            piped = self._piped_input()
+            background = cfg.preload and not piped
+            if background or piped:
                 self.memory.wait_for_model = False  # no reply waits for the model to load
             if background:
                 self._preload_thread = threading.Thread(

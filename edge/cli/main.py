@@ -96,10 +96,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """The console script: ``main()``, then a quick exit (it never returns). Every command has closed what it opened
-    by the time it returns, so the interpreter's teardown of the modules a run imports (about
-    100 ms, more than the run's own work for a one-shot turn) is skipped: stdio and the log
-    handlers are flushed, then the process ends."""
+    """The console script: ``main()``, then a quick exit (it never returns). Every command has
+    closed what it opened by the time it returns, so the interpreter's teardown of the modules a
+    run imports (about 100 ms, more than the run's own work for a one-shot turn) is skipped:
+    stdio and the log handlers are flushed, then the process ends."""
     try:
         code = main()
     except SystemExit as exc:  # argparse's usage errors and --help
