@@ -151,15 +151,42 @@ default_source() {
     if [ -f "$HERE/../pyproject.toml" ]; then (cd "$HERE/.." && pwd); else echo edge-agent; fi
 }
 
+# The Pi header's pin factory is lgpio. PyPI has self-contained wheels for 64-bit machines
+# (pyproject.toml asks for them); 32-bit Pi OS has none, so there the venv sees the system's
+# site packages and Raspberry Pi OS's python3-lgpio package provides it.
+VENV_FLAGS=""
+prepare_pin_factory() {
+    case "${EDGE_INSTALL_MACHINE:-$(uname -m)}" in
+        armv6l|armv7l|armhf)
+            VENV_FLAGS="--system-site-packages"
+            if "$PYTHON" -c 'import lgpio; lgpio.gpiochip_open' 2>/dev/null; then
+                return 0
+            fi
+            if live && command -v apt-get >/dev/null 2>&1; then
+                say "32-bit system: installing python3-lgpio (the pin factory) with apt" >&2
+                DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-lgpio >&2 \
+                    || die "apt-get install python3-lgpio failed; install it, then run this again"
+            else
+                say "32-bit system: install Raspberry Pi OS's python3-lgpio package (sudo apt install python3-lgpio) for the pin factory" >&2
+            fi ;;
+    esac
+}
+
+check_pin_factory() {  # check_pin_factory VENV: lgpio imports and is the real module
+    "$1/bin/python" -c 'import lgpio; lgpio.gpiochip_open' 2>/dev/null
+}
+
 build_release() {  # prints the new release directory
     "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
         || die "$PYTHON is older than 3.11; install python3.11 or pass --python"
+    prepare_pin_factory
     mkdir -p "$OPT/releases"
     chmod 0755 "$OPT" "$OPT/releases"
     release=$(mktemp -d "$OPT/releases/$(date +%Y%m%dT%H%M%S).XXXX")
     chmod 0755 "$release"
     say "creating venv $release" >&2
-    "$PYTHON" -m venv "$release" >&2 || { rm -rf "$release"; die "python3 -m venv failed; install python3-venv"; }
+    # shellcheck disable=SC2086  # VENV_FLAGS is empty or one flag
+    "$PYTHON" -m venv $VENV_FLAGS "$release" >&2 || { rm -rf "$release"; die "python3 -m venv failed; install python3-venv"; }
     # shellcheck disable=SC2086  # PIP_ARGS is a list of words
     if ! "$release/bin/pip" install --quiet --disable-pip-version-check $PIP_ARGS "${SOURCE:-$(default_source)}" >&2; then
         rm -rf "$release"
@@ -176,6 +203,7 @@ switch_to() {  # switch_to LINK TARGET: atomically point LINK at TARGET
 health_check() {
     "$VENV/bin/edge-cli" --version >/dev/null 2>&1 || { say "health: $VENV/bin/edge-cli does not start"; return 1; }
     "$VENV/bin/edge-cli" config check --config "$CONFIG" || { say "health: config check failed with the new venv"; return 1; }
+    check_pin_factory "$VENV" || { say "health: the pin factory lgpio does not import in $VENV (32-bit Pi OS: sudo apt install python3-lgpio)"; return 1; }
     if systemd_running && [ "$START" = yes ] && systemctl is-enabled --quiet edge-agent 2>/dev/null; then
         systemctl restart edge-agent || { say "health: the service did not start"; return 1; }
         tries=0
@@ -210,6 +238,7 @@ install_venv() {
         [ -z "$old" ] || switch_to "$PREVIOUS" "$old"
         prune_releases
         say "now running $("$VENV/bin/edge-cli" --version) from $new"
+        say "pin factory: lgpio $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("lgpio"))' 2>/dev/null || echo '(system package)')"
         return 0
     fi
     if [ -n "$old" ] && [ -d "$OPT/$old" ]; then

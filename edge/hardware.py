@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from dataclasses import replace
 from collections.abc import Callable
 
 from edge.config.model import Config
@@ -27,11 +28,15 @@ RECENT_EVENTS_KEPT = 20
 
 
 class Hardware:
-    def __init__(self, boards: dict[str, Board], policy: SecurityPolicy, *, resident: bool):
-        """``resident``: a long-lived daemon that claims every allowlisted pin and runs timers."""
+    def __init__(self, boards: dict[str, Board], policy: SecurityPolicy, *, resident: bool,
+                 hold_seconds: float | None = None):
+        """``resident``: a long-lived daemon that claims every allowlisted pin and runs timers.
+        ``hold_seconds``: a one-shot command that stays this long to hold what it set, then
+        returns it to its safe level (``edge-cli gpio write --hold``)."""
         self.boards = boards
         self.policy = policy
         self.resident = resident
+        self.hold_seconds = hold_seconds
         self._timers: dict[tuple[str, str], asyncio.Task] = {}
         self._claimed: set[tuple[str, str]] = set()
         self._supervisor: asyncio.Task | None = None
@@ -82,39 +87,69 @@ class Hardware:
                  event.board, event.kind, event.pin, event.value)
 
     async def _board_up(self, name: str) -> None:
-        """Claim the board's allowlisted pins and tell firmware with a watchdog the safe values."""
+        """Claim the board's allowlisted pins and tell firmware with a watchdog the safe values.
+        A pin that cannot be claimed is logged and retried on its next use; the others work."""
         for rule in self.policy.rules:
             if rule.board == name:
-                await self.claim(rule)
+                try:
+                    await self.claim(rule)
+                except BoardError as exc:
+                    log.error("pin_claim_failed board=%s pin=%s error=%r", name, rule.pin, str(exc))
         declare = getattr(self.boards[name], "declare_safe_state", None)
         if declare is not None:
             await declare(self.policy.safe_levels(name))
 
     async def claim(self, rule: PinRule) -> None:
+        """Set the pin up; an output starts at its safe level (off when it has none), so an
+        active-low relay never clicks on while it is claimed."""
         key = (rule.board, rule.pin)
         if key in self._claimed:
             return
         board = self.boards[rule.board]
-        await board.setup_pin(rule.pin, rule.mode, rule.pull)
-        if rule.safe and rule.mode is not PinMode.INPUT:
-            await board.write(rule.pin, True)
+        initial = rule.line(bool(rule.safe)) if rule.mode is not PinMode.INPUT else False
+        await board.setup_pin(rule.pin, rule.mode, rule.pull, initial=initial,
+                              bounce_ms=rule.bounce_ms)
         self._claimed.add(key)
 
+    def _check_oneshot(self, rule: PinRule, on: bool) -> None:
+        """Without a running agent, refuse what would not be true once this process exits:
+        a level on a board that does not keep it (the Pi header), an on-time nobody would end."""
+        if self.resident:
+            return
+        if not self.boards[rule.board].holds_levels and self.hold_seconds is None:
+            raise BoardError(
+                f"{rule.label}: board {rule.board} does not keep a level once this command exits "
+                "and no agent is running; start the agent (`edge-cli run` or `sudo systemctl "
+                "start edge-agent`) and try again, or add --hold SECONDS to drive it from this "
+                "command for that long and then return it to its safe level")
+        limit = rule.max_on_seconds
+        if on and limit and (self.hold_seconds is None or self.hold_seconds > limit):
+            raise BoardError(f"{rule.label} has max_on_seconds = {limit:g}; only the running "
+                             "agent can time it out, so start it with `edge-cli run` (or hold "
+                             f"it from this command with --hold of at most {limit:g} s)")
+
     async def read(self, rule: PinRule) -> float:
+        """The pin's logical value: 1 is on (a low line on an active-low pin); PWM: the duty."""
+        if (not self.resident and rule.mode is not PinMode.INPUT
+                and not self.boards[rule.board].holds_levels):
+            raise BoardError(f"{rule.label} is an output and no agent is driving it: board "
+                             f"{rule.board} keeps no level without one, so there is nothing "
+                             "to read; start the agent (`edge-cli run`) and ask it")
         await self.claim(rule)
-        return await self.boards[rule.board].read(rule.pin)
+        level = await self.boards[rule.board].read(rule.pin)
+        return _logical(rule, level)
 
     async def write(self, rule: PinRule, on: bool) -> None:
-        if on and rule.max_on_seconds and not self.resident:
-            raise BoardError(f"{rule.label} has max_on_seconds = {rule.max_on_seconds:g}; only the "
-                             "running agent can time it out, so start it with `edge-cli run`")
+        self._check_oneshot(rule, on)
         await self.claim(rule)
-        await self.boards[rule.board].write(rule.pin, on)
+        await self.boards[rule.board].write(rule.pin, rule.line(on))
         self._schedule_auto_off(rule, on)
 
     async def pwm(self, rule: PinRule, duty: float, frequency: float | None) -> None:
+        self._check_oneshot(rule, duty > 0)
         await self.claim(rule)
-        await self.boards[rule.board].pwm(rule.pin, duty, frequency)
+        line_duty = 1.0 - duty if rule.active_low else duty
+        await self.boards[rule.board].pwm(rule.pin, line_duty, frequency)
         self._schedule_auto_off(rule, duty > 0)
 
     async def servo(self, rule: PinRule, angle: float) -> None:
@@ -122,6 +157,7 @@ class Hardware:
         if servo is None:
             raise PinModeError(f"board {rule.board} cannot drive servos (an Arduino can, on D9 "
                                "and D10)")
+        self._check_oneshot(rule, True)
         await self.claim(rule)
         await servo(rule.pin, angle)
 
@@ -138,7 +174,7 @@ class Hardware:
         await asyncio.sleep(rule.max_on_seconds)
         self._timers.pop((rule.board, rule.pin), None)
         try:
-            await self.boards[rule.board].write(rule.pin, False)
+            await self.boards[rule.board].write(rule.pin, rule.line(False))
             log.info("auto_off board=%s pin=%s after=%gs", rule.board, rule.pin, rule.max_on_seconds)
         except BoardError as exc:
             log.error("auto_off_failed board=%s pin=%s error=%r", rule.board, rule.pin, exc)
@@ -158,21 +194,46 @@ class Hardware:
                     if (name, pin) in self._claimed}
             try:
                 if self.resident:
-                    await board.apply_safe_state(safe)
+                    failed = await board.apply_safe_state(safe)
+                    self._log_safe_state(name, safe, failed)
                 await board.close()
             except BoardError as exc:
                 log.error("board_shutdown_failed board=%s error=%r", name, exc)
         self._claimed.clear()
 
+    def _log_safe_state(self, board: str, levels: dict[str, bool], failed: list[str]) -> None:
+        for pin, line in levels.items():
+            rule = self.policy.rule(board, pin)
+            if pin in failed or rule is None:
+                continue
+            log.info("safe_state board=%s pin=%s value=%s line=%s", board, pin,
+                     "on" if rule.safe else "off", "high" if line else "low")
+
     def subscribe(self, listener: BoardListener) -> Callable[[], None]:
-        """Events from every board that reports them: input changes, firmware watchdog trips,
-        boards going down and coming back. Listeners run on the event loop."""
-        unsubscribers = [board.subscribe(listener) for board in self.boards.values()
+        """Events from every board that reports them: input changes (logical values, like
+        :meth:`read`), firmware watchdog trips, boards going down and coming back. Listeners run
+        on the event loop."""
+        def logical(event: BoardEvent) -> None:
+            rule = self.policy.rule(event.board, event.pin) if event.pin else None
+            if rule is not None and rule.active_low and event.value is not None:
+                event = replace(event, value=_logical(rule, event.value))
+            listener(event)
+
+        unsubscribers = [board.subscribe(logical) for board in self.boards.values()
                          if isinstance(board, EventSource)]
         return lambda: [unsubscribe() for unsubscribe in unsubscribers] and None
 
     def status(self) -> list[BoardStatus]:
-        return [board.status() for board in self.boards.values()]
+        """Each board's status with pin values made logical (1 is on, whatever the wiring)."""
+        statuses = []
+        for board in self.boards.values():
+            status = board.status()
+            for pin in status.pins:
+                rule = self.policy.rule(status.name, pin.name)
+                if rule is not None:
+                    pin.value = _logical(rule, pin.value)
+            statuses.append(status)
+        return statuses
 
     def events(self, last: int = RECENT_EVENTS_KEPT) -> list[dict]:
         """The most recent board events as plain data, newest last."""
@@ -180,7 +241,15 @@ class Hardware:
                 for at, e in list(self.recent_events)[-last:]]
 
 
-def build_hardware(config: Config, *, resident: bool, pin_factory=None) -> Hardware:
+def _logical(rule: PinRule, level: float) -> float:
+    """A board's electrical reading as the pin's logical value (inverted when active-low)."""
+    if rule.active_low and rule.mode is not PinMode.ANALOG:
+        return 1.0 - level
+    return level
+
+
+def build_hardware(config: Config, *, resident: bool, pin_factory=None,
+                   hold_seconds: float | None = None) -> Hardware:
     """Boards and policy from config; unknown or duplicate pins are ConfigErrors naming the key."""
     boards: dict[str, Board] = {}
     rules: list[PinRule] = []
@@ -204,7 +273,7 @@ def build_hardware(config: Config, *, resident: bool, pin_factory=None) -> Hardw
             safe = None if pin_cfg.safe is None else pin_cfg.safe == "on"
             aliases = tuple(a for a, target in section.aliases.items() if board.resolve(a) == pin)
             rules.append(PinRule(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds,
-                                 pin_cfg.pull, aliases))
+                                 pin_cfg.pull, aliases, pin_cfg.active_low, pin_cfg.bounce_ms))
     gate = ApprovalGate(config.security.autonomy, config.security.approval_timeout_seconds)
     policy = SecurityPolicy(rules, config.security.max_actuations_per_minute, approvals=gate)
-    return Hardware(boards, policy, resident=resident)
+    return Hardware(boards, policy, resident=resident, hold_seconds=hold_seconds)

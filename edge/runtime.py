@@ -54,11 +54,12 @@ class Runtime:
 
     def __init__(self, loaded: LoadedConfig, *, resident: bool, pin_factory=None,
                  stdin: TextIO | None = None, stdout: TextIO | None = None,
-                 hooks: list[Hook] | None = None):
+                 hooks: list[Hook] | None = None, hold_seconds: float | None = None):
         self.loaded = loaded
         self.config = loaded.config
         self.resident = resident
-        self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory)
+        self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
+                                       hold_seconds=hold_seconds)
         self.tools = {t.name: t for t in hardware_tools(self.hardware, self.hardware.policy)}
         self.provider: Provider | None = None
         self.channels: dict[str, Channel] = {}

@@ -192,7 +192,7 @@ class ArduinoBoard(HostPinTable):
         if before != level:
             self._values[pin] = level
             if before is not None:  # the first report after set-up is a state, not a change
-                self._events.emit(BoardEvent(self.name, "input", pin, level))
+                self._input_edge(pin, level)
 
     def _open(self) -> None:
         """Open the port, wait for the firmware report, probe for the watchdog extension."""
@@ -319,7 +319,8 @@ class ArduinoBoard(HostPinTable):
         if previous is not None and level is not None and level != previous:
             self._events.emit(BoardEvent(self.name, "input", pin, level))  # changed while away
 
-    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP) -> None:
+    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,
+                        initial: bool = False, bounce_ms: int = 0) -> None:
         pin = self.resolve(pin)
         number = int(pin[1:])
         pull = Pull(pull)
@@ -332,6 +333,9 @@ class ArduinoBoard(HostPinTable):
             raise PinModeError(f"{pin}: the ATmega328P has pull-ups only; use pull = \"up\" or \"none\"")
         await asyncio.to_thread(self._apply_mode, pin, mode, pull)
         self._modes[pin] = (mode, pull)
+        self._debounce.set(pin, bounce_ms)
+        if initial and mode is not PinMode.INPUT:
+            await self.write(pin, True)
 
     async def read(self, pin: str) -> float:
         """Inputs report by themselves (Firmata has no polled read): the latest report."""

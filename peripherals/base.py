@@ -54,6 +54,8 @@ class BoardStatus:
     simulated: bool
     detail: str = ""
     pins: list[PinState] = field(default_factory=list)
+    info: dict[str, str] = field(default_factory=dict)
+    """What drives the board, for status and doctor (the Pi header: pin_factory, chip, model)."""
 
     def as_dict(self) -> dict:
         return {
@@ -62,6 +64,7 @@ class BoardStatus:
             "connected": self.connected,
             "simulated": self.simulated,
             "detail": self.detail,
+            **({"info": self.info} if self.info else {}),
             "pins": [
                 {"pin": p.name, "mode": p.mode.value, "value": p.value, "frequency": p.frequency}
                 for p in self.pins
@@ -100,6 +103,9 @@ class Board(Protocol):
 
     name: str
     kind: str
+    holds_levels: bool
+    """Whether an output keeps its level after the process that set it exits (firmware on a
+    microcontroller does; the kernel makes no such promise for the Pi's header)."""
 
     def resolve(self, spec: str) -> str:
         """Canonical pin name for ``spec`` (a pin name or alias); raises UnknownPin."""
@@ -111,8 +117,10 @@ class Board(Protocol):
 
     async def close(self) -> None: ...
 
-    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP) -> None:
-        """Claim ``pin`` in ``mode``; outputs start low."""
+    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,
+                        initial: bool = False, bounce_ms: int = 0) -> None:
+        """Claim ``pin`` in ``mode``; outputs start at the line level ``initial`` (high when
+        true), inputs ignore edges shorter than ``bounce_ms``."""
 
     async def read(self, pin: str) -> float: ...
 
@@ -120,7 +128,8 @@ class Board(Protocol):
 
     async def pwm(self, pin: str, duty: float, frequency: float | None = None) -> None: ...
 
-    async def apply_safe_state(self, values: dict[str, bool]) -> None:
-        """Drive each claimed pin in ``values`` to its safe level; must not raise for one bad pin."""
+    async def apply_safe_state(self, values: dict[str, bool]) -> list[str]:
+        """Drive each claimed pin in ``values`` to its safe line level (True: high); must not
+        raise for one bad pin. Returns the pins it could not set (each logged)."""
 
     def status(self) -> BoardStatus: ...

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 from peripherals.base import BoardEvent, BoardListener
@@ -52,3 +53,36 @@ class EventHub:
                 listener(event)
             except Exception:  # one bad listener must not silence the others
                 log.exception("board_listener_failed board=%s kind=%s", event.board, event.kind)
+
+
+class Debouncer:
+    """Host-side debounce for boards whose hardware reports every edge (firmware, mock pins):
+    an edge within ``bounce_ms`` of the last one let through on that pin is dropped. The Pi
+    header on a real pin factory debounces in the kernel instead.
+
+    >>> d = Debouncer(); d.set("D2", 50)
+    >>> d.accept("D2"), d.accept("D2"), d.accept("D3")
+    (True, False, True)
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._window: dict[str, float] = {}
+        self._last: dict[str, float] = {}
+        self._clock = clock
+
+    def set(self, pin: str, bounce_ms: int) -> None:
+        if bounce_ms:
+            self._window[pin] = bounce_ms / 1000
+        else:
+            self._window.pop(pin, None)
+        self._last.pop(pin, None)
+
+    def accept(self, pin: str) -> bool:
+        window = self._window.get(pin)
+        if window is None:
+            return True
+        now = self._clock()
+        if pin in self._last and now - self._last[pin] < window:
+            return False
+        self._last[pin] = now
+        return True

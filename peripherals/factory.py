@@ -11,7 +11,8 @@ def create_board(name: str, kind: str, options: dict, pin_factory=None) -> Board
         from peripherals.gpio import GpioBoard
 
         return GpioBoard(name, simulate=options.get("simulate", True),
-                         aliases=options.get("aliases"), pin_factory=pin_factory)
+                         aliases=options.get("aliases"), pin_factory=pin_factory,
+                         factory_name=options.get("pin_factory", "auto"))
     if kind == "stm32":
         from peripherals.stm32 import Stm32Board
 

@@ -1,9 +1,13 @@
 """The Raspberry Pi header as a board, through gpiozero.
 
 Pins are named the gpiozero way (``GPIO17``, ``17``, ``BCM17``, ``BOARD11``, ``J8:11``) and by
-aliases. With ``simulate=True``, or when no Pi pin factory can be loaded (not a Pi, no lgpio), the
-board runs on gpiozero's :class:`~gpiozero.pins.mock.MockFactory` with PWM-capable pins and says so
-in :meth:`GpioBoard.status`.
+aliases. ``simulate=True`` is the only way to get gpiozero's
+:class:`~gpiozero.pins.mock.MockFactory`; otherwise the board drives the real header through the
+configured pin factory (lgpio on every supported Pi), and when that cannot load the board is
+*down* with the cause and the fix in its status, never quietly simulated.
+
+Levels at this layer are electrical: 1 is a high line, 0 a low one (PWM: the duty of the high
+phase). Active-low wiring is the caller's business (:class:`edge.hardware.Hardware`).
 
 >>> board = GpioBoard("gpio", simulate=True, aliases={"led": "GPIO17"})
 >>> board.resolve("BOARD11"), board.resolve("led")
@@ -14,41 +18,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import warnings
+from typing import Any
 
 from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
 from gpiozero.devices import Device
-from gpiozero.exc import BadPinFactory, GPIOZeroError, PinInvalidPin
+from gpiozero.exc import GPIOZeroError, PinInvalidPin
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero.pins.pi import PiBoardInfo
 
 from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, PinState, Pull
-from peripherals.events import EventHub
+from peripherals.events import Debouncer, EventHub
 from peripherals.exc import BoardUnavailable, PinModeError, UnknownPin
+from peripherals.pin_factory import LoadedFactory, describe_chip, load_pin_factory
 
 log = logging.getLogger(__name__)
 
 ALL_MODES = frozenset({PinMode.INPUT, PinMode.OUTPUT, PinMode.PWM})  # the Pi has no ADC
 DEFAULT_PWM_FREQUENCY = 100.0
-
-
-def _load_pin_factory(simulate: bool):
-    """Return ``(factory, simulated, detail)``; falls back to the mock factory off a Pi."""
-    if simulate:
-        return MockFactory(pin_class=MockPWMPin), True, "mock pins (simulate = true in config)"
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            factory = Device._default_pin_factory()
-    except BadPinFactory:
-        detail = "mock pins: no Pi pin factory available (not a Pi, or lgpio missing)"
-        return MockFactory(pin_class=MockPWMPin), True, detail
-    return factory, False, f"hardware ({type(factory).__name__})"
+HEADER_NAMES = PiBoardInfo.from_revision(0xC03114)
+"""Pin names of the 40-pin header (every Pi since the B+), for naming pins while the real
+factory is unavailable: config errors are still reported against the right names."""
 
 
 class GpioBoard:
     """The Pi's 40-pin header. ``pin_factory`` may be given to share a factory (tests)."""
 
     kind = "gpio"
+    holds_levels = False
+    """The kernel gives no guarantee about a line once the process that drove it exits."""
 
     def __init__(
         self,
@@ -56,14 +53,24 @@ class GpioBoard:
         *,
         simulate: bool = True,
         aliases: dict[str, str] | None = None,
-        pin_factory=None,
+        pin_factory: Any = None,
+        factory_name: str = "auto",
     ):
         self.name = name
+        self.factory_name = factory_name
+        self.factory: Any = None
+        self.simulated = False
+        self.info: dict[str, str] = {}
+        self.detail = ""
+        self.error = ""
+        """Why the real header cannot be driven ('' when it can)."""
         if pin_factory is not None:
-            self.factory, self.simulated = pin_factory, isinstance(pin_factory, MockFactory)
-            self.detail = "mock pins (injected factory)" if self.simulated else "hardware"
+            self._use(pin_factory, isinstance(pin_factory, MockFactory))
+        elif simulate:
+            self._use(MockFactory(pin_class=MockPWMPin), True)
+            self.detail = "mock pins (simulate = true in config)"
         else:
-            self.factory, self.simulated, self.detail = _load_pin_factory(simulate)
+            self._load_real()
         self._aliases: dict[str, str] = {}
         for alias, spec in (aliases or {}).items():
             self._aliases[alias] = self._canonical(spec)
@@ -71,15 +78,43 @@ class GpioBoard:
         self._modes: dict[str, PinMode] = {}
         self._held: set[str] = set()
         self._events = EventHub()
+        self._debounce = Debouncer()
+        """Mock pins record a bounce time but do not apply it; real factories debounce in
+        the kernel (lgpio) or their library, so this filter is for mock pins only."""
         self.connected = False
+
+    def _use(self, factory: Any, simulated: bool) -> None:
+        self.factory, self.simulated = factory, simulated
+        self.error = ""
+        name = "mock" if simulated else type(factory).__name__.removesuffix("Factory").lower()
+        model = str(factory.board_info.model)
+        self.info = {"pin_factory": name, "chip": describe_chip(factory), "model": model}
+        self.detail = "mock pins (injected factory)" if simulated else f"{name}, Pi {model}"
+
+    def _load_real(self) -> bool:
+        try:
+            loaded: LoadedFactory = load_pin_factory(self.factory_name)
+        except BoardUnavailable as exc:
+            self.error = self.detail = str(exc)
+            self.info = {"pin_factory": self.factory_name, "chip": "", "model": ""}
+            return False
+        self._use(loaded.factory, False)
+        self.info = {"pin_factory": loaded.name, "chip": loaded.chip, "model": loaded.model,
+                     "revision": loaded.revision}
+        self.detail = loaded.summary
+        return True
 
     def subscribe(self, listener):
         """Input changes as BoardEvents (see :class:`peripherals.base.EventSource`)."""
         return self._events.subscribe(listener)
 
+    @property
+    def _names(self) -> Any:
+        return self.factory.board_info if self.factory is not None else HEADER_NAMES
+
     def _canonical(self, spec: str) -> str:
         try:
-            return self.factory.board_info.to_gpio(str(spec).strip())
+            return self._names.to_gpio(str(spec).strip())
         except PinInvalidPin as exc:
             raise UnknownPin(f"{spec!r} is not a GPIO pin on this board ({exc}); "
                              "use names like GPIO17, 17 or BOARD11") from None
@@ -95,7 +130,7 @@ class GpioBoard:
 
     def capabilities(self) -> list[PinInfo]:
         names = set()
-        for header in self.factory.board_info.headers.values():
+        for header in self._names.headers.values():
             for info in header.pins.values():
                 if info.name.startswith("GPIO"):
                     names.add(info.name)
@@ -103,12 +138,20 @@ class GpioBoard:
         return [PinInfo(n, ALL_MODES, self.aliases_of(n)) for n in ordered]
 
     async def connect(self) -> None:
+        """Raises BoardUnavailable (cause and fix) while the real header cannot be driven;
+        a running agent's supervisor calls this again, so fixing permissions brings it up."""
+        if self.factory is None and not self._load_real():
+            raise BoardUnavailable(self.error)
         self._events.bind(asyncio.get_running_loop())
         self.connected = True
         log.info("board_connected board=%s kind=gpio detail=%r", self.name, self.detail)
 
+    def _down(self) -> BoardUnavailable:
+        return BoardUnavailable(f"board {self.name} is down: {self.error or 'not connected'}")
+
     async def close(self) -> None:
-        """Release claimed pins; pins held at a safe level by apply_safe_state stay driven."""
+        """Release claimed pins; pins held at a safe level by apply_safe_state stay driven
+        until the process exits (what the line does then is up to the kernel's driver)."""
         for pin, device in list(self._devices.items()):
             if pin in self._held:
                 continue
@@ -120,40 +163,53 @@ class GpioBoard:
             self._modes.pop(pin, None)
         self.connected = False
 
-    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP) -> None:
+    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,
+                        initial: bool = False, bounce_ms: int = 0) -> None:
         pin = self.resolve(pin)
         if mode not in ALL_MODES:
             raise PinModeError(f"{pin}: the Pi header has no {mode.value} pins; "
                                "use an arduino or stm32 board for analog inputs")
+        if self.factory is None:
+            raise self._down()
         if self._modes.get(pin) == mode:
             return
         if pin in self._devices:
             self._devices.pop(pin).close()
         try:
-            if mode is PinMode.INPUT:
-                pull_up = {Pull.UP: True, Pull.DOWN: False, Pull.NONE: None}[Pull(pull)]
-                device = DigitalInputDevice(
-                    pin, pull_up=pull_up, active_state=True if pull_up is None else None,
-                    pin_factory=self.factory)
-                # events carry the electrical level, as read() does (a pulled-up button reads 0)
-                device.when_activated = device.when_deactivated = (
-                    lambda: self._input_changed(pin, float(device.pin.state)))
-            elif mode is PinMode.OUTPUT:
-                device = DigitalOutputDevice(pin, initial_value=False, pin_factory=self.factory)
-            else:
-                device = PWMOutputDevice(pin, initial_value=0, frequency=DEFAULT_PWM_FREQUENCY,
-                                         pin_factory=self.factory)
+            device = self._claim(pin, mode, Pull(pull), initial, bounce_ms)
         except GPIOZeroError as exc:
-            raise BoardUnavailable(f"cannot claim {pin} as {mode.value}: {exc}") from exc
+            raise BoardUnavailable(f"cannot claim {pin} as {mode.value} on {self.detail}: {exc}; "
+                                   "is another program using the pin?") from exc
         self._devices[pin] = device
         self._modes[pin] = mode
 
+    def _claim(self, pin: str, mode: PinMode, pull: Pull, initial: bool, bounce_ms: int) -> Device:
+        if mode is PinMode.OUTPUT:
+            return DigitalOutputDevice(pin, initial_value=initial, pin_factory=self.factory)
+        if mode is PinMode.PWM:
+            return PWMOutputDevice(pin, initial_value=1.0 if initial else 0.0,
+                                   frequency=DEFAULT_PWM_FREQUENCY, pin_factory=self.factory)
+        pull_up = {Pull.UP: True, Pull.DOWN: False, Pull.NONE: None}[pull]
+        self._debounce.set(pin, bounce_ms if self.simulated else 0)
+        device = DigitalInputDevice(
+            pin, pull_up=pull_up, active_state=True if pull_up is None else None,
+            bounce_time=bounce_ms / 1000 if bounce_ms else None, pin_factory=self.factory)
+        # events carry the electrical level of the edge, as read() does: gpiozero's "active"
+        # is a low line for a pulled-up input and a high one otherwise
+        active_level = 0.0 if pull_up else 1.0
+        device.when_activated = lambda: self._input_changed(pin, active_level)
+        device.when_deactivated = lambda: self._input_changed(pin, 1.0 - active_level)
+        return device
+
     def _input_changed(self, pin: str, value: float) -> None:
-        self._events.emit(BoardEvent(self.name, "input", pin, value))
+        if self._debounce.accept(pin):
+            self._events.emit(BoardEvent(self.name, "input", pin, value))
 
     def _device(self, pin: str, *modes: PinMode) -> Device:
         pin = self.resolve(pin)
         if pin not in self._devices:
+            if self.factory is None:
+                raise self._down()
             raise PinModeError(f"{pin} is not set up on board {self.name}")
         if modes and self._modes[pin] not in modes:
             wanted = " or ".join(m.value for m in modes)
@@ -178,22 +234,26 @@ class GpioBoard:
                 raise PinModeError(f"frequency {frequency} must be positive")
             device.frequency = frequency
         device.value = duty
+        self._held.discard(self.resolve(pin))
 
-    async def apply_safe_state(self, values: dict[str, bool]) -> None:
+    async def apply_safe_state(self, values: dict[str, bool]) -> list[str]:
+        failed = []
         for spec, level in values.items():
             try:
                 pin = self.resolve(spec)
                 self._device(pin, PinMode.OUTPUT, PinMode.PWM).value = 1 if level else 0
-            except (GPIOZeroError, PinModeError, UnknownPin) as exc:
+            except (GPIOZeroError, PinModeError, UnknownPin, BoardUnavailable) as exc:
                 log.error("safe_state_failed board=%s pin=%s error=%r", self.name, spec, exc)
+                failed.append(spec)
                 continue
-            if level:
+            if level:  # a released line falls back to low or its pull: keep a high one driven
                 self._held.add(pin)
-            log.info("safe_state board=%s pin=%s value=%s", self.name, pin, "on" if level else "off")
+        return failed
 
     def status(self) -> BoardStatus:
         pins = []
         for pin, device in self._devices.items():
-            freq = getattr(device, "frequency", None) if self._modes[pin] is PinMode.PWM else None
+            freq = device.frequency if isinstance(device, PWMOutputDevice) else None
             pins.append(PinState(pin, self._modes[pin], float(device.pin.state), freq))
-        return BoardStatus(self.name, self.kind, self.connected, self.simulated, self.detail, pins)
+        return BoardStatus(self.name, self.kind, self.connected, self.simulated, self.detail, pins,
+                           info=dict(self.info))

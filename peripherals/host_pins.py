@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from peripherals.base import BoardStatus, PinMode, PinState, Pull
-from peripherals.events import EventHub
+from peripherals.base import BoardEvent, BoardStatus, PinMode, PinState, Pull
+from peripherals.events import Debouncer, EventHub
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError
 
 log = logging.getLogger(__name__)
@@ -18,11 +18,19 @@ class HostPinTable:
 
     name: str
     kind: str
+    holds_levels = True
+    """The firmware keeps a level after the host's command exits."""
 
     def __init__(self) -> None:
         self._modes: dict[str, tuple[PinMode, Pull]] = {}
         self._values: dict[str, float | None] = {}
         self._events = EventHub()
+        self._debounce = Debouncer()
+
+    def _input_edge(self, pin: str, level: float) -> None:
+        """Report an input change unless it is a bounce (the firmware reports every edge)."""
+        if self._debounce.accept(pin):
+            self._events.emit(BoardEvent(self.name, "input", pin, level))
 
     def _mode(self, pin: str, *allowed: PinMode) -> PinMode:
         if pin not in self._modes:
@@ -40,14 +48,15 @@ class HostPinTable:
     def subscribe(self, listener):
         return self._events.subscribe(listener)
 
-    async def apply_safe_state(self, values: dict[str, bool]) -> None:
+    async def apply_safe_state(self, values: dict[str, bool]) -> list[str]:
+        failed = []
         for spec, level in values.items():
             try:
                 await self.write(spec, level)
             except BoardError as exc:
                 log.error("safe_state_failed board=%s pin=%s error=%r", self.name, spec, exc)
-                continue
-            log.info("safe_state board=%s pin=%s value=%s", self.name, spec, "on" if level else "off")
+                failed.append(spec)
+        return failed
 
     def status(self) -> BoardStatus:
         pins = [PinState(pin, mode, float(self._values.get(pin) or 0.0))

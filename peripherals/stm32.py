@@ -108,7 +108,7 @@ class Stm32Board(HostPinTable):
         if message.type == wire.Event.INPUT_CHANGED:
             pin = wire.pin_name(message.fields["pin"])
             self._values[pin] = float(message.fields["level"])
-            self._events.emit(BoardEvent(self.name, "input", pin, float(message.fields["level"])))
+            self._input_edge(pin, float(message.fields["level"]))
         else:
             log.warning("firmware_watchdog board=%s safe=%s", self.name, self._safe)
             for pin, level in self._safe.items():
@@ -246,13 +246,17 @@ class Stm32Board(HostPinTable):
         elif mode in (PinMode.OUTPUT, PinMode.PWM):
             self._values[pin] = 0.0
 
-    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP) -> None:
+    async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,
+                        initial: bool = False, bounce_ms: int = 0) -> None:
         pin = self.resolve(pin)
         caps = self._caps.get(pin)
         if caps is not None and MODES_TO_CAPS[mode] not in caps:
             raise PinModeError(f"{pin} on board {self.name} cannot be {mode.value}")
         await self._apply_mode(pin, mode, Pull(pull))
         self._modes[pin] = (mode, Pull(pull))
+        self._debounce.set(pin, bounce_ms)
+        if initial and mode is not PinMode.INPUT:
+            await self.write(pin, True)
 
     async def read(self, pin: str) -> float:
         pin = self.resolve(pin)

@@ -81,13 +81,50 @@ async def test_max_on_seconds_switches_off_by_itself(write_config, isolated_env,
     await hw.shutdown()
 
 
-async def test_one_shot_mode_refuses_timed_pins(write_config, isolated_env, mock_factory):
+async def test_one_shot_mode_refuses_what_would_not_hold(write_config, isolated_env, mock_factory):
     hw = hardware_for(TIMED, write_config, isolated_env, mock_factory, resident=False)
     await hw.start()
     rule = hw.policy.authorize("gpio", "GPIO22", Action.WRITE, "t")
-    with pytest.raises(BoardError, match="only the running agent"):
-        await hw.write(rule, True)
+    with pytest.raises(BoardError, match="does not keep a level once this command exits"):
+        await hw.write(rule, True)  # the Pi header: no agent, no --hold
+    hw.hold_seconds = 5
+    with pytest.raises(BoardError, match="only the running agent.*at most 0.2 s"):
+        await hw.write(rule, True)  # held longer than max_on_seconds allows
+    hw.hold_seconds = 0.1
+    await hw.write(rule, True)
+    assert mock_factory.pin(22).state == 1
     await hw.shutdown()
+
+
+ACTIVE_LOW = """
+[boards.gpio.aliases]
+relay = "GPIO22"
+[boards.gpio.pins]
+relay = { mode = "output", safe = "off", active_low = true }
+GPIO23 = { mode = "pwm", active_low = true }
+GPIO5 = { mode = "input", pull = "up", active_low = true }
+"""
+
+
+async def test_active_low_pins_invert_the_line_and_keep_on_off_logical(write_config, isolated_env,
+                                                                       mock_factory):
+    hw = hardware_for(ACTIVE_LOW, write_config, isolated_env, mock_factory)
+    await hw.start()
+    assert mock_factory.pin(22).state == 1  # claimed at safe "off": the line is high
+    relay = hw.policy.authorize("gpio", "GPIO22", Action.WRITE, "t")
+    await hw.write(relay, True)
+    assert mock_factory.pin(22).state == 0 and await hw.read(relay) == 1.0
+    (gpio,) = hw.status()
+    assert {p.name: p.value for p in gpio.pins}["GPIO22"] == 1.0  # status is logical too
+    await hw.pwm(hw.policy.authorize("gpio", "GPIO23", Action.PWM, "t"), 0.25, None)
+    assert mock_factory.pin(23).state == pytest.approx(0.75)
+    events = []
+    hw.subscribe(events.append)
+    mock_factory.pin(5).drive_low()  # pressed: active-low input reads on
+    await asyncio.sleep(0.05)
+    assert [(e.pin, e.value) for e in events if e.kind == "input"] == [("GPIO5", 1.0)]
+    await hw.shutdown()
+    assert mock_factory.pin(22).state == 1  # safe "off" on an active-low relay drives it high
 
 
 async def test_shutdown_restores_safe_levels(write_config, isolated_env, mock_factory):

@@ -47,6 +47,7 @@ def run_checks(config_path: str | None, user: str) -> list:
     configured_state = (raw.get("paths") or {}).get("state_dir")
     checks.append(host.check_groups(raw, user, agent.unit_installed()))
     checks.append(host.check_devices(raw, user))
+    checks.append(host.check_pin_factory(raw))
     if loaded is not None:
         checks.append(agent.check_boards(loaded))
     checks.append(remote.check_provider(raw))

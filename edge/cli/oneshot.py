@@ -1,8 +1,17 @@
-"""One-shot commands (status, pins, gpio): through the daemon's socket, else on the board directly."""
+"""One-shot commands (status, pins, gpio): through the daemon's socket, else on the board directly.
+
+A level set by a one-shot command must stay true after the command exits. Firmware on an Arduino
+or STM32 keeps it; the Pi's header does not (the kernel promises nothing about a line once its
+process exits), so with no agent running a write there is refused unless ``--hold SECONDS`` asks
+this command to drive it for that long and then return it to its safe level. A signal (Ctrl-C,
+SIGTERM, a dropped SSH session's SIGHUP) ends the hold early, and the pin still goes safe.
+"""
 
 from __future__ import annotations
 
+import argparse
 import getpass
+import signal
 import sys
 
 from edge.cli.output import emit
@@ -30,7 +39,21 @@ def register(sub, common) -> None:
     pwm.add_argument("pin")
     pwm.add_argument("duty", type=float, help="duty cycle 0..1")
     pwm.add_argument("--frequency", type=float, metavar="HZ", help="PWM frequency in Hz")
+    for parser in (write, pwm):
+        parser.add_argument("--hold", type=_seconds, metavar="SECONDS",
+                            help="keep the level this long, then return the pin to its safe "
+                                 "level (needed on the Pi header when no agent is running)")
     gpio.set_defaults(handler=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError("give a number of seconds above 0 and at most 86400")
+    return value
 
 
 def operation(args) -> tuple[str, dict]:
@@ -46,36 +69,102 @@ def operation(args) -> tuple[str, dict]:
     return args.command, {}
 
 
-def run_direct(config_path: str | None, op: str, op_args: dict) -> OpResult:
-    """No daemon: build a one-shot runtime, run the operation, release the board."""
+HOLD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+async def _hold(seconds: float, result: OpResult, quiet: bool) -> bool:
+    """Wait ``seconds`` or until a signal; True when the whole time was held."""
+    import asyncio  # here, not at the top: the client path stays light (tests/cli/test_lightweight)
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in HOLD_SIGNALS:
+        loop.add_signal_handler(signum, stop.set)
+    if not quiet:
+        print(f"edge-cli: holding for {seconds:g} s, then back to the safe level "
+              "(Ctrl-C: now)", file=sys.stderr, flush=True)
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+        return False
+    except TimeoutError:
+        return True
+    finally:
+        for signum in HOLD_SIGNALS:
+            loop.remove_signal_handler(signum)
+
+
+def _restore_args(result: OpResult) -> dict:
+    """The write that returns the pin an op acted on to its safe level (off when it has none)."""
+    data = result.data
+    return {"pin": f"{data['board']}:{data['pin']}", "value": data.get("safe") or "off"}
+
+
+def _with_hold(result: OpResult, held: bool, restored: OpResult, seconds: float) -> OpResult:
+    data = {**result.data, "hold_seconds": seconds, "held": held,
+            "restored": restored.ok, "value_after": restored.data.get("value")}
+    if not restored.ok:
+        return OpResult(False, f"{result.message}; returning it to its safe level failed: "
+                        f"{restored.message}", data, 1)
+    ending = "held" if held else "interrupted"
+    return OpResult(True, f"{result.message}; {ending}, then back to "
+                    f"{_restore_args(result)['value']}", data,
+                    0 if held else 128 + signal.SIGINT)
+
+
+def run_direct(config_path: str | None, op: str, op_args: dict,
+               hold: float | None = None, quiet: bool = False) -> OpResult:
+    """No daemon: build a one-shot runtime, run the operation (holding it when asked), release
+    the board."""
     import asyncio
 
     from edge.config.loader import load_config
     from edge.control.ops import run_op
     from edge.runtime import Runtime
 
-    runtime = Runtime(load_config(config_path), resident=False)
+    runtime = Runtime(load_config(config_path), resident=False, hold_seconds=hold)
+    caller = f"cli:{getpass.getuser()}"
 
     async def once() -> OpResult:
         await runtime.hardware.start()
         try:
-            return await run_op(runtime, op, op_args, f"cli:{getpass.getuser()}")
+            result = await run_op(runtime, op, op_args, caller)
+            if hold is None or not result.ok:
+                return result
+            held = await _hold(hold, result, quiet)
+            restored = await run_op(runtime, "gpio.write", _restore_args(result), caller)
+            return _with_hold(result, held, restored, hold)
         finally:
             await runtime.hardware.shutdown()
 
     return asyncio.run(once())
 
 
+def _via_daemon(paths, op: str, op_args: dict, hold: float | None, quiet: bool) -> OpResult:
+    import asyncio
+
+    result = OpResult.from_dict(client.request(paths, op, op_args))
+    if hold is None or not result.ok:
+        return result
+    held = asyncio.run(_hold(hold, result, quiet))
+    try:
+        restored = OpResult.from_dict(client.request(paths, "gpio.write", _restore_args(result)))
+    except DaemonUnavailable as exc:  # the agent stopped meanwhile: its shutdown made it safe
+        restored = OpResult(False, f"the agent went away during the hold ({exc}); it drives "
+                            "its outputs to their safe levels when it stops")
+    return _with_hold(result, held, restored, hold)
+
+
 def run(args) -> int:
     op, op_args = operation(args)
+    hold = args.hold if op in ("gpio.write", "gpio.pwm") else None
     raw = load_raw(args.config)
     state_dir = (raw.data.get("paths") or {}).get("state_dir")
     paths = socket_candidates(state_dir if isinstance(state_dir, str) else None)
     try:
-        result, via = OpResult.from_dict(client.request(paths, op, op_args)), "daemon"
+        result, via = _via_daemon(paths, op, op_args, hold, args.json), "daemon"
     except DaemonUnavailable:
-        result, via = run_direct(args.config, op, op_args), "direct"
-        if not args.json and op != "status":
+        result, via = run_direct(args.config, op, op_args, hold, args.json), "direct"
+        if not args.json and op != "status" and result.ok:
             print("edge-cli: no running agent; acted on the board directly", file=sys.stderr)
     render = format_status if op == "status" else None
     return emit(result, args.json, via=via, render=render)

@@ -148,6 +148,11 @@ class PinConfig(Section):
     safe: Literal["off", "on"] | None = None
     max_on_seconds: float | None = Field(None, gt=0)
     pull: Pull = Pull.UP
+    active_low: bool = False
+    """The line is low when the pin is on (most relay boards). ``on``/``off``, the safe level and
+    readings stay logical: a safe "off" on an active-low pin drives the line high."""
+    bounce_ms: int = Field(0, ge=0, le=10_000)
+    """Inputs: ignore edges until the level has been stable this long (button debounce)."""
 
     @model_validator(mode="after")
     def _outputs_only(self) -> PinConfig:
@@ -155,6 +160,8 @@ class PinConfig(Section):
                 self.safe is not None or self.max_on_seconds is not None):
             raise ValueError("safe and max_on_seconds apply to output and pwm pins, not "
                              f"{self.mode.value}")
+        if self.bounce_ms and self.mode is not PinMode.INPUT:
+            raise ValueError(f"bounce_ms applies to input pins, not {self.mode.value}")
         return self
 
 
@@ -168,6 +175,9 @@ class GpioBoardConfig(Section):
 
     type: Literal["gpio"] = "gpio"
     simulate: bool = True
+    """gpiozero's mock pins; the only way to get them. ``false`` drives the real header."""
+    pin_factory: Literal["auto", "lgpio", "rpigpio", "pigpio", "native"] = "auto"
+    """gpiozero's pin factory on real hardware; ``auto`` tries lgpio, then RPi.GPIO and pigpio."""
     aliases: dict[str, str] = Field(default_factory=lambda: {"led": "GPIO17", "button": "GPIO27"})
     pins: dict[str, PinConfig] = Field(default_factory=_default_pins)
 

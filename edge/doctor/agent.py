@@ -71,6 +71,10 @@ def check_boards(loaded) -> Check:
                      "check cables and the board's port in config; see the devices check")
     simulated = [b["name"] for b in boards if b.get("simulated")]
     detail = f"{len(boards)} connected via {via}"
+    drivers = [f"{b['name']}: {b['detail']}" for b in boards
+               if not b.get("simulated") and b.get("info", {}).get("pin_factory")]
+    if drivers:
+        detail += f" ({'; '.join(drivers)})"
     if simulated:
         return Check("boards", "warn", f"{detail}; simulated: {', '.join(simulated)}",
                      "set simulate = false on a Pi to drive real pins")

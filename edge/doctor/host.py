@@ -13,6 +13,8 @@ import subprocess
 from pathlib import Path
 
 from edge.doctor import Check
+from peripherals.exc import BoardUnavailable
+from peripherals.pin_factory import load_pin_factory
 
 SERVICE_GROUPS = ("gpio", "dialout", "i2c", "spi")
 """The unit's SupplementaryGroups: systemd refuses to start the service if one is missing."""
@@ -131,6 +133,36 @@ def check_devices(raw: dict, user: str) -> Check:
     if problems:
         return Check("devices", "fail", "; ".join(problems), "; ".join(dict.fromkeys(fixes)))
     return Check("devices", "ok", f"{user} can use {', '.join(fine)}")
+
+
+def real_gpio_boards(raw: dict) -> dict[str, str]:
+    """{board name: configured pin_factory} for every gpio board that drives the real header."""
+    found = {}
+    for name, board in (raw.get("boards") or {}).items():
+        if isinstance(board, dict) and board.get("type", "gpio") == "gpio" \
+                and board.get("simulate", True) is False:
+            found[name] = str(board.get("pin_factory", "auto"))
+    return found
+
+
+def check_pin_factory(raw: dict) -> Check:
+    """The Pi header's pin factory loads and opens its chip (names factory, chip and model)."""
+    wanted = real_gpio_boards(raw)
+    if not wanted:
+        return Check("pin factory", "ok", "not needed (no gpio board with simulate = false)")
+    fine, problems = [], []
+    for board, name in wanted.items():
+        try:
+            loaded = load_pin_factory(name)
+        except BoardUnavailable as exc:
+            problems.append(f"board {board}: {exc}")
+            continue
+        fine.append(f"board {board}: {loaded.summary}")
+        loaded.factory.close()
+    if problems:
+        return Check("pin factory", "fail", "; ".join(problems),
+                     "follow the fix named above, then `sudo systemctl restart edge-agent`")
+    return Check("pin factory", "ok", "; ".join(fine))
 
 
 def _group_name(gid: int) -> str:

@@ -50,6 +50,12 @@ class PinRule:
     max_on_seconds: float | None = None
     pull: Pull = Pull.UP
     aliases: tuple[str, ...] = ()
+    active_low: bool = False
+    bounce_ms: int = 0
+
+    def line(self, on: bool) -> bool:
+        """The electrical level (True: high) that means ``on`` for this pin."""
+        return on != self.active_low
 
     @property
     def label(self) -> str:
@@ -73,7 +79,10 @@ class SecurityPolicy:
         return self._rules.get((board, pin))
 
     def safe_levels(self, board: str) -> dict[str, bool]:
-        return {r.pin: r.safe for r in self._rules.values() if r.board == board and r.safe is not None}
+        """Each output's safe level on ``board`` as a line level (True: high): a safe "off" on
+        an active-low pin is a high line."""
+        return {r.pin: r.line(r.safe) for r in self._rules.values()
+                if r.board == board and r.safe is not None}
 
     def _deny(self, reason: str, board: str, pin: str, action: Action, caller: str) -> PolicyDenied:
         log.warning("policy_refused board=%s pin=%s action=%s by=%s reason=%r",

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from edge.hardware import Hardware
 from edge.security.policy import Action, PinRule, SecurityPolicy
 from edge.tools.base import ModelTool, ToolResult
+from peripherals.exc import BoardError
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +46,11 @@ class NoArgs(_Args):
     pass
 
 
-def pin_data(rule: PinRule, value: float) -> dict:
+def pin_data(rule: PinRule, value: float | None) -> dict:
     return {"board": rule.board, "pin": rule.pin, "aliases": list(rule.aliases),
-            "mode": rule.mode.value, "value": value}
+            "mode": rule.mode.value, "value": value,
+            "safe": None if rule.safe is None else ("on" if rule.safe else "off"),
+            "active_low": rule.active_low}
 
 
 def describe_level(rule: PinRule, value: float) -> str:
@@ -141,10 +144,14 @@ class BoardStatusTool(ModelTool):
         boards = [status.as_dict() for status in self.hardware.status()]
         pins = []
         for rule in self.policy.rules:
-            value = await self.hardware.read(rule) if self.hardware.resident else None
+            value = None
+            if self.hardware.resident:
+                try:
+                    value = await self.hardware.read(rule)
+                except BoardError:  # a board that is down: its line above says why
+                    value = None
             entry = pin_data(rule, value)
-            entry.update(safe=None if rule.safe is None else ("on" if rule.safe else "off"),
-                         max_on_seconds=rule.max_on_seconds)
+            entry.update(max_on_seconds=rule.max_on_seconds)
             pins.append(entry)
         lines = []
         for b in boards:
@@ -153,7 +160,8 @@ class BoardStatusTool(ModelTool):
         for p in pins:
             alias = f" ({', '.join(p['aliases'])})" if p["aliases"] else ""
             state = "" if p["value"] is None else f" = {'on' if p['value'] == 1 else 'off' if p['value'] == 0 else p['value']}"
-            extra = f", safe {p['safe']}" if p["safe"] else ""
+            extra = (f", safe {p['safe']}" if p["safe"] else "") + (
+                ", active-low" if p["active_low"] else "")
             lines.append(f"  {p['board']}:{p['pin']}{alias} {p['mode']}{state}{extra}")
         if not pins:
             lines.append("  no pins are allowlisted")

@@ -56,9 +56,19 @@ def test_config_check_rejects_bad_files_with_exit_2(isolated_env, tmp_path):
 
 
 def test_direct_mode_without_daemon(isolated_env):
+    # the Pi header keeps no level once the command exits: no agent, no --hold, no write
     out = cli("gpio", "write", "led", "on", "--json", env=isolated_env)
     data = json.loads(out.stdout)
-    assert out.returncode == 0 and data["via"] == "direct" and data["data"]["value"] == 1.0
+    assert out.returncode == 1 and data["via"] == "direct" and "--hold SECONDS" in data["error"]
+    assert "edge-cli run" in data["error"]
+    out = cli("gpio", "write", "led", "on", "--hold", "0.2", "--json", env=isolated_env)
+    data = json.loads(out.stdout)
+    assert out.returncode == 0 and data["via"] == "direct", out.stdout + out.stderr
+    assert data["data"]["value"] == 1.0 and data["data"]["held"] is True
+    assert data["data"]["restored"] is True and data["data"]["value_after"] == 0.0
+    out = cli("gpio", "read", "led", env=isolated_env)
+    assert out.returncode == 1 and "no agent is driving it" in out.stderr
+    assert cli("gpio", "write", "led", "on", "--hold", "0", env=isolated_env).returncode == 2
     refused = cli("gpio", "write", "GPIO22", "on", env=isolated_env)
     assert refused.returncode == 1 and "not in the allowlist" in refused.stderr
     status = json.loads(cli("status", "--json", env=isolated_env).stdout)
@@ -123,7 +133,8 @@ lamp = { mode = "output", safe = "off" }
 def test_an_unplugged_board_does_not_stop_one_shot_commands_on_the_others(isolated_env,
                                                                           write_config, tmp_path):
     config = str(write_config(UNPLUGGED_UNO.replace("{port}", str(tmp_path / "ttyACM9"))))
-    out = cli("gpio", "write", "led", "on", "--json", "--config", config, env=isolated_env)
+    out = cli("gpio", "write", "led", "on", "--hold", "0.1", "--json", "--config", config,
+              env=isolated_env)
     assert out.returncode == 0 and json.loads(out.stdout)["data"]["value"] == 1.0
     out = cli("gpio", "write", "lamp", "on", "--json", "--config", config, env=isolated_env)
     error = json.loads(out.stdout)["error"]

@@ -85,6 +85,11 @@ def test_1_layout_and_permissions(root):
         "#compdef edge-cli")
     assert (opt / "share/install.sh").read_bytes() == SCRIPT.read_bytes()
 
+    # the Pi header's pin factory is in the venv, and it is the real lgpio, not the empty 0.0.0.2
+    probe = subprocess.run([root / "opt/edge-agent/venv/bin/python", "-c",
+                            "import lgpio, gpiozero.pins.lgpio; print(callable(lgpio.gpiochip_open))"],
+                           capture_output=True, text=True)
+    assert probe.stdout.strip() == "True", probe.stderr
     if AS_ROOT:  # ownership needs root; the CI runs as root
         user = account(root, "passwd", "edge")
         assert user[5:] == ["/var/lib/edge-agent", "/usr/sbin/nologin"]

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
+
+import gpiozero.pins.local
 import pytest
 
 from peripherals.base import PinMode, Pull
-from peripherals.exc import PinModeError, UnknownPin
+from peripherals.exc import BoardUnavailable, PinModeError, UnknownPin
 from peripherals.gpio import GpioBoard
+from peripherals.pin_factory import _device_problem, load_pin_factory
 
 
 @pytest.fixture
@@ -35,9 +40,72 @@ def test_simulate_uses_a_pwm_capable_mock_factory_and_says_so():
     assert board.simulated and "simulate = true" in board.status().detail
 
 
-def test_no_pi_factory_falls_back_to_simulation():
-    board = GpioBoard("gpio", simulate=False)  # this machine is not a Pi
-    assert board.simulated and "no Pi pin factory" in board.detail
+async def test_simulate_false_off_a_pi_is_down_with_the_reason_never_mock_pins():
+    board = GpioBoard("gpio", simulate=False, aliases={"led": "GPIO17"})  # this machine: no Pi
+    assert not board.simulated and board.factory is None and board.resolve("led") == "GPIO17"
+    assert "does not look like a Raspberry Pi" in board.detail and "simulate = true" in board.detail
+    with pytest.raises(BoardUnavailable, match="Raspberry Pi"):
+        await board.connect()
+    with pytest.raises(BoardUnavailable, match="board gpio is down"):
+        await board.setup_pin("led", PinMode.OUTPUT)
+    status = board.status()
+    assert status.connected is False and status.simulated is False
+    assert status.info["pin_factory"] == "auto"
+
+
+@pytest.fixture
+def pi4b(monkeypatch):
+    """gpiozero reads the Pi's revision from /proc; this makes it a Pi 4B (no GPIO chip here)."""
+    monkeypatch.setattr(gpiozero.pins.local, "get_pi_revision", lambda: "c03114")
+
+
+def test_a_pi_without_a_gpio_chip_names_the_device(pi4b):
+    board = GpioBoard("gpio", simulate=False, factory_name="lgpio")
+    assert "lgpio cannot open /dev/gpiochip0: no such device" in board.detail
+
+
+def test_lgpio_missing_says_how_to_install_it(pi4b, monkeypatch):
+    monkeypatch.delitem(sys.modules, "gpiozero.pins.lgpio", raising=False)
+    monkeypatch.setitem(sys.modules, "lgpio", None)  # import lgpio now raises ImportError
+    board = GpioBoard("gpio", simulate=False, factory_name="lgpio")
+    assert "lgpio is not installed" in board.detail and "pip install 'lgpio>=0.2.2'" in board.detail
+    assert "python3-lgpio" in board.detail
+    auto = GpioBoard("gpio", simulate=False)  # auto: lgpio's reason first, then the others tried
+    assert auto.detail.startswith("pin factory lgpio is not installed")
+    assert "RPi.GPIO and pigpio" in auto.detail and not auto.simulated
+
+
+def test_unknown_factory_name_is_an_error():
+    with pytest.raises(BoardUnavailable, match="unknown pin_factory 'gpiod'"):
+        load_pin_factory("gpiod")
+
+
+def test_device_problem_reports_a_missing_chip(tmp_path):
+    assert "no such device" in _device_problem(str(tmp_path / "gpiochip9"))
+    (tmp_path / "dev").write_text("")
+    assert _device_problem(str(tmp_path / "dev")) == ""
+
+
+async def test_input_bounce_drops_edges_shorter_than_bounce_ms(board, mock_factory):
+    await board.connect()
+    await board.setup_pin("GPIO5", PinMode.INPUT, Pull.UP, bounce_ms=200)
+    await board.setup_pin("GPIO6", PinMode.INPUT, Pull.UP)
+    seen = []
+    board.subscribe(seen.append)
+    for number in (5, 6):
+        pin = mock_factory.pin(number)
+        pin.drive_low(), pin.drive_high(), pin.drive_low(), pin.drive_high()
+    await asyncio.sleep(0.05)
+    bounced = [e.value for e in seen if e.pin == "GPIO5"]
+    plain = [e.value for e in seen if e.pin == "GPIO6"]
+    assert plain == [0.0, 1.0, 0.0, 1.0] and bounced == [0.0]
+
+
+async def test_outputs_start_at_the_requested_line_level(board, mock_factory):
+    await board.connect()
+    await board.setup_pin("led", PinMode.OUTPUT, initial=True)
+    await board.setup_pin("fan", PinMode.PWM, initial=True)
+    assert mock_factory.pin(17).state == 1 and mock_factory.pin(18).state == 1
 
 
 async def test_output_write_drives_the_mock_pin(board, mock_factory):
