@@ -88,8 +88,7 @@ def load_pin_factory(name: str = "auto") -> LoadedFactory:
             log.warning("pin_factory_skipped reason=%r", reason)
         return loaded
     # lgpio's reason is the one that matters: it is the factory every supported Pi should use
-    raise BoardUnavailable(f"{reasons[0]} (pin_factory = \"auto\" also tried RPi.GPIO and pigpio: "
-                           + "; ".join(r.split(":", 1)[0] for r in reasons[1:]) + ")")
+    raise BoardUnavailable(f"{reasons[0]} (pin_factory = \"auto\" also tried RPi.GPIO and pigpio)")
 
 
 def _load(name: str) -> LoadedFactory:

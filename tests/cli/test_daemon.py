@@ -47,6 +47,15 @@ def test_commands_go_through_the_daemon(daemon, isolated_env):
     assert status["boards"][0]["simulated"] is True
 
 
+def test_hold_through_the_daemon_returns_the_pin_to_its_safe_level(daemon, isolated_env):
+    out = cli("gpio", "write", "led", "on", "--hold", "0.3", "--json", env=isolated_env)
+    data = json.loads(out.stdout)
+    assert out.returncode == 0 and data["via"] == "daemon", out.stderr
+    assert data["data"]["held"] is True and data["data"]["value_after"] == 0.0
+    read = json.loads(cli("gpio", "read", "led", "--json", env=isolated_env).stdout)
+    assert read["data"]["value"] == 0.0
+
+
 def test_second_daemon_refuses_to_start(daemon, isolated_env):
     out = cli("run", env=isolated_env, stdin="")
     assert out.returncode == 1 and "already running" in out.stderr
