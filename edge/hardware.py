@@ -17,8 +17,8 @@ from edge.config.model import Config
 from edge.exc import ConfigError
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import PinRule, SecurityPolicy
-from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, EventSource, PinMode
-from peripherals.exc import BoardError, PinModeError, UnknownPin
+from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode
+from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
 from peripherals.supervisor import BoardSupervisor
 
@@ -75,7 +75,7 @@ class Hardware:
                 log.error("board_down board=%s error=%r", name, str(exc))
         if self.resident:
             for name, board in self.boards.items():
-                if getattr(board, "connected", True):
+                if board.connected:
                     await self._board_up(name)
             self._supervisor = asyncio.create_task(
                 BoardSupervisor(self.boards, self._board_up).run(), name="board-supervisor")
@@ -95,9 +95,10 @@ class Hardware:
                     await self.claim(rule)
                 except BoardError as exc:
                     log.error("pin_claim_failed board=%s pin=%s error=%r", name, rule.pin, str(exc))
-        declare = getattr(self.boards[name], "declare_safe_state", None)
-        if declare is not None:
-            await declare(self.policy.safe_levels(name))
+        try:
+            await self.boards[name].declare_safe_state(self.policy.safe_levels(name))
+        except BoardError as exc:
+            log.error("safe_state_declare_failed board=%s error=%r", name, str(exc))
 
     async def claim(self, rule: PinRule) -> None:
         """Set the pin up; an output starts at its safe level (off when it has none), so an
@@ -153,13 +154,9 @@ class Hardware:
         self._schedule_auto_off(rule, duty > 0)
 
     async def servo(self, rule: PinRule, angle: float) -> None:
-        servo = getattr(self.boards[rule.board], "servo", None)
-        if servo is None:
-            raise PinModeError(f"board {rule.board} cannot drive servos (an Arduino can, on D9 "
-                               "and D10)")
         self._check_oneshot(rule, True)
         await self.claim(rule)
-        await servo(rule.pin, angle)
+        await self.boards[rule.board].servo(rule.pin, angle)
 
     def _schedule_auto_off(self, rule: PinRule, on: bool) -> None:
         key = (rule.board, rule.pin)
@@ -219,8 +216,7 @@ class Hardware:
                 event = replace(event, value=_logical(rule, event.value))
             listener(event)
 
-        unsubscribers = [board.subscribe(logical) for board in self.boards.values()
-                         if isinstance(board, EventSource)]
+        unsubscribers = [board.subscribe(logical) for board in self.boards.values()]
         return lambda: [unsubscribe() for unsubscribe in unsubscribers] and None
 
     def status(self) -> list[BoardStatus]:

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from peripherals.exc import PinModeError
+
 
 class PinMode(str, enum.Enum):
     INPUT = "input"
@@ -90,30 +92,32 @@ BoardListener = Callable[[BoardEvent], None]
 
 
 @runtime_checkable
-class EventSource(Protocol):
-    """Optional for boards: listeners run on the event loop the board was connected from."""
-
-    def subscribe(self, listener: BoardListener) -> Callable[[], None]:
-        """Call ``listener`` for every event; returns a function that unsubscribes it."""
-
-
-@runtime_checkable
 class Board(Protocol):
-    """What every board driver provides. I/O methods are async: serial boards block."""
+    """What every board driver provides. I/O methods are async: serial boards block.
+
+    Drivers subclass this Protocol, so the optional capabilities below come with a default:
+    no servo, no firmware-side safe state. A driver that can do more overrides them."""
 
     name: str
     kind: str
+    connected: bool
+    """False while the board is unreachable; calls on it fail fast and a running agent's
+    :class:`~peripherals.supervisor.BoardSupervisor` calls :meth:`connect` again."""
     holds_levels: bool
     """Whether an output keeps its level after the process that set it exits (firmware on a
     microcontroller does; the kernel makes no such promise for the Pi's header)."""
 
     def resolve(self, spec: str) -> str:
         """Canonical pin name for ``spec`` (a pin name or alias); raises UnknownPin."""
+        ...
 
     def capabilities(self) -> list[PinInfo]:
         """Every usable pin with the modes the hardware supports."""
+        ...
 
-    async def connect(self) -> None: ...
+    async def connect(self) -> None:
+        """Open the link (raises BoardUnavailable saying why it cannot)."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -121,6 +125,7 @@ class Board(Protocol):
                         initial: bool = False, bounce_ms: int = 0) -> None:
         """Claim ``pin`` in ``mode``; outputs start at the line level ``initial`` (high when
         true), inputs ignore edges shorter than ``bounce_ms``."""
+        ...
 
     async def read(self, pin: str) -> float: ...
 
@@ -128,8 +133,24 @@ class Board(Protocol):
 
     async def pwm(self, pin: str, duty: float, frequency: float | None = None) -> None: ...
 
+    async def servo(self, pin: str, angle: float) -> None:
+        """Turn a hobby servo on ``pin`` to ``angle`` degrees (0..180)."""
+        raise PinModeError(f"board {self.name} ({self.kind}) cannot drive servos; an Arduino "
+                           "can, on D9 and D10")
+
     async def apply_safe_state(self, values: dict[str, bool]) -> list[str]:
         """Drive each claimed pin in ``values`` to its safe line level (True: high); must not
         raise for one bad pin. Returns the pins it could not set (each logged)."""
+        ...
+
+    async def declare_safe_state(self, values: dict[str, bool]) -> None:
+        """Tell firmware with a watchdog the line levels to drive if the host falls silent.
+        Boards without one have nothing to tell."""
+        return None
+
+    def subscribe(self, listener: BoardListener) -> Callable[[], None]:
+        """Call ``listener`` for every :class:`BoardEvent` (on the event loop the board was
+        connected from); returns a function that unsubscribes it."""
+        ...
 
     def status(self) -> BoardStatus: ...

@@ -26,7 +26,7 @@ from gpiozero.exc import GPIOZeroError, PinInvalidPin
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from gpiozero.pins.pi import PiBoardInfo
 
-from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, PinState, Pull
+from peripherals.base import Board, BoardEvent, BoardStatus, PinInfo, PinMode, PinState, Pull
 from peripherals.events import Debouncer, EventHub
 from peripherals.exc import BoardUnavailable, PinModeError, UnknownPin
 from peripherals.pin_factory import LoadedFactory, describe_chip, load_pin_factory
@@ -40,7 +40,7 @@ HEADER_NAMES = PiBoardInfo.from_revision(0xC03114)
 factory is unavailable: config errors are still reported against the right names."""
 
 
-class GpioBoard:
+class GpioBoard(Board):
     """The Pi's 40-pin header. ``pin_factory`` may be given to share a factory (tests)."""
 
     kind = "gpio"
@@ -105,7 +105,6 @@ class GpioBoard:
         return True
 
     def subscribe(self, listener):
-        """Input changes as BoardEvents (see :class:`peripherals.base.EventSource`)."""
         return self._events.subscribe(listener)
 
     @property

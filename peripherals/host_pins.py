@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import logging
 
-from peripherals.base import BoardEvent, BoardStatus, PinMode, PinState, Pull
+from peripherals.base import Board, BoardEvent, BoardStatus, PinMode, PinState, Pull
 from peripherals.events import Debouncer, EventHub
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError
 
 log = logging.getLogger(__name__)
 
 
-class HostPinTable:
+class HostPinTable(Board):
     """A mixin for boards behind a serial link; the board sets ``name``, ``kind``,
     ``connected``, ``detail`` and implements ``write``."""
 

@@ -31,7 +31,7 @@ class BoardSupervisor:
     async def run(self) -> None:
         while True:
             for name, board in self.boards.items():
-                if not getattr(board, "connected", True):
+                if not board.connected:
                     await self._try(name, board)
             await asyncio.sleep(self.interval)
 

@@ -6,14 +6,14 @@ import asyncio
 
 import pytest
 
-from peripherals.base import EventSource, PinMode, Pull
+from peripherals.base import Board, PinMode, Pull
 from peripherals.exc import PinModeError
 from peripherals.gpio import GpioBoard
 
 
 async def test_input_changes_arrive_as_events(mock_factory):
     board = GpioBoard("gpio", aliases={"button": "GPIO27"}, pin_factory=mock_factory)
-    assert isinstance(board, EventSource)
+    assert isinstance(board, Board)
     events = []
     unsubscribe = board.subscribe(events.append)
     await board.connect()
