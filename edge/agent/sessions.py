@@ -16,7 +16,6 @@ import asyncio
 import json
 import logging
 import os
-import tempfile
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -24,6 +23,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from edge.agent.fsync_queue import FsyncQueue, append_bytes
+from edge.files import write_atomically, write_json_atomically
 from edge.providers.base import ChatMessage
 
 log = logging.getLogger(__name__)
@@ -33,22 +33,6 @@ LOCK_TIMEOUT_SECONDS = 10.0
 LOCK_RETRY_SECONDS = 0.05
 INDEX_FLUSH_SECONDS = 1.0
 """``updated_at`` alone is saved at most this often (and at close): it only steers idle resets."""
-
-
-def write_json_atomically(path: Path, data: object, mode: int = 0o600) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
 
 @dataclass
 class SessionEntry:
@@ -247,14 +231,10 @@ class SessionStore:
         """After compaction: rewrite the transcript atomically and count the compaction."""
         async with self.lock(session.entry):
             path = self.transcript_path(session.entry)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                for t in turns:
-                    fh.write(json.dumps({"role": t.role, "content": t.content, "ts": time.time()}) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, path)
+            now = time.time()
+            write_atomically(path, "".join(
+                json.dumps({"role": t.role, "content": t.content, "ts": now}) + "\n"
+                for t in turns))
         session.turns[:] = turns
         session.entry.summary = summary
         session.entry.compaction_count += 1

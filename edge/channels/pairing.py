@@ -13,6 +13,8 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from edge.files import write_json_atomically
+
 CODE_TTL_SECONDS = 600
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LENGTH = 8
@@ -45,8 +47,6 @@ class PairingCodes:
             return {}
 
     def _save(self, data: dict) -> None:
-        from edge.agent.sessions import write_json_atomically
-
         write_json_atomically(self.path, data)
 
     def issue(self, channel: str) -> tuple[str, float]:

@@ -3,34 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
-from importlib import resources
 from pathlib import Path
 
+from edge.config.edit import CONFIG_MODE, example_text
 from edge.config.locate import user_config_path
+from edge.files import write_atomically
 from edge.exc import UsageError
-
-
-def example_text() -> str:
-    return resources.files("edge.config").joinpath("example.toml").read_text()
-
-
-def write_atomically(path: Path, text: str, mode: int = 0o640) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a config."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
@@ -52,7 +31,7 @@ def init(args) -> int:
     path = Path(args.path).expanduser() if args.path else user_config_path()
     if path.exists() and not args.force:
         raise UsageError(f"{path} already exists; edit it, or pass --force to overwrite it")
-    write_atomically(path, text)
+    write_atomically(path, text, CONFIG_MODE)
     print(f"wrote {path}; edit it, then run `edge-cli config check`")
     return 0
 

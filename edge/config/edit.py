@@ -3,9 +3,19 @@ atomically. Used when pairing adds a user to a channel's allowlist."""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from edge.config.locate import user_config_path
+from edge.files import write_atomically
+
+CONFIG_MODE = 0o640
+"""A new config file: readable by the edge group (the service), not by others (secrets)."""
+
+
+def example_text() -> str:
+    """The commented example config (``edge-cli config init``)."""
+    return resources.files("edge.config").joinpath("example.toml").read_text()
 
 
 def writable_config_path(current: Path | None) -> Path:
@@ -14,17 +24,13 @@ def writable_config_path(current: Path | None) -> Path:
         return current
     path = user_config_path()
     if not path.exists():
-        from edge.cli.config_cmd import example_text, write_atomically
-
-        write_atomically(path, example_text())
+        write_atomically(path, example_text(), CONFIG_MODE)
     return path
 
 
 def add_to_list(path: Path, keys: tuple[str, ...], value: str) -> bool:
     """Append ``value`` to the list at ``keys`` (tables created as needed); False if present."""
-    import tomlkit
-
-    from edge.cli.config_cmd import write_atomically
+    import tomlkit  # only pairing edits configs: keep it off every other command's path
 
     document = tomlkit.parse(path.read_text())
     table = document

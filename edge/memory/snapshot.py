@@ -12,11 +12,10 @@ with a leading backslash, which the reader removes.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from edge.files import write_atomically
 from edge.memory.base import Category, Memory, MemoryEntry
 
 SNAPSHOT_NAME = "MEMORY_SNAPSHOT.md"
@@ -56,20 +55,6 @@ def parse_snapshot(text: str) -> list[tuple[str, str]]:
             lines.append(line[1:] if line.startswith("\\") else line)
     flush()
     return pairs
-
-
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 async def write_snapshot(memory: Memory, path: Path) -> int:

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from edge.cli.config_cmd import example_text
+from edge.config.edit import example_text
 from edge.config.loader import load_config
 from edge.config.model import Config
 from edge.exc import ConfigError
