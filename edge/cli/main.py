@@ -95,11 +95,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def skip_httpx_command_line() -> None:
+    """httpx imports its command-line client on import, and with it click and pygments wherever
+    they happen to be installed: 2 MB and 15 ms that edge-cli never uses. The program (not the
+    package: importers of ``edge`` keep their interpreter as it is) marks it absent, and httpx
+    falls back to its stub ``httpx.main``."""
+    sys.modules.setdefault("httpx._main", None)
+
+
 def entry() -> None:
     """The console script: ``main()``, then a quick exit (it never returns). Every command has
     closed what it opened by the time it returns, so the interpreter's teardown of the modules a
     run imports (about 100 ms, more than the run's own work for a one-shot turn) is skipped:
     stdio and the log handlers are flushed, then the process ends."""
+    skip_httpx_command_line()
     try:
         code = main()
     except SystemExit as exc:  # argparse's usage errors and --help

@@ -25,7 +25,8 @@ def test_client_path_modules_are_light(isolated_env):
 
 
 def test_the_agent_does_not_import_httpx_command_line_client(isolated_env):
-    mods = imported_after("from edge.config.loader import load_config; load_config(None)\n"
+    mods = imported_after("import edge.cli.main; edge.cli.main.skip_httpx_command_line()\n"
+                          "from edge.config.loader import load_config; load_config(None)\n"
                           "import edge.runtime, edge.providers.openai\n"
                           "from edge.tools.gpio import WriteArgs; WriteArgs(pin='led', value='on')",
                           isolated_env)
