@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict, defaultdict, deque
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from edge.channels.base import ChannelMessage
+from edge.ratelimit import SlidingWindow
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +36,12 @@ class ChannelAccess:
 @dataclass
 class Preflight:
     access: dict[str, ChannelAccess] = field(default_factory=dict)
-    clock: object = time.monotonic
+    clock: Callable[[], float] = time.monotonic
     _seen: OrderedDict = field(default_factory=OrderedDict)
-    _recent: dict = field(default_factory=lambda: defaultdict(deque))
+    _rates: SlidingWindow = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._rates = SlidingWindow(RATE_WINDOW_SECONDS, clock=self.clock)
 
     def admit(self, msg: ChannelMessage) -> str | None:
         """None when the message may proceed, else the reason it is dropped (logged)."""
@@ -55,15 +60,10 @@ class Preflight:
 
     def within_rate(self, msg: ChannelMessage) -> bool:
         access = self.access.get(msg.channel, ChannelAccess())
-        now = self.clock()
-        recent = self._recent[msg.caller]
-        while recent and now - recent[0] >= RATE_WINDOW_SECONDS:
-            recent.popleft()
-        if len(recent) >= access.rate_limit_per_minute:
-            log.warning("rate_limited by=%s limit=%d/min", msg.caller, access.rate_limit_per_minute)
-            return False
-        recent.append(now)
-        return True
+        if self._rates.take(msg.caller, access.rate_limit_per_minute):
+            return True
+        log.warning("rate_limited by=%s limit=%d/min", msg.caller, access.rate_limit_per_minute)
+        return False
 
     @staticmethod
     def _drop(msg: ChannelMessage, reason: str) -> str:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import enum
 import logging
 import time
-from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from edge.exc import PolicyDenied
+from edge.ratelimit import SlidingWindow
 from edge.security.approvals import ApprovalGate
 from peripherals.base import PinMode, Pull
 
@@ -68,8 +68,7 @@ class SecurityPolicy:
         self._rules = {(r.board, r.pin): r for r in rules}
         self.max_actuations_per_minute = max_actuations_per_minute
         self.approvals = approvals or ApprovalGate(autonomy="full")
-        self._clock = clock
-        self._recent: dict[str, deque[float]] = defaultdict(deque)
+        self._rates = SlidingWindow(RATE_WINDOW_SECONDS, clock=clock)
 
     @property
     def rules(self) -> list[PinRule]:
@@ -113,12 +112,8 @@ class SecurityPolicy:
         return rule
 
     def _take_rate_slot(self, rule: PinRule, action: Action, caller: str) -> None:
-        now = self._clock()
-        recent = self._recent[caller]
-        while recent and now - recent[0] >= RATE_WINDOW_SECONDS:
-            recent.popleft()
-        if len(recent) >= self.max_actuations_per_minute:
-            raise self._deny(f"rate limit: {caller} made {len(recent)} actuations in the last "
-                             f"minute (limit {self.max_actuations_per_minute}); try again shortly",
+        limit = self.max_actuations_per_minute
+        if not self._rates.take(caller, limit):
+            raise self._deny(f"rate limit: {caller} made {self._rates.count(caller)} actuations "
+                             f"in the last minute (limit {limit}); try again shortly",
                              rule.board, rule.pin, action, caller)
-        recent.append(now)
