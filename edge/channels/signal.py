@@ -15,7 +15,6 @@ import itertools
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
 
 import httpx
 
@@ -23,6 +22,7 @@ from edge.channels.base import ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, pairing_hint
 from edge.httpclient import async_client
 from edge.security.approvals import ApprovalGate, Decision, RequestContext
+from edge.sse import iter_sse
 
 log = logging.getLogger(__name__)
 
@@ -32,25 +32,6 @@ RPC_TIMEOUT = 15.0
 
 class SignalRPCError(Exception):
     pass
-
-
-async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
-    """(event, data) pairs from server-sent event lines; comments and ids are skipped."""
-    event, data = "message", []
-    async for line in lines:
-        if line == "":
-            if data:
-                yield event, "\n".join(data)
-            event, data = "message", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                event = value
-            elif field == "data":
-                data.append(value)
 
 
 class SignalChannel:
@@ -99,9 +80,9 @@ class SignalChannel:
             self.connected = True
             log.info("signal_connected url=%s", self.base)
             try:
-                async for event, data in sse_events(response.aiter_lines()):
-                    if event == "receive":
-                        await self._handle(json.loads(data), bus)
+                async for event in iter_sse(response.aiter_lines()):
+                    if event.event == "receive":
+                        await self._handle(json.loads(event.data), bus)
             finally:
                 self.connected = False
         raise ConnectionError("signal-cli closed the event stream")

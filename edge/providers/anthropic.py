@@ -20,7 +20,7 @@ from edge.providers.endpoint import (HttpEndpoint, ToolMode, WireProvider, decod
 from edge.providers.keys import KeyRing
 from edge.providers.prompt_guided import ToolSupportMemory
 from edge.providers.schema import SchemaCleanr
-from edge.providers.sse import iter_sse
+from edge.sse import iter_sse
 from edge.tools.base import ToolSpec
 
 API_VERSION = "2023-06-01"

@@ -24,7 +24,7 @@ from edge.providers.keys import KeyRing
 from edge.providers.presets import AuthStyle
 from edge.providers.prompt_guided import ToolSupportMemory
 from edge.providers.schema import SchemaCleanr, Strategy
-from edge.providers.sse import iter_sse
+from edge.sse import iter_sse
 from edge.tools.base import ToolSpec
 
 

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from edge.channels.pairing import PairingCodes
-from edge.channels.signal import sse_events
+from edge.sse import iter_sse
 from tests.channels.conftest import until
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.signal_server import FakeSignal
@@ -50,7 +50,8 @@ async def test_sse_parser_handles_comments_multiline_and_events():
         for line in [":keep-alive", "", "event: receive", "data: {\"a\":", "data: 1}", "", "data: x", ""]:
             yield line
 
-    assert [e async for e in sse_events(lines())] == [("receive", '{"a":\n1}'), ("message", "x")]
+    assert [(e.event, e.data) async for e in iter_sse(lines())] == [("receive", '{"a":\n1}'),
+                                                                    ("message", "x")]
 
 
 async def test_allowed_number_switches_the_led(signal_daemon, start_agent, mock_factory):

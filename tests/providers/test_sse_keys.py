@@ -4,7 +4,7 @@ import asyncio
 
 from edge.providers.endpoint import parse_retry_after
 from edge.providers.keys import KeyRing, resolve_api_keys
-from edge.providers.sse import SseEvent, iter_sse
+from edge.sse import SseEvent, iter_sse
 
 
 def events(lines):

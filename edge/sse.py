@@ -1,4 +1,5 @@
-"""Server-sent events, as the WHATWG spec parses them; shared by the three wire formats.
+"""Server-sent events, as the WHATWG spec parses them; shared by the providers' three wire formats
+and the signal-cli channel.
 
 OpenAI sends ``data: {...}`` lines ending with ``data: [DONE]``; Anthropic names each event
 (``event: content_block_delta``); Gemini (``alt=sse``) sends one JSON chunk per ``data:`` line.
