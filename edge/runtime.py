@@ -130,7 +130,7 @@ class Runtime:
             self.channels["signal"] = SignalChannel(
                 cfg.signal.http_url, cfg.signal.account, self.access["signal"].allowed,
                 group_ids=cfg.signal.group_ids, approvals=gate, pair=self._pair)
-        gate.approvers = {n: ch for n, ch in self.channels.items() if hasattr(ch, "request_approval")}
+        gate.approvers = {n: ch for n, ch in self.channels.items() if ch.supports_approvals}
         gate.admins = {"telegram": frozenset(map(str, cfg.telegram.admins)),
                        "signal": frozenset(cfg.signal.admins)}
 
@@ -198,8 +198,7 @@ class Runtime:
             if self.provider:
                 await self.provider.aclose()
             for channel in self.channels.values():
-                if (close := getattr(channel, "aclose", None)) is not None:
-                    await close()
+                await channel.aclose()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
             log.info("stopped")
@@ -271,7 +270,7 @@ class Runtime:
                                                  self.config.sessions.idle_timeout_minutes))
         agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.sessions,
                       self.status_text, settings, Preflight(self.access), self.memory,
-                      channel_capabilities={name: getattr(ch, "capabilities", "")
+                      channel_capabilities={name: ch.capabilities
                                             for name, ch in self.channels.items()})
         return Dispatcher(agent, self.channels, hooks=self.hooks,
                           interrupt_on_new_message=cfg.interrupt_on_new_message,

@@ -162,12 +162,12 @@ class Dispatcher:
         await self._send(msg, reply, draft)
 
     async def _keep_typing(self, msg: ChannelMessage) -> None:
-        start_typing = getattr(self.channels.get(msg.channel), "start_typing", None)
-        if start_typing is None:
+        channel = self.channels.get(msg.channel)
+        if channel is None:
             return
         while True:
             with contextlib.suppress(Exception):
-                await start_typing(msg.reply_target)
+                await channel.start_typing(msg.reply_target)
             await asyncio.sleep(TYPING_INTERVAL_SECONDS)
 
     async def _send(self, msg: ChannelMessage, reply: str | None, draft: Draft | None = None) -> None:

@@ -13,7 +13,7 @@ log = logging.getLogger(__name__)
 
 
 def supports_drafts(channel: Channel) -> bool:
-    return bool(getattr(channel, "stream_drafts", False)) and hasattr(channel, "send_draft")
+    return channel.stream_drafts
 
 
 class Draft:
@@ -39,7 +39,7 @@ class Draft:
             await deliver(self.channel, SendMessage(reply, self.msg.reply_target, self.msg.thread_id),
                           base_delay)
             return
-        first, *rest = chunk_text(reply, getattr(self.channel, "max_message_length", None))
+        first, *rest = chunk_text(reply, self.channel.max_message_length)
         await self.channel.finalize_draft(self.msg.reply_target, self.message_id, first)
         if rest:
             await deliver(self.channel, SendMessage("\n\n".join(rest), self.msg.reply_target,

@@ -1,5 +1,5 @@
 """Hooks (seed 004_fdd59169fdd45d2b.txt): ``on_message_received`` and ``on_message_sending`` may
-continue with a modified message or cancel it. A hook implements either method (or both)."""
+continue with a modified message or cancel it. A hook overrides either method (or both)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,13 @@ class Cancel:
 
 
 class Hook(Protocol):
-    async def on_message_received(self, msg: ChannelMessage) -> ChannelMessage | Cancel: ...
+    """Subclass and override either method; the defaults pass everything through."""
 
-    async def on_message_sending(self, msg: ChannelMessage, reply: str) -> str | Cancel: ...
+    async def on_message_received(self, msg: ChannelMessage) -> ChannelMessage | Cancel:
+        return msg
+
+    async def on_message_sending(self, msg: ChannelMessage, reply: str) -> str | Cancel:
+        return reply
 
 
 class HookRunner:
@@ -29,9 +33,7 @@ class HookRunner:
 
     async def received(self, msg: ChannelMessage) -> ChannelMessage | None:
         for hook in self.hooks:
-            if (method := getattr(hook, "on_message_received", None)) is None:
-                continue
-            result = await method(msg)
+            result = await hook.on_message_received(msg)
             if isinstance(result, Cancel):
                 log.info("hook_cancelled stage=received by=%s reason=%r", msg.caller, result.reason)
                 return None
@@ -40,9 +42,7 @@ class HookRunner:
 
     async def sending(self, msg: ChannelMessage, reply: str) -> str | None:
         for hook in self.hooks:
-            if (method := getattr(hook, "on_message_sending", None)) is None:
-                continue
-            result = await method(msg, reply)
+            result = await hook.on_message_sending(msg, reply)
             if isinstance(result, Cancel):
                 log.info("hook_cancelled stage=sending by=%s reason=%r", msg.caller, result.reason)
                 return None

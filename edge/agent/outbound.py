@@ -90,8 +90,7 @@ def chunk_text(text: str, limit: int | None) -> list[str]:
 
 async def deliver(channel: Channel, message: SendMessage, base_delay: float = 1.0) -> None:
     """Send ``message`` in chunks; each chunk is tried DELIVERY_ATTEMPTS times (1 s, 2 s backoff)."""
-    limit = getattr(channel, "max_message_length", None)
-    for chunk in chunk_text(message.content, limit):
+    for chunk in chunk_text(message.content, channel.max_message_length):
         part = SendMessage(chunk, message.recipient, message.thread_id)
         for attempt in range(DELIVERY_ATTEMPTS):
             try:

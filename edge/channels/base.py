@@ -12,6 +12,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from edge.security.approvals import RequestContext
+
 
 @dataclass(frozen=True)
 class ChannelMessage:
@@ -60,16 +62,61 @@ class SendMessage:
     thread_id: str | None = None
 
 
+BACKOFF_START_SECONDS = 1.0
+BACKOFF_MAX_SECONDS = 60.0
+
+
 @runtime_checkable
 class Channel(Protocol):
-    """Required: ``name``, ``listen``, ``send``, ``health_check`` (seed 002). Optional attributes
-    read with getattr: ``max_message_length`` (int, chunking) and ``capabilities`` (prompt text)."""
+    """A chat channel. Required: ``name``, :meth:`listen`, :meth:`send`, :meth:`health_check`
+    (seed 002). Adapters subclass this Protocol; every optional capability below has a default
+    that does nothing (the nanobot way), so the runtime calls them unconditionally and a
+    misspelt member is a type error rather than a silently missing feature."""
 
     name: str
+    max_message_length: int | None = None
+    """Longest message the channel accepts; longer replies are sent in chunks."""
+    capabilities: str = ""
+    """What the model should know about this channel (formatting), for the system prompt."""
+    reconnect_backoff: tuple[float, float] = (BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS)
+    """(first, longest) wait between restarts of a failed :meth:`listen`, in seconds."""
+    stream_drafts: bool = False
+    """Replies appear as a draft edited while the model streams (:meth:`send_draft`...)."""
+    supports_approvals: bool = False
+    """The channel can ask a person to approve an actuation (:meth:`request_approval`)."""
+    last_ok: float | None = None
+    """When the channel last worked (epoch seconds); status uses it for "down since"."""
 
     async def listen(self, bus: asyncio.Queue[ChannelMessage]) -> None:
         """Push inbound messages onto ``bus``; return when the source ends, raise on failure."""
+        ...
 
     async def send(self, message: SendMessage) -> None: ...
 
     async def health_check(self) -> bool: ...
+
+    def stalled(self) -> bool:
+        """True when :meth:`listen` still runs but no longer works (the supervisor restarts it)."""
+        return False
+
+    async def start_typing(self, recipient: str) -> None:
+        """Show "typing..." to ``recipient`` for a few seconds."""
+        return None
+
+    async def send_draft(self, message: SendMessage) -> str:
+        """Send the first text of a streamed reply; returns the draft's message id."""
+        raise NotImplementedError(f"channel {self.name} has no drafts")
+
+    async def update_draft(self, recipient: str, message_id: str, text: str) -> None:
+        raise NotImplementedError(f"channel {self.name} has no drafts")
+
+    async def finalize_draft(self, recipient: str, message_id: str, text: str) -> None:
+        raise NotImplementedError(f"channel {self.name} has no drafts")
+
+    async def request_approval(self, ctx: RequestContext, prompt: str, token: str) -> None:
+        """Ask the person in ``ctx`` to approve (buttons or a reply carrying ``token``)."""
+        raise NotImplementedError(f"channel {self.name} cannot ask for approvals")
+
+    async def aclose(self) -> None:
+        """Release connections (called once at shutdown)."""
+        return None

@@ -13,12 +13,12 @@ import sys
 import threading
 from typing import TextIO
 
-from edge.channels.base import ChannelMessage, SendMessage
+from edge.channels.base import Channel, ChannelMessage, SendMessage
 
 EOF_MARK = None
 
 
-class CliChannel:
+class CliChannel(Channel):
     name = "cli"
 
     def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None):

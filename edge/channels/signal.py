@@ -18,7 +18,7 @@ import re
 
 import httpx
 
-from edge.channels.base import ChannelMessage, SendMessage
+from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, pairing_hint
 from edge.httpclient import async_client
 from edge.security.approvals import ApprovalGate, Decision, RequestContext
@@ -34,7 +34,8 @@ class SignalRPCError(Exception):
     pass
 
 
-class SignalChannel:
+class SignalChannel(Channel):
+    supports_approvals = True
     name = "signal"
     reconnect_backoff = (2.0, 60.0)
     capabilities = "You are talking on Signal: plain text only, no Markdown."

@@ -17,8 +17,6 @@ from edge.channels.base import Channel, ChannelMessage
 
 log = logging.getLogger(__name__)
 
-BACKOFF_START_SECONDS = 1.0
-BACKOFF_MAX_SECONDS = 60.0
 STALL_CHECK_SECONDS = 5.0
 
 
@@ -31,7 +29,7 @@ class ListenerSupervisor:
                  backoff_max: float | None = None, stall_check: float | None = None,
                  on_change: Callable[[], None] | None = None):
         """Backoff bounds default to the channel's ``reconnect_backoff`` (start, max), if any."""
-        start, cap = getattr(channel, "reconnect_backoff", (BACKOFF_START_SECONDS, BACKOFF_MAX_SECONDS))
+        start, cap = channel.reconnect_backoff
         self.channel = channel
         self.backoff_start = backoff_start if backoff_start is not None else start
         self.backoff_max = backoff_max if backoff_max is not None else cap
@@ -73,14 +71,13 @@ class ListenerSupervisor:
             self.on_change()
 
     async def _listen_watched(self, bus: asyncio.Queue[ChannelMessage]) -> None:
-        stalled = getattr(self.channel, "stalled", None)
         listener = asyncio.create_task(self.channel.listen(bus))
         try:
             while True:
                 done, _ = await asyncio.wait({listener}, timeout=self.stall_check)
                 if done:
                     return listener.result()
-                if stalled is not None and stalled():
+                if self.channel.stalled():
                     raise ListenerStalled("stalled: no successful poll for too long")
         finally:
             if not listener.done():
@@ -93,7 +90,7 @@ class ListenerSupervisor:
         healthy = self.down_since is None and await self.channel.health_check()
         since = self.down_since
         if not healthy and since is None:
-            since = getattr(self.channel, "last_ok", None) or time.time()
+            since = self.channel.last_ok or time.time()
         down = None if healthy else time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
         return {"name": self.channel.name, "healthy": healthy, "down_since": down,
                 "restarts": self.restarts, "last_error": self.last_error}

@@ -21,7 +21,7 @@ import re
 import time
 from pathlib import Path
 
-from edge.channels.base import ChannelMessage, SendMessage
+from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, pairing_hint
 from edge.channels.telegram_api import TelegramAPI, TelegramError, TelegramNetworkError
 from edge.security.approvals import ApprovalGate, Decision, RequestContext
@@ -35,7 +35,8 @@ CONFLICT_BACKOFF = 10.0
 IMAGE_MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
 
 
-class TelegramChannel:
+class TelegramChannel(Channel):
+    supports_approvals = True
     name = "telegram"
     max_message_length = MAX_MESSAGE_LENGTH
     capabilities = ("You are talking on Telegram: replies may use Markdown (*bold*, `code`). "

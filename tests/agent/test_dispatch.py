@@ -9,13 +9,13 @@ import pytest
 
 from edge.agent.dispatch import Dispatcher, max_in_flight
 from edge.agent.hooks import Cancel
-from edge.channels.base import ChannelMessage
+from edge.channels.base import Channel, ChannelMessage
 from edge.channels.supervisor import ListenerSupervisor
 from tests.agent.conftest import msg
 from tests.agent.test_pipeline import ScriptedProvider
 
 
-class Recorder:
+class Recorder(Channel):
     """A channel that records what it is asked to send."""
 
     name = "cli"
@@ -146,7 +146,7 @@ async def test_hooks_can_cancel_inbound_and_rewrite_outbound(make_agent):
 
 
 async def test_supervisor_restarts_a_failing_listener_and_reports_down_since():
-    class Flaky:
+    class Flaky(Channel):
         name = "flaky"
 
         def __init__(self):

@@ -10,11 +10,11 @@ import pytest
 from edge.agent import context
 from edge.agent.debounce import InboundDebouncer
 from edge.agent.history import PROACTIVE_TRIM_CHARS, prepare_history, proactive_trim
-from edge.agent.hooks import Cancel, HookRunner
+from edge.agent.hooks import Cancel, Hook, HookRunner
 from edge.agent.outbound import chunk_text, deliver
 from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.sanitize import sanitize_response
-from edge.channels.base import ChannelMessage, SendMessage
+from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.providers.base import ChatMessage, ChatResponse, ProviderError
 from tests.agent.conftest import msg
 
@@ -122,7 +122,7 @@ def test_telegram_limit_chunking():
 
 
 async def test_delivery_retries_then_succeeds():
-    class Flaky:
+    class Flaky(Channel):
         name = "flaky"
         max_message_length = 10
 
@@ -141,7 +141,7 @@ async def test_delivery_retries_then_succeeds():
 
 
 async def test_delivery_gives_up_after_three_tries():
-    class Dead:
+    class Dead(Channel):
         name = "dead"
         attempts = 0
 
@@ -213,11 +213,11 @@ def test_preflight_allowlist_mentions_and_duplicates():
 # hooks --------------------------------------------------------------------------------------
 
 async def test_hooks_modify_and_cancel():
-    class Upper:
+    class Upper(Hook):
         async def on_message_received(self, m):
             return ChannelMessage(m.sender, m.reply_target, m.content.upper(), m.channel)
 
-    class Censor:
+    class Censor(Hook):
         async def on_message_sending(self, m, reply):
             return Cancel("no") if "secret" in reply else reply + "!"
 
