@@ -104,8 +104,9 @@ class Runtime:
 
     def _build_channels(self) -> None:
         cfg = self.config.channels
-        for name in type(cfg).model_fields:
-            allowed, mention, rate = getattr(cfg, name).access()
+        for name, section in (("cli", cfg.cli), ("telegram", cfg.telegram),
+                              ("signal", cfg.signal)):
+            allowed, mention, rate = section.access()
             self.access[name] = ChannelAccess(set(map(str, allowed)), mention, rate)
         gate = self.hardware.policy.approvals
         if cfg.cli.enabled and stdin_attached(self._stdin):

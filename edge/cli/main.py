@@ -78,9 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv in (["--version"], ["-V"]):  # the fast path: no argparse, nothing else imported
         print(f"edge-cli {__version__}")
         return 0
-    args = build_parser(command_in(argv)).parse_args(argv)
-    args.json = getattr(args, "json", False)
-    args.config = getattr(args, "config", None)
+    import argparse
+
+    # --json and --config may come before or after the command: both default here, once
+    args = build_parser(command_in(argv)).parse_args(
+        argv, namespace=argparse.Namespace(json=False, config=None))
     from edge.exc import EdgeError
 
     try:
