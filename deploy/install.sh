@@ -9,8 +9,9 @@
 #
 # Options:
 #   --root DIR        act on a scratch root (tests, image builds): no systemctl, no udevadm
-#   --source SPEC     what pip installs (default: this checkout, else the edge-agent package);
-#                     a path, a wheel, or a requirement such as edge-agent==0.2.0
+#   --source PATH     what pip installs: a checkout of edge-agent or a wheel built from one
+#                     (default: the checkout this script is in). Never a bare package name: the
+#                     name edge-agent on the package index is somebody else's project.
 #   --pip-args ARGS   extra pip arguments (e.g. "--no-index --find-links /srv/wheels")
 #   --python PY       interpreter for the venv (default python3, 3.11 or newer)
 #   --operator USER   add USER to the edge group so `edge-cli` reaches the control socket
@@ -46,7 +47,7 @@ while [ $# -gt 0 ]; do
         --upgrade) MODE=upgrade ;;
         --uninstall) MODE=uninstall ;;
         --purge) PURGE=yes ;;
-        --source) SOURCE=${2:?--source needs a value}; shift ;;
+        --source) SOURCE=${2:?--source needs a path}; shift ;;
         --source=*) SOURCE=${1#*=} ;;
         --pip-args) PIP_ARGS=${2?}; shift ;;
         --pip-args=*) PIP_ARGS=${1#*=} ;;
@@ -62,6 +63,13 @@ while [ $# -gt 0 ]; do
 done
 if [ "$PURGE" = yes ] && [ "$MODE" != uninstall ]; then
     echo "install.sh: --purge goes with --uninstall" >&2; exit 2
+fi
+if [ -n "$SOURCE" ]; then
+    case "$SOURCE" in
+        *.whl) [ -f "$SOURCE" ] || { echo "install.sh: --source $SOURCE: no such wheel" >&2; exit 2; } ;;
+        *) [ -f "$SOURCE/pyproject.toml" ] || {
+               echo "install.sh: --source must be a checkout of edge-agent or a .whl file, not '$SOURCE' (a bare name would install whatever the package index has under it)" >&2; exit 2; } ;;
+    esac
 fi
 if [ -n "$ROOT" ]; then
     mkdir -p "$ROOT"
@@ -148,7 +156,8 @@ own() {  # own OWNER:GROUP MODE PATH... (ownership only as root)
 # ---- the venv -------------------------------------------------------------------------------
 
 default_source() {
-    if [ -f "$HERE/../pyproject.toml" ]; then (cd "$HERE/.." && pwd); else echo edge-agent; fi
+    [ -f "$HERE/../pyproject.toml" ] || die "no checkout around $HERE: pass --source PATH (a checkout or a .whl file)"
+    (cd "$HERE/.." && pwd)
 }
 
 # The Pi header's pin factory is lgpio. PyPI has self-contained wheels for 64-bit machines

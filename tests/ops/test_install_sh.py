@@ -197,6 +197,9 @@ def test_9_purge_removes_config_state_and_user(root):
 
 def test_bad_usage_exits_2(tmp_path):
     assert install(tmp_path, "--purge").returncode == 2
+    by_name = install(tmp_path, "--source", "edge-agent==0.1.0")  # the index's edge-agent is not us
+    assert by_name.returncode == 2 and "not 'edge-agent==0.1.0'" in by_name.stderr
+    assert not (tmp_path / "opt").exists()
     assert install(tmp_path, "--frobnicate").returncode == 2
     nothing = install(tmp_path, "--upgrade")
     assert nothing.returncode == 1 and "install first" in nothing.stderr
