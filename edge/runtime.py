@@ -220,8 +220,8 @@ class Runtime:
         self.memory = await build_memory(cfg, self.loaded.state_dir)
         for tool in memory_tools(self.memory):
             self.tools[tool.name] = tool
-        embedder = getattr(self.memory, "embedder", None)
-        if getattr(embedder, "name", "") == "onnx":
+        embedder = self.memory.model_to_preload()
+        if embedder is not None:
             piped = self._piped_input()
             background = cfg.preload and not piped
             if background or piped:

@@ -8,9 +8,10 @@ goes into the system prompt."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol
+from typing import Protocol
 
 from edge.channels.base import ChannelMessage
+from edge.memory.base import MemoryEntry
 
 log = logging.getLogger(__name__)
 
@@ -25,9 +26,10 @@ RECALL_OVERFETCH = 4
 
 
 class MemoryRecall(Protocol):
-    """The part of the Memory protocol the pipeline needs; entries have key, content, score."""
+    """The part of the Memory protocol the pipeline needs."""
 
-    async def recall(self, query: str, limit: int = 5, session_id: str | None = None) -> list[Any]: ...
+    async def recall(self, query: str, limit: int = 5,
+                     session_id: str | None = None) -> list[MemoryEntry]: ...
 
 
 def memory_scopes(msg: ChannelMessage) -> set[str | None]:
@@ -35,9 +37,8 @@ def memory_scopes(msg: ChannelMessage) -> set[str | None]:
     return {None, msg.caller} | ({msg.conversation_key} if msg.is_group else set())
 
 
-def _usable(entry: Any) -> bool:
-    score = getattr(entry, "score", None)
-    content = entry.content
+def _usable(entry: MemoryEntry) -> bool:
+    score, content = entry.score, entry.content
     return not ((score is not None and score < MIN_RELEVANCE)
                 or "[IMAGE:" in content or "<tool_result" in content
                 or str(entry.key).endswith("_history") or len(content) > ENTRY_SKIP_CHARS)
@@ -52,7 +53,7 @@ async def build_memory_context(memory: MemoryRecall | None, msg: ChannelMessage)
         log.warning("memory_recall_failed by=%s error=%r", msg.caller, exc)
         return ""
     scopes = memory_scopes(msg)
-    entries = [e for e in found if getattr(e, "session_id", None) in scopes and _usable(e)]
+    entries = [e for e in found if e.session_id in scopes and _usable(e)]
     lines, total = [], 0
     for entry in entries[:MAX_ENTRIES]:
         line = f"- {entry.key}: {entry.content[:ENTRY_MAX_CHARS]}"

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import json
 import sys
+from argparse import Namespace
+from typing import TYPE_CHECKING, Any
 
 from edge.exc import UsageError
+
+if TYPE_CHECKING:
+    from edge.memory.base import Memory, MemoryEntry
 
 PROGRESS_WIDTH = 30
 
 
-def register(sub, common) -> None:
+def register(sub: Any, common: Any) -> None:
     memory = sub.add_parser("memory", parents=[common], help="store, search and tidy long-term memory")
     msub = memory.add_subparsers(dest="action", metavar="ACTION", required=True)
     store = msub.add_parser("store", parents=[common], help="remember TEXT under KEY (replaces KEY)")
@@ -43,16 +48,16 @@ def progress_bar(done: int, total: int) -> None:
     stream.flush()
 
 
-def _print(args, payload, text: str) -> None:
+def _print(args: Namespace, payload: Any, text: str) -> None:
     print(json.dumps(payload, indent=2, ensure_ascii=False) if args.json else text)
 
 
-def _entry_line(entry) -> str:
+def _entry_line(entry: MemoryEntry) -> str:
     score = f"  [{entry.score:.2f}]" if entry.score is not None else ""
     return f"{entry.key} ({entry.category}){score}: {entry.content}"
 
 
-async def act(args, memory) -> int:
+async def act(args: Namespace, memory: Memory) -> int:
     from edge.memory.base import Category
 
     if args.action == "store":
@@ -85,15 +90,13 @@ async def act(args, memory) -> int:
     elif args.action == "stats":
         stats = await memory.stats()
         _print(args, stats, "\n".join(f"{k}: {v}" for k, v in stats.items()))
-    else:
-        if getattr(memory, "reindex", None) is None:
-            raise UsageError(f"the {memory.name} backend has no vectors to reindex")
+    else:  # a backend without vectors raises NothingToReindex, which says so (exit 2)
         count = await memory.reindex(progress=None if args.json else progress_bar)
         _print(args, {"ok": True, "reindexed": count}, f"re-embedded {count} memories")
     return 0
 
 
-def run(args) -> int:
+def run(args: Namespace) -> int:
     import asyncio
 
     from edge.config.loader import load_config

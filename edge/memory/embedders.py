@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 MODEL_CACHE_DIR = "models"
 
 
-class NoopEmbedding:
+class NoopEmbedding(EmbeddingProvider):
     """``dimensions == 0``: the SQLite backend recalls by keywords only."""
 
     name = "none"
@@ -26,9 +26,6 @@ class NoopEmbedding:
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         return [[] for _ in texts]
-
-    async def embed_one(self, text: str) -> list[float]:
-        return []
 
 
 def onnx_available() -> bool:

@@ -64,5 +64,5 @@ class EmbeddingCache:
             " LIMIT MAX(0, (SELECT COUNT(*) FROM embedding_cache) - ?))", (self.capacity,))
 
     async def size(self) -> int:
-        async with self.db.execute("SELECT COUNT(*) FROM embedding_cache") as cur:
-            return (await cur.fetchone())[0]
+        ((count,),) = await self.db.execute_fetchall("SELECT COUNT(*) FROM embedding_cache")
+        return int(count)

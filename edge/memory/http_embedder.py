@@ -10,7 +10,7 @@ import math
 import httpx
 
 from edge.httpclient import async_client
-from edge.memory.base import EmbeddingError
+from edge.memory.base import EmbeddingError, EmbeddingProvider
 from edge.providers.openai import normalise_base_url
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -22,7 +22,9 @@ def _normalised(vector: list[float]) -> list[float]:
     return [x / norm for x in vector] if norm > 0 else vector
 
 
-class HttpEmbedding:
+class HttpEmbedding(EmbeddingProvider):
+    """Nothing to load; ``close`` closes the HTTP client."""
+
     name = "openai"
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *,
@@ -30,11 +32,15 @@ class HttpEmbedding:
                  transport: httpx.AsyncBaseTransport | None = None):
         self.base_url = normalise_base_url(base_url)
         self.model = model
-        self.model_id = f"{model}@{self.base_url}"
+        self._model_id = f"{model}@{self.base_url}"
         self._dimensions = dimensions
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = async_client(self.base_url, timeout=timeout, headers=headers,
                                     transport=transport)
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
 
     @property
     def dimensions(self) -> int:
@@ -63,9 +69,6 @@ class HttpEmbedding:
             raise EmbeddingError(f"embedding server returned {len(vectors)} vectors for {len(texts)} texts")
         self._dimensions = self._dimensions or len(vectors[0])
         return [_normalised(v) for v in vectors]
-
-    async def embed_one(self, text: str) -> list[float]:
-        return (await self.embed([text]))[0]
 
     async def close(self) -> None:
         await self._client.aclose()

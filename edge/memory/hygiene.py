@@ -37,15 +37,14 @@ def retention_cutoff(days: int, now: datetime | None = None) -> str:
 
 async def run_hygiene(memory: Memory, config, snapshot_path: Path,
                       now: datetime | None = None) -> HygieneReport:
-    """One pass; ``config`` is a MemoryConfig. Backends without a step (markdown) skip it."""
+    """One pass; ``config`` is a MemoryConfig. A backend without a step does nothing in it
+    (the defaults of ``delete_older_than`` and ``model_ready``: markdown keeps everything)."""
     report = HygieneReport()
-    delete_older_than = getattr(memory, "delete_older_than", None)
-    if delete_older_than is not None:
-        cutoff = retention_cutoff(config.conversation_retention_days, now)
-        report.conversations_deleted = await delete_older_than(Category.CONVERSATION, cutoff)
+    cutoff = retention_cutoff(config.conversation_retention_days, now)
+    report.conversations_deleted = await memory.delete_older_than(Category.CONVERSATION, cutoff)
     if config.snapshot_on_hygiene and memory.name != "none":
         report.snapshot_entries = await write_snapshot(memory, snapshot_path)
-    if getattr(memory, "model_ready", False):
+    if memory.model_ready:
         report.reindexed = await memory.reindex(only_stale=True)
     log.info("memory_hygiene conversations_deleted=%d snapshot_entries=%s reindexed=%d",
              report.conversations_deleted, report.snapshot_entries, report.reindexed)

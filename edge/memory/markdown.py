@@ -11,11 +11,13 @@ words it contains. ``forget`` always returns False: this backend is an audit log
 from __future__ import annotations
 
 import asyncio
+import builtins
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from edge.memory.base import Category, MemoryEntry, MemoryFailure
+from edge.memory.base import Category, Memory, MemoryEntry, MemoryFailure
 from edge.memory.ranking import query_terms
 
 LINE = re.compile(r"^- \*\*(?P<key>.+?)\*\* \((?P<category>[^,()]+), (?P<at>[^,()]+)"
@@ -26,7 +28,9 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-class MarkdownMemory:
+class MarkdownMemory(Memory):
+    """Append-only Markdown files; nothing expires and there are no vectors to reindex."""
+
     name = "markdown"
 
     def __init__(self, directory: Path):
@@ -38,7 +42,7 @@ class MarkdownMemory:
             return self.directory / "MEMORY.md"
         return self.directory / "memory" / f"{when:%Y-%m-%d}.md"
 
-    def _files(self) -> list[Path]:
+    def _files(self) -> builtins.list[Path]:
         files = [self.directory / "MEMORY.md", *sorted((self.directory / "memory").glob("*.md"))]
         return [f for f in files if f.is_file()]
 
@@ -100,7 +104,7 @@ class MarkdownMemory:
         return (await asyncio.to_thread(self._read_all)).get(_one_line(key))
 
     async def list(self, category: Category | None = None,
-                   session_id: str | None = None) -> list[MemoryEntry]:
+                   session_id: str | None = None) -> builtins.list[MemoryEntry]:
         entries = (await asyncio.to_thread(self._read_all)).values()
         return [e for e in reversed(list(entries))
                 if (category is None or e.category == category)
@@ -122,7 +126,7 @@ class MarkdownMemory:
     async def close(self) -> None:
         return None
 
-    async def stats(self) -> dict:
+    async def stats(self) -> dict[str, Any]:
         entries = await asyncio.to_thread(self._read_all)
         by_category: dict[str, int] = {}
         for entry in entries.values():

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from edge.memory.base import Category, MemoryEntry
+import builtins
+from typing import Any
+
+from edge.memory.base import Category, Memory, MemoryEntry
 
 
-class NoneMemory:
-    """Memory switched off: stores nothing, recalls nothing."""
+class NoneMemory(Memory):
+    """Memory switched off: stores nothing, recalls nothing, has no vectors to reindex."""
 
     name = "none"
 
@@ -22,7 +25,7 @@ class NoneMemory:
         return None
 
     async def list(self, category: Category | None = None,
-                   session_id: str | None = None) -> list[MemoryEntry]:
+                   session_id: str | None = None) -> builtins.list[MemoryEntry]:
         return []
 
     async def forget(self, key: str) -> bool:
@@ -37,6 +40,6 @@ class NoneMemory:
     async def close(self) -> None:
         return None
 
-    async def stats(self) -> dict:
+    async def stats(self) -> dict[str, Any]:
         return {"backend": self.name, "count": 0, "by_category": {}, "embedder": "none",
                 "model": "none"}

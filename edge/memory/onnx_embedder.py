@@ -4,7 +4,8 @@
 The model loads on first use (numpy and onnxruntime are imported then, not before), with one
 intra-op thread and no memory arena for queries, as suits a Pi; ``bulk()`` gives a second thread
 with spinning off for re-indexing. Batches of 32 for float32 models; a dynamically quantised model
-embeds one text at a time so every text always gets the same vector. Inference runs in a worker thread so the event loop stays free.
+embeds one text at a time so every text always gets the same vector. Inference runs in a worker
+thread so the event loop stays free.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from edge.memory.base import EmbeddingError
+from edge.memory.base import EmbeddingError, EmbeddingProvider
 from edge.memory.model_file import ModelFile
 from edge.memory.wordpiece import DEFAULT_VOCAB, WordPiece
 
@@ -26,7 +27,9 @@ DIMENSIONS = 384
 BATCH_SIZE = 32
 
 
-class OnnxEmbedding:
+class OnnxEmbedding(EmbeddingProvider):
+    """Loads its model on first use (or ``load``); ``bulk`` gives a second instance."""
+
     name = "onnx"
 
     def __init__(self, locate_model: Callable[[], ModelFile], *, threads: int = 1,
@@ -116,6 +119,3 @@ class OnnxEmbedding:
             return []
         rows = await asyncio.to_thread(self.embed_sync, texts)
         return [row.tolist() for row in rows]
-
-    async def embed_one(self, text: str) -> list[float]:
-        return (await self.embed([text]))[0]

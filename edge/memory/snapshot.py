@@ -64,10 +64,11 @@ async def write_snapshot(memory: Memory, path: Path) -> int:
     return len(entries)
 
 
-async def hydrate_from_snapshot(memory, path: Path) -> int:
+async def hydrate_from_snapshot(memory: Memory, path: Path) -> int:
     """Store every snapshot entry as Core into ``memory`` (a fresh SqliteMemory)."""
     pairs = parse_snapshot(path.read_text(encoding="utf-8"))
-    items = [(key, content, Category.CORE, None) for key, content in pairs]
+    items: list[tuple[str, str, Category, str | None]] = [
+        (key, content, Category.CORE, None) for key, content in pairs]
     for start in range(0, len(items), 256):
         await memory.store_many(items[start:start + 256])
     return len(items)

@@ -21,19 +21,35 @@ overlap saves less than the sum (100k: p95 about 10% lower).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiosqlite
 
-from edge.memory.base import (Category, EmbeddingError, EmbeddingProvider, MemoryEntry,
-                              MemoryFailure, StaleEmbeddings)
+from edge.memory.base import (
+    Category,
+    EmbeddingError,
+    EmbeddingProvider,
+    Memory,
+    MemoryEntry,
+    MemoryFailure,
+    NothingToReindex,
+    Progress,
+    StaleEmbeddings,
+)
 from edge.memory.embedding_cache import EmbeddingCache, content_hash, now_iso
-from edge.memory.ranking import (COMMON_TERMS_MIN_ROWS, drop_common_terms, fts_query, fts_terms,
-                                 hybrid_merge, like_terms, normalise_bm25)
+from edge.memory.ranking import (
+    drop_common_terms,
+    fts_query,
+    fts_terms,
+    hybrid_merge,
+    like_terms,
+    normalise_bm25,
+)
 from edge.memory.sqlite_schema import open_database
 
 log = logging.getLogger(__name__)
@@ -46,15 +62,16 @@ than the overlap saves (10k rows: 0.2 ms slower at p50 and p95)."""
 REINDEX_BATCH = 32
 ENTRY_COLUMNS = "num, id, key, content, category, updated_at, session_id"
 
-Progress = Callable[[int, int], None]
+
+Row = tuple[Any, ...]
 
 
-def _entry(row: tuple, score: float | None = None) -> MemoryEntry:
+def _entry(row: Row, score: float | None = None) -> MemoryEntry:
     _, id_, key, content, category, updated_at, session_id = row
     return MemoryEntry(id_, key, content, Category.parse(category), updated_at, session_id, score)
 
 
-class SqliteMemory:
+class SqliteMemory(Memory):
     name = "sqlite"
 
     def __init__(self, path: Path, embedder: EmbeddingProvider, *, vector_weight: float = 0.7,
@@ -73,9 +90,6 @@ class SqliteMemory:
         self._stale: int | None = None
         self._data_version: int | None = None
         self.wait_for_model = True
-        """False (the agent, whose model loads in the background or not at all in a piped run):
-        until the embedder is loaded, recall uses keywords and stores are embedded later, by
-        ``reindex(only_stale=True)``, so no reply waits seconds for a model load."""
 
     @property
     def semantic(self) -> bool:
@@ -84,7 +98,10 @@ class SqliteMemory:
     @property
     def model_ready(self) -> bool:
         """Vectors are computed now: an embedder is configured and may be (or is) loaded."""
-        return self.semantic and (self.wait_for_model or getattr(self.embedder, "loaded", True))
+        return self.semantic and (self.wait_for_model or self.embedder.loaded)
+
+    def model_to_preload(self) -> EmbeddingProvider | None:
+        return self.embedder if self.semantic and not self.embedder.loaded else None
 
     async def db(self) -> aiosqlite.Connection:
         if self._db is None:
@@ -97,13 +114,12 @@ class SqliteMemory:
         if self._db is not None:
             await self._db.close()
             self._db = None
-        close = getattr(self.embedder, "close", None)
-        if close is not None:
-            await close()
+        await self.embedder.close()
 
     # -- embeddings -------------------------------------------------------------------------
 
-    async def _embed_blobs(self, texts: list[str], embedder: EmbeddingProvider | None = None) -> list[bytes]:
+    async def _embed_blobs(self, texts: builtins.list[str],
+                           embedder: EmbeddingProvider | None = None) -> builtins.list[bytes]:
         """One vector BLOB per text, from the cache where possible; the caller commits."""
         from edge.memory.vector_index import VectorIndex
 
@@ -118,9 +134,14 @@ class SqliteMemory:
             cached.update({content_hash(text): blob for text, blob in fresh})
         return [cached[content_hash(t)] for t in texts]
 
-    async def _fetch(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+    async def _fetch(self, sql: str, params: Iterable[Any] = ()) -> builtins.list[Row]:
         """Every row of one statement, in one round trip to aiosqlite's thread."""
-        return list(await (await self.db()).execute_fetchall(sql, params))
+        return cast("builtins.list[Row]", await (await self.db()).execute_fetchall(sql, params))
+
+    async def _one(self, sql: str, params: Iterable[Any] = ()) -> Row:
+        """The single row of a statement that always yields one (a count, an insert's RETURNING)."""
+        (row,) = await self._fetch(sql, params)
+        return row
 
     async def _others_wrote(self) -> bool:
         """Whether another connection (``edge-cli memory`` beside the daemon) committed since
@@ -140,14 +161,11 @@ class SqliteMemory:
 
             from edge.memory.vector_index import VectorIndex
 
-            db = await self.db()
             model_id = self.embedder.model_id
-            async with db.execute("SELECT COUNT(*) FROM memories WHERE embedding_model IS NOT NULL "
-                                  "AND embedding_model != ?", (model_id,)) as cur:
-                self._stale = (await cur.fetchone())[0]
-            async with db.execute("SELECT num, embedding FROM memories WHERE embedding_model = ?",
-                                  (model_id,)) as cur:
-                rows = await cur.fetchall()
+            (self._stale,) = await self._one("SELECT COUNT(*) FROM memories WHERE embedding_model "
+                                             "IS NOT NULL AND embedding_model != ?", (model_id,))
+            rows = await self._fetch("SELECT num, embedding FROM memories WHERE embedding_model = ?",
+                                     (model_id,))
             index = VectorIndex(len(rows[0][1]) // 4 if rows else self.embedder.dimensions)
             if rows:
                 matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4")
@@ -183,7 +201,7 @@ class SqliteMemory:
         stamp = now_iso()
         nums = []
         for (key, content, category, session_id), blob in zip(items, blobs, strict=True):
-            async with db.execute(
+            (num,) = await self._one(
                     "INSERT INTO memories (id, key, content, category, embedding, embedding_model, "
                     "created_at, updated_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT(key) DO UPDATE SET id = excluded.id, content = excluded.content, "
@@ -191,8 +209,8 @@ class SqliteMemory:
                     "embedding_model = excluded.embedding_model, updated_at = excluded.updated_at, "
                     "session_id = excluded.session_id RETURNING num",
                     (str(uuid.uuid4()), key, content, category.value, blob,
-                     model_id if blob else None, stamp, stamp, session_id)) as cur:
-                nums.append((await cur.fetchone())[0])
+                     model_id if blob else None, stamp, stamp, session_id))
+            nums.append(num)
         await db.commit()
         if self._index is not None:
             from edge.memory.vector_index import VectorIndex
@@ -204,20 +222,18 @@ class SqliteMemory:
                     self._index.remove(num)
 
     async def forget(self, key: str) -> bool:
-        db = await self.db()
-        async with db.execute("DELETE FROM memories WHERE key = ? RETURNING num", (key,)) as cur:
-            row = await cur.fetchone()
-        await db.commit()
-        if row and self._index is not None:
-            self._index.remove(row[0])
-        return row is not None
+        deleted = await self._fetch("DELETE FROM memories WHERE key = ? RETURNING num", (key,))
+        await (await self.db()).commit()
+        if self._index is not None:
+            for (num,) in deleted:
+                self._index.remove(num)
+        return bool(deleted)
 
     async def delete_older_than(self, category: Category, cutoff_iso: str) -> int:
-        db = await self.db()
-        async with db.execute("DELETE FROM memories WHERE category = ? AND updated_at < ? "
-                              "RETURNING num", (category.value, cutoff_iso)) as cur:
-            nums = [num for (num,) in await cur.fetchall()]
-        await db.commit()
+        nums = [num for (num,) in await self._fetch(
+            "DELETE FROM memories WHERE category = ? AND updated_at < ? RETURNING num",
+            (category.value, cutoff_iso))]
+        await (await self.db()).commit()
         if self._index is not None:
             for num in nums:
                 self._index.remove(num)
@@ -226,35 +242,28 @@ class SqliteMemory:
     # -- reads ------------------------------------------------------------------------------
 
     async def get(self, key: str) -> MemoryEntry | None:
-        db = await self.db()
-        async with db.execute(f"SELECT {ENTRY_COLUMNS} FROM memories WHERE key = ?", (key,)) as cur:
-            row = await cur.fetchone()
-        return _entry(row) if row else None
+        rows = await self._fetch(f"SELECT {ENTRY_COLUMNS} FROM memories WHERE key = ?", (key,))
+        return _entry(rows[0]) if rows else None
 
     async def list(self, category: Category | None = None,
-                   session_id: str | None = None) -> list[MemoryEntry]:
-        db = await self.db()
+                   session_id: str | None = None) -> builtins.list[MemoryEntry]:
         sql = f"SELECT {ENTRY_COLUMNS} FROM memories WHERE (? IS NULL OR category = ?) " \
               "AND (? IS NULL OR session_id = ?) ORDER BY updated_at DESC"
         value = category.value if category else None
-        async with db.execute(sql, (value, value, session_id, session_id)) as cur:
-            return [_entry(row) async for row in cur]
+        return [_entry(row) for row in await self._fetch(sql, (value, value, session_id, session_id))]
 
     async def count(self) -> int:
-        db = await self.db()
-        async with db.execute("SELECT COUNT(*) FROM memories") as cur:
-            return (await cur.fetchone())[0]
+        (count,) = await self._one("SELECT COUNT(*) FROM memories")
+        return int(count)
 
     async def health_check(self) -> bool:
         try:
-            db = await self.db()
-            async with db.execute("SELECT 1") as cur:
-                return (await cur.fetchone()) == (1,)
+            return await self._one("SELECT 1") == (1,)
         except (MemoryFailure, aiosqlite.Error):
             return False
 
-    async def _rows(self, scored: list[tuple[int, float]], session_id: str | None,
-                    limit: int) -> list[MemoryEntry]:
+    async def _rows(self, scored: builtins.list[tuple[int, float]], session_id: str | None,
+                    limit: int) -> builtins.list[MemoryEntry]:
         """The entries for ``(num, score)`` pairs in one query, in score order."""
         if not scored:
             return []
@@ -266,7 +275,7 @@ class SqliteMemory:
         return [_entry(rows[num], score) for num, score in scored if num in rows][:limit]
 
     async def keyword_search(self, query: str, limit: int,
-                             session_id: str | None = None) -> list[tuple[int, float]]:
+                             session_id: str | None = None) -> builtins.list[tuple[int, float]]:
         """``(num, -bm25)``, best first; LIKE matching (fraction of words found) if FTS5 refuses.
 
         Only a session filter reads ``memories`` (joining it for every match doubled the cost at
@@ -284,19 +293,19 @@ class SqliteMemory:
                 log.info("memory_recall_like_fallback reason=%s", exc)
         return await self._like_search(query, limit, session_id)
 
-    async def _selective_terms(self, terms: list[str]) -> list[str]:
+    async def _selective_terms(self, terms: builtins.list[str]) -> builtins.list[str]:
         if len(terms) < 2:
             return terms
         lowered = [t.lower() for t in terms]
         marks = ",".join("?" * len(lowered))
         # One round trip: the row with the empty term (FTS5 never yields one) carries the total.
-        counts = dict(await self._fetch(
+        counts: dict[str, int] = dict(await self._fetch(
             "SELECT '', COALESCE(MAX(num), 0) FROM memories UNION ALL "
             f"SELECT term, doc FROM memories_fts_terms WHERE term IN ({marks})", lowered))
         return drop_common_terms(terms, counts, counts.pop(""))
 
     async def _like_search(self, query: str, limit: int,
-                           session_id: str | None) -> list[tuple[int, float]]:
+                           session_id: str | None) -> builtins.list[tuple[int, float]]:
         terms = like_terms(query)
         hits = " + ".join(["((key LIKE ? ESCAPE '\\') OR (content LIKE ? ESCAPE '\\'))"] * len(terms))
         params = [p for term in terms for p in (term, term)]
@@ -307,7 +316,7 @@ class SqliteMemory:
         return [(num, hits / len(terms)) for num, hits in found]
 
     async def recall(self, query: str, limit: int = 5,
-                     session_id: str | None = None) -> list[MemoryEntry]:
+                     session_id: str | None = None) -> builtins.list[MemoryEntry]:
         if not query.strip() or limit <= 0:
             return []
         query_vector = None
@@ -323,7 +332,7 @@ class SqliteMemory:
         return await self.recall_by_vector(query, query_vector, limit, session_id)
 
     async def recall_by_vector(self, query: str, query_vector: Any, limit: int = 5,
-                               session_id: str | None = None) -> list[MemoryEntry]:
+                               session_id: str | None = None) -> builtins.list[MemoryEntry]:
         """Recall with the query's vector already computed (None: BM25 only)."""
         candidates = max(CANDIDATES, limit)
         if query_vector is None:
@@ -350,16 +359,15 @@ class SqliteMemory:
     async def reindex(self, progress: Progress | None = None, only_stale: bool = False) -> int:
         """Re-embed every entry (or those without a current vector); returns how many."""
         if not self.semantic:
-            raise MemoryFailure("no embedder is configured ([memory] embedder = \"none\"); "
-                                "nothing to reindex")
+            raise NothingToReindex("no embedder is configured ([memory] embedder = \"none\"); "
+                                   "nothing to reindex")
         db = await self.db()
         model_id = self.embedder.model_id
         where = "WHERE embedding_model IS NULL OR embedding_model != ?" if only_stale else ""
-        async with db.execute(f"SELECT num, content FROM memories {where} ORDER BY num",
-                              (model_id,) if only_stale else ()) as cur:
-            rows = await cur.fetchall()
-        bulk = getattr(self.embedder, "bulk", None)  # a second model instance: only for many rows
-        embedder = bulk() if bulk and len(rows) > REINDEX_BATCH else self.embedder
+        rows = await self._fetch(f"SELECT num, content FROM memories {where} ORDER BY num",
+                                 (model_id,) if only_stale else ())
+        # onnx's bulk embedder is a second model instance: worth loading only for many rows
+        embedder = self.embedder.bulk() if len(rows) > REINDEX_BATCH else self.embedder
         done = 0
         for start in range(0, len(rows), REINDEX_BATCH):
             batch = rows[start:start + REINDEX_BATCH]

@@ -2,7 +2,8 @@
 
 Tables: ``memories`` (unique ``key``, upsert on it; ``num`` is an explicit integer primary key so
 VACUUM cannot renumber the rows the FTS index points at), ``memories_fts`` (FTS5 over key and
-content, kept in sync by three triggers; ``memories_fts_terms`` gives each term's document count) and ``embedding_cache`` (LRU by ``accessed_at``).
+content, kept in sync by three triggers; ``memories_fts_terms`` gives each term's document count)
+and ``embedding_cache`` (LRU by ``accessed_at``).
 Pragmas: WAL, synchronous NORMAL (a committed store survives a crash of the process), 8 MB mmap,
 2 MB page cache, temp store in memory. Opening has a timeout so a locked file cannot hang the agent.
 """

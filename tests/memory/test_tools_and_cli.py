@@ -83,8 +83,8 @@ def test_cli_bad_usage_exits_2(cli_state, capsys):
 
 
 def test_example_config_has_a_valid_memory_section():
-    from importlib import resources
     import tomllib
+    from importlib import resources
     data = tomllib.loads(resources.files("edge.config").joinpath("example.toml").read_text())
     from edge.config.model import Config
     memory = Config.model_validate(data).memory
