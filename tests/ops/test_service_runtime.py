@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from edge.channels.base import Channel
 from edge.cli.logs_cmd import follow_file, journal_command, tail
 from edge.status import format_status, memory_store_summary
 
@@ -139,7 +140,7 @@ def test_service_status_marks_a_channel_that_goes_down(default_config, mock_fact
     sent = []
     runtime.service.status = sent.append
 
-    class Flaky:
+    class Flaky(Channel):
         name = "telegram"
 
     supervisor = ListenerSupervisor(Flaky(), on_change=runtime._refresh_service_status)
