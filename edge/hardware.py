@@ -237,6 +237,19 @@ class Hardware:
                 for at, e in list(self.recent_events)[-last:]]
 
 
+def _check_aliases(name: str, board: Board, aliases: dict[str, str]) -> None:
+    """An alias must not be another pin's name: ``GPIO5 = "GPIO17"`` would hide GPIO5."""
+    for alias, target in aliases.items():
+        try:
+            named = board.canonical(alias)
+        except UnknownPin:
+            continue
+        if named != board.resolve(alias):
+            raise ConfigError(f"boards.{name}.aliases.{alias}: {alias!r} is the name of pin {named} "
+                              f"but would mean {board.resolve(alias)} ({target!r}); choose an alias "
+                              "that is not a pin name")
+
+
 def _logical(rule: PinRule, level: float) -> float:
     """A board's electrical reading as the pin's logical value (inverted when active-low)."""
     if rule.active_low and rule.mode is not PinMode.ANALOG:
@@ -256,12 +269,18 @@ def build_hardware(config: Config, *, resident: bool, pin_factory=None,
         except UnknownPin as exc:
             raise ConfigError(f"boards.{name}.aliases: {exc}") from None
         boards[name] = board
+        _check_aliases(name, board, section.aliases)
+        modes = {info.name: info.modes for info in board.capabilities()}
         seen: dict[str, str] = {}
         for key, pin_cfg in section.pins.items():
             try:
                 pin = board.resolve(key)
             except UnknownPin as exc:
                 raise ConfigError(f"boards.{name}.pins.{key}: {exc}") from None
+            if pin in modes and pin_cfg.mode not in modes[pin]:
+                can = ", ".join(sorted(m.value for m in modes[pin])) or "nothing"
+                raise ConfigError(f"boards.{name}.pins.{key}: {pin} on a {section.type} board "
+                                  f"cannot be {pin_cfg.mode.value} (it can be: {can})")
             if pin in seen:
                 raise ConfigError(f"boards.{name}.pins.{key}: same pin as "
                                   f"boards.{name}.pins.{seen[pin]} ({pin})")

@@ -23,8 +23,8 @@ import time
 import serial
 
 from peripherals.base import BoardEvent, PinInfo, PinMode, Pull
-from peripherals.host_pins import HostPinTable
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
+from peripherals.host_pins import HostPinTable
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class ArduinoBoard(HostPinTable):
         self.watchdog_ms = watchdog_ms
         self.sampling_interval_ms = sampling_interval_ms
         self.handshake_timeout = handshake_timeout
-        self._aliases = {alias: self._canonical(spec) for alias, spec in (aliases or {}).items()}
+        self._aliases = {alias: self.canonical(spec) for alias, spec in (aliases or {}).items()}
         self._lock = threading.Lock()  # one writer on the port at a time
         self._firmata = None
         self._generation = 0
@@ -94,7 +94,7 @@ class ArduinoBoard(HostPinTable):
 
     # names ----------------------------------------------------------------------------------
     @staticmethod
-    def _canonical(spec: str) -> str:
+    def canonical(spec: str) -> str:
         text = str(spec).strip().upper()
         if text.startswith("A") and text[1:].isdigit() and int(text[1:]) <= 5:
             return f"A{int(text[1:])}"
@@ -111,7 +111,7 @@ class ArduinoBoard(HostPinTable):
 
     def resolve(self, spec: str) -> str:
         spec = str(spec).strip()
-        return self._aliases.get(spec) or self._canonical(spec)
+        return self._aliases.get(spec) or self.canonical(spec)
 
     def capabilities(self) -> list[PinInfo]:
         pins = []

@@ -111,6 +111,10 @@ class Board(Protocol):
         """Canonical pin name for ``spec`` (a pin name or alias); raises UnknownPin."""
         ...
 
+    def canonical(self, spec: str) -> str:
+        """Canonical pin name for ``spec`` as a pin name only (no aliases); raises UnknownPin."""
+        ...
+
     def capabilities(self) -> list[PinInfo]:
         """Every usable pin with the modes the hardware supports."""
         ...

@@ -73,7 +73,7 @@ class GpioBoard(Board):
             self._load_real()
         self._aliases: dict[str, str] = {}
         for alias, spec in (aliases or {}).items():
-            self._aliases[alias] = self._canonical(spec)
+            self._aliases[alias] = self.canonical(spec)
         self._devices: dict[str, Device] = {}
         self._modes: dict[str, PinMode] = {}
         self._held: set[str] = set()
@@ -111,7 +111,7 @@ class GpioBoard(Board):
     def _names(self) -> Any:
         return self.factory.board_info if self.factory is not None else HEADER_NAMES
 
-    def _canonical(self, spec: str) -> str:
+    def canonical(self, spec: str) -> str:
         try:
             return self._names.to_gpio(str(spec).strip())
         except PinInvalidPin as exc:
@@ -122,7 +122,7 @@ class GpioBoard(Board):
         spec = str(spec).strip()
         if spec in self._aliases:
             return self._aliases[spec]
-        return self._canonical(spec)
+        return self.canonical(spec)
 
     def aliases_of(self, pin: str) -> tuple[str, ...]:
         return tuple(a for a, p in self._aliases.items() if p == pin)

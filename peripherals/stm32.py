@@ -19,8 +19,8 @@ import time
 
 from peripherals import stm32_protocol as wire
 from peripherals.base import BoardEvent, PinInfo, PinMode, Pull
-from peripherals.host_pins import HostPinTable
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
+from peripherals.host_pins import HostPinTable
 from peripherals.serial_link import SerialLink
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class Stm32Board(HostPinTable):
         self.watchdog_ms = watchdog_ms
         self.request_timeout = request_timeout
         self.handshake_timeout = handshake_timeout
-        self._aliases = {alias: self._canonical(spec) for alias, spec in (aliases or {}).items()}
+        self._aliases = {alias: self.canonical(spec) for alias, spec in (aliases or {}).items()}
         self._link = SerialLink(port, baudrate, self._on_bytes, self._on_lost)
         self._reader = wire.FrameReader()
         self._next_id = 0
@@ -74,7 +74,7 @@ class Stm32Board(HostPinTable):
 
     # names -------------------------------------------------------------------------------
     @staticmethod
-    def _canonical(spec: str) -> str:
+    def canonical(spec: str) -> str:
         try:
             return wire.pin_name(wire.pin_number(spec))
         except ValueError as exc:
@@ -82,7 +82,7 @@ class Stm32Board(HostPinTable):
 
     def resolve(self, spec: str) -> str:
         spec = str(spec).strip()
-        pin = self._aliases.get(spec) or self._canonical(spec)
+        pin = self._aliases.get(spec) or self.canonical(spec)
         if self._caps and pin not in self._caps:
             raise UnknownPin(f"{pin} is not available on board {self.name} "
                              f"(it has {', '.join(self._caps)})")

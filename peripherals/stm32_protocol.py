@@ -16,7 +16,6 @@ conformance vectors (``firmware/conformance/vectors.txt``) keep the two from dri
 from __future__ import annotations
 
 import binascii
-
 import enum
 import struct
 from dataclasses import dataclass, field

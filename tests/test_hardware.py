@@ -152,3 +152,32 @@ async def test_input_events_are_recorded_and_reach_the_prompt(default_config, mo
     section = hardware_section(hw.status(), hw.policy, hw.events())
     assert "Recent events reported by the boards" in section and "gpio input GPIO27=0" in section
     await hw.shutdown()
+
+
+@pytest.mark.parametrize("text, error", [
+    ('[boards.gpio.pins]\nGPIO5 = { mode = "output", safe = "on", max_on_seconds = 5 }\n',
+     r"safe = \"on\" and max_on_seconds contradict"),
+    ('[boards.gpio.aliases]\nGPIO5 = "GPIO17"\n[boards.gpio.pins]\nGPIO17 = { mode = "output" }\n',
+     r"boards\.gpio\.aliases\.GPIO5: 'GPIO5' is the name of pin GPIO5 but would mean GPIO17"),
+    ('[boards.gpio.pins]\nGPIO5 = { mode = "analog" }\n',
+     r"boards\.gpio\.pins\.GPIO5: GPIO5 on a gpio board cannot be analog"),
+])
+def test_config_that_cannot_be_honoured_is_a_config_error(text, error, write_config, isolated_env,
+                                                          mock_factory):
+    with pytest.raises(ConfigError, match=error):
+        hardware_for(text, write_config, isolated_env, mock_factory)
+
+
+async def test_readonly_refuses_every_actuation_whoever_asks(write_config, isolated_env, mock_factory):
+    from edge.tools.gpio import hardware_tools
+
+    text = '[security]\nautonomy = "readonly"\n' + TIMED
+    hw = hardware_for(text, write_config, isolated_env, mock_factory)
+    await hw.start()
+    tools = {t.name: t for t in hardware_tools(hw, hw.policy)}
+    refused = await tools["gpio_write"].execute({"pin": "GPIO23", "value": "off"}, "cli:root")
+    assert not refused.success and "autonomy is readonly" in refused.error
+    assert mock_factory.pin(23).state == 1  # still at its safe level
+    read = await tools["gpio_read"].execute({"pin": "GPIO23"}, "cli:root")
+    assert read.success
+    await hw.shutdown()

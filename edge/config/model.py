@@ -160,6 +160,9 @@ class PinConfig(Section):
                 self.safe is not None or self.max_on_seconds is not None):
             raise ValueError("safe and max_on_seconds apply to output and pwm pins, not "
                              f"{self.mode.value}")
+        if self.safe == "on" and self.max_on_seconds is not None:
+            raise ValueError("safe = \"on\" and max_on_seconds contradict each other (the timer "
+                             "would switch the pin off, the safe state back on); remove one")
         if self.bounce_ms and self.mode is not PinMode.INPUT:
             raise ValueError(f"bounce_ms applies to input pins, not {self.mode.value}")
         return self

@@ -78,8 +78,9 @@ class ApprovalGate:
     async def check(self, target: str, action: str, summary: str) -> str | None:
         """None when the current request may go ahead, else the reason it may not."""
         ctx = current_request.get()
-        if self.autonomy == "readonly" and ctx is not None and ctx.via_model:
-            return "autonomy is readonly: the model may not actuate pins"
+        if self.autonomy == "readonly":  # whoever asks: the model, a chat command, edge-cli
+            return ("autonomy is readonly: nothing may actuate pins; set [security] autonomy = "
+                    "\"supervised\" or \"full\" to allow it")
         if not self.needs_approval(ctx):
             return None
         remembered = (f"{ctx.channel}:{ctx.sender}", target, action)
