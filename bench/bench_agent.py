@@ -18,7 +18,8 @@ from edge.agent.sessions import SessionStore
 from edge.channels.base import ChannelMessage
 from edge.config.model import Config
 from edge.hardware import build_hardware
-from edge.providers.base import ChatResponse, ToolCall
+from edge.messages import ToolCall
+from edge.providers.base import ChatResponse
 from edge.tools.gpio import hardware_tools
 
 ITERATIONS = 10

@@ -26,7 +26,7 @@ from edge.config.loader import LoadedConfig
 from edge.control.server import ControlServer
 from edge.hardware import build_hardware
 from edge.logsetup import RecentEvents
-from edge.providers.base import Provider
+from edge.providers.switch import ModelSwitch
 from edge.redaction import secret_values
 from edge.sdnotify import ServiceNotifier
 from edge.status import format_status, memory_store_summary
@@ -61,7 +61,7 @@ class Runtime:
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds)
         self.tools = {t.name: t for t in hardware_tools(self.hardware, self.hardware.policy)}
-        self.provider: Provider | None = None
+        self.provider: ModelSwitch | None = None
         self.channels: dict[str, Channel] = {}
         self.supervisors: dict[str, ListenerSupervisor] = {}
         self.sessions: SessionStore | None = None

@@ -4,9 +4,9 @@
 - Estimate: about four characters a token, times SAFETY_MARGIN.
 - Prune: before each call, history is cut to ``history_share`` of the window, oldest chunks first,
   never the current turn.
-- Overflow: the seed's phrases plus a provider hook (``is_context_overflow(error)``); the seed's
-  detection missed provider-specific wording (its weakness 9.3), so the list is extended and the
-  hook lets a provider decide.
+- Overflow: the provider decides (``Provider.is_context_overflow``); its default is the provider
+  layer's one phrase list, which extends the seed's (its detection missed provider-specific
+  wording, weakness 9.3).
 - Compaction: summarise through the model, in stages for large histories; when that fails, keep
   the last COMPACT_KEEP_TURNS turns truncated to COMPACT_TURN_CHARS (seed 000 constants).
 """
@@ -17,7 +17,8 @@ import logging
 import math
 from dataclasses import dataclass
 
-from edge.providers.base import ChatMessage, Provider, ProviderError
+from edge.messages import ChatMessage
+from edge.providers.base import Provider, ProviderError, mentions_context_overflow
 
 log = logging.getLogger(__name__)
 
@@ -28,14 +29,6 @@ CHARS_PER_TOKEN = 4
 COMPACT_KEEP_TURNS = 12
 COMPACT_TURN_CHARS = 600
 STAGED_SUMMARY_TOKENS = 8_000
-
-OVERFLOW_PHRASES = (
-    "exceeds the context window", "context window of this model", "maximum context length",
-    "context length exceeded", "context_length_exceeded", "too many tokens",
-    "token limit exceeded", "prompt is too long", "input is too long",
-    "context window has overflowed", "request too large", "reduce the length of the messages",
-)
-
 
 class ContextTooSmall(ProviderError):
     pass
@@ -72,11 +65,11 @@ def prune_to_share(history: list[ChatMessage], window_tokens: int, share: float 
 
 
 def is_context_overflow(error: Exception, provider: Provider | None = None) -> bool:
-    hook = getattr(provider, "is_context_overflow", None)
-    if hook is not None and hook(error):
-        return True
-    text = str(error).lower()
-    return any(phrase in text for phrase in OVERFLOW_PHRASES)
+    """Whether ``error`` means the prompt did not fit: ``provider``'s judgement, else the
+    provider layer's phrase list."""
+    if provider is None:
+        return mentions_context_overflow(error)
+    return provider.is_context_overflow(error)
 
 
 def fallback_compaction(history: list[ChatMessage]) -> list[ChatMessage]:

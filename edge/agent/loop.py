@@ -16,9 +16,16 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 
-from edge.providers.base import (ChatMessage, ChatResponse, Provider, ProviderError, StreamDone,
-                                 StreamInterrupted, TextDelta, ToolCall)
-from edge.tools.base import Tool, ToolResult, ToolSpec, spec_of
+from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.providers.base import (
+    ChatResponse,
+    Provider,
+    ProviderError,
+    StreamDone,
+    StreamInterrupted,
+    TextDelta,
+)
+from edge.tools.base import Tool, ToolResult, spec_of
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +57,7 @@ async def execute_call(call: ToolCall, tools: dict[str, Tool], caller: str) -> T
 
 async def _model_turn(provider: Provider, messages: list[ChatMessage], specs: list[ToolSpec],
                       on_text: TextSink | None) -> ChatResponse:
-    if on_text is None or not hasattr(provider, "stream"):
+    if on_text is None:
         return await provider.chat(messages, tools=specs)
     shown = ""
     try:

@@ -34,7 +34,9 @@ from edge.agent.sanitize import sanitize_response
 from edge.agent.sessions import Session, SessionStore
 from edge.channels.base import ChannelMessage
 from edge.hardware import Hardware
-from edge.providers.base import ChatMessage, Provider, ProviderError
+from edge.messages import ChatMessage
+from edge.providers.base import ProviderError
+from edge.providers.switch import ModelSwitch
 from edge.security.approvals import RequestContext, current_request
 from edge.tools.base import Tool, spec_of
 
@@ -74,7 +76,7 @@ class AgentSettings:
 class Agent:
     tools: list[Tool]
     hardware: Hardware
-    provider: Provider | None
+    provider: ModelSwitch | None
     sessions: SessionStore
     status_text: Callable[[], Awaitable[str]]
     settings: AgentSettings = field(default_factory=AgentSettings)

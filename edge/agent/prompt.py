@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from edge.messages import ToolSpec
 from edge.security.policy import SecurityPolicy
-from edge.tools.base import ToolSpec
 from peripherals.base import BoardStatus
 
 BOOTSTRAP_FILES = ("IDENTITY.md", "SOUL.md", "USER.md", "AGENTS.md")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from edge.agent.fsync_queue import FsyncQueue, append_bytes
 from edge.files import write_atomically, write_json_atomically
-from edge.providers.base import ChatMessage
+from edge.messages import ChatMessage
 
 log = logging.getLogger(__name__)
 

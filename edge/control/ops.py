@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the CLI client imports this module: keep pydantic off its path
+    from edge.providers.switch import ModelSwitch
     from edge.tools.base import Tool, ToolResult
 
 
@@ -42,6 +43,8 @@ class OpTarget(Protocol):
     """What operations act on: the Runtime, resident (daemon) or direct."""
 
     tools: dict[str, Tool]
+    provider: ModelSwitch | None
+    """None when no model is configured."""
 
     async def status(self) -> dict[str, Any]: ...
 
@@ -52,8 +55,8 @@ TOOL_OPS = {"pins": "board_status", "gpio.read": "gpio_read", "gpio.write": "gpi
 
 def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
     """``models`` lists the provider's endpoints; ``models.select`` switches (ModelSwitch API)."""
-    switch = getattr(target, "provider", None)
-    if not hasattr(switch, "list_models"):
+    switch = target.provider
+    if switch is None:
         return OpResult(False, "no provider is running; set [provider] model (and base_url or "
                         "preset) in the config and restart the agent")
     if op == "models.select":

@@ -9,19 +9,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 
-from edge.providers.base import (ChatMessage, ChatResponse, ProviderError, StreamDone,
-                                 StreamEvent, StreamInterrupted, TextDelta, ToolCall,
-                                 ToolCallReady, Usage)
-from edge.providers.endpoint import (HttpEndpoint, ToolMode, WireProvider, decode_chunk,
-                                     keep_partial)
+from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.providers.base import (
+    ChatResponse,
+    ProviderError,
+    StreamDone,
+    StreamEvent,
+    StreamInterrupted,
+    TextDelta,
+    ToolCallReady,
+    Usage,
+)
+from edge.providers.endpoint import HttpEndpoint, ToolMode, WireProvider, decode_chunk, keep_partial
 from edge.providers.keys import KeyRing
 from edge.providers.prompt_guided import ToolSupportMemory
 from edge.providers.schema import SchemaCleanr
 from edge.sse import iter_sse
-from edge.tools.base import ToolSpec
 
 API_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -35,6 +42,7 @@ def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
     """The system text and the alternating user/assistant turns, with tool blocks."""
     system: list[str] = []
     turns: list[dict] = []
+    blocks: list[dict[str, Any]]
     for message in messages:
         if message.role == "system":
             system.append(message.content)
@@ -74,7 +82,8 @@ def parse_response(body: dict, model: str = "") -> ChatResponse:
     content = body.get("content")
     if not isinstance(content, list):
         raise ProviderError("anthropic returned a message without content")
-    text, calls = [], []
+    text: list[str] = []
+    calls: list[ToolCall] = []
     for block in content:
         if block.get("type") == "text":
             text.append(block.get("text", ""))

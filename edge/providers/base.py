@@ -1,106 +1,30 @@
-"""Provider protocol, chat types and stream events (seed 002_9a1873f4f488f98f.txt, "Provider" part).
+"""The Provider protocol, replies, stream events and provider errors.
 
-One required method, :meth:`Provider.chat`; :class:`ProviderBase` derives the rest from it
-(simple chat, chat with a system prompt, chat with history, streaming). Decorators (retry,
-routing) wrap a provider rather than adding flags inside it.
+:class:`Provider` is the whole model boundary: ``name``, ``model`` and :meth:`Provider.chat` are
+required; streaming, context-overflow detection, key rotation and closing have defaults here,
+inherited by every provider that subclasses the protocol (the wire formats and the decorators
+that wrap them: retry and failover, routing, the run-time model switch). The message and tool
+types are the shared vocabulary of :mod:`edge.messages`.
 
->>> ChatMessage.user("hi").role
-'user'
+>>> import asyncio
+>>> class Echo(Provider):
+...     name, model = "echo", "echo-1"
+...     async def chat(self, messages, tools=None, *, model=None):
+...         return ChatResponse(messages[-1].content, model=model or self.model)
+>>> asyncio.run(collect(Echo().stream([ChatMessage.user("hi")]))).text
+'hi'
+>>> Echo().is_context_overflow(ProviderError("prompt is too long: 250000 tokens", status=400))
+True
 """
 
 from __future__ import annotations
 
-import json
-
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Protocol
 
 from edge.exc import EdgeError
-from edge.tools.base import ToolSpec
-
-Role = Literal["system", "user", "assistant", "tool"]
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    id: str
-    name: str
-    arguments: str
-    """The arguments as the model sent them: a JSON object, as text."""
-    signature: str | None = None
-    """An opaque token the provider wants back with this call in the next request (Gemini's
-    ``thoughtSignature``: Gemini 3 rejects a function-calling loop that drops it)."""
-
-    def arguments_object(self) -> dict:
-        """The arguments as a dict, for wire formats that carry objects ({} when unusable)."""
-        try:
-            value = json.loads(self.arguments or "{}")
-        except json.JSONDecodeError:
-            return {}
-        return value if isinstance(value, dict) else {}
-
-
-@dataclass
-class ChatMessage:
-    role: Role
-    content: str
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    tool_call_id: str | None = None
-
-    @classmethod
-    def system(cls, text: str) -> ChatMessage:
-        return cls("system", text)
-
-    @classmethod
-    def user(cls, text: str) -> ChatMessage:
-        return cls("user", text)
-
-    @classmethod
-    def assistant(cls, text: str, tool_calls: list[ToolCall] | None = None) -> ChatMessage:
-        return cls("assistant", text, list(tool_calls or []))
-
-    @classmethod
-    def tool(cls, call_id: str, text: str) -> ChatMessage:
-        return cls("tool", text, tool_call_id=call_id)
-
-
-@dataclass(frozen=True)
-class AssistantToolCalls:
-    """An assistant turn that asked for tools (seed 002 ConversationMessage::AssistantToolCalls)."""
-
-    text: str
-    tool_calls: list[ToolCall]
-
-
-@dataclass(frozen=True)
-class ToolResultMessage:
-    tool_call_id: str
-    content: str
-
-
-@dataclass(frozen=True)
-class ToolResults:
-    results: list[ToolResultMessage]
-
-
-ConversationMessage = ChatMessage | AssistantToolCalls | ToolResults
-"""One turn of a multi-turn conversation, as in seed 002; providers accept any mix of these."""
-
-
-def as_chat_messages(conversation: Sequence[ConversationMessage]) -> list[ChatMessage]:
-    """Flatten a conversation into the ChatMessage list every wire format starts from."""
-    out: list[ChatMessage] = []
-    for item in conversation:
-        if isinstance(item, ChatMessage):
-            out.append(item)
-        elif isinstance(item, AssistantToolCalls):
-            out.append(ChatMessage.assistant(item.text, item.tool_calls))
-        elif isinstance(item, ToolResults):
-            out.extend(ChatMessage.tool(r.tool_call_id, r.content) for r in item.results)
-        else:
-            raise TypeError(f"not a conversation message: {type(item).__name__}")
-    return out
+from edge.messages import ChatMessage, ToolCall, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -165,48 +89,60 @@ class StreamInterrupted(ProviderError):
         self.partial_text = partial_text
 
 
-@runtime_checkable
+CONTEXT_OVERFLOW_PHRASES = (
+    "context_length_exceeded", "context length", "maximum context", "context window",
+    "prompt is too long", "input is too long", "too many tokens", "token limit exceeded",
+    "exceeds the maximum number of tokens", "input token count", "request too large",
+    "reduce the length of the messages",
+)
+"""How the APIs say the prompt does not fit: OpenAI ``context_length_exceeded`` / "maximum
+context length", Anthropic "prompt is too long", Gemini "input token count exceeds...",
+llama.cpp and Ollama "context window" / "context length" wording."""
+
+OVERFLOW_STATUSES = (None, 400, 413, 422)
+"""An overflow is a refused request (or an error with no status, such as a failed chain's)."""
+
+
+def mentions_context_overflow(error: Exception) -> bool:
+    """Whether ``error`` says the prompt is longer than the model's context window.
+
+    >>> mentions_context_overflow(ProviderError("This model's maximum context length is 4096"))
+    True
+    >>> mentions_context_overflow(ProviderError("HTTP 500: context window busy", status=500))
+    False
+    """
+    status = error.status if isinstance(error, ProviderError) else None
+    text = str(error).lower()
+    return status in OVERFLOW_STATUSES and any(p in text for p in CONTEXT_OVERFLOW_PHRASES)
+
+
 class Provider(Protocol):
-    name: str
-    model: str
+    """A language model behind one interface. Subclass it: ``chat`` (and ``name``, ``model``)
+    are yours to write, the rest has working defaults a provider may override.
 
-    async def chat(self, messages: list[ChatMessage], tools: list[ToolSpec] | None = None) -> ChatResponse:
-        """One model turn over the full message list (system prompt first)."""
-
-    async def aclose(self) -> None: ...
-
-
-class ProviderBase:
-    """Defaults built on :meth:`chat`, the one method a subclass must write.
-
-    Subclasses may override :meth:`stream` with a real streaming call; ``model=`` overrides the
-    configured model for one call (used by fallback lists and routes).
+    ``model=`` on :meth:`chat` and :meth:`stream` asks for another model than ``self.model`` for
+    one call (fallback lists and routes use it).
     """
 
-    name: str = "provider"
-    model: str = ""
+    @property
+    def name(self) -> str:
+        """Who answers, for logs and errors (the endpoint's configured name)."""
+        ...
 
-    async def chat(self, messages: Sequence[ConversationMessage],
-                   tools: list[ToolSpec] | None = None, *, model: str | None = None) -> ChatResponse:
-        raise NotImplementedError
+    @property
+    def model(self) -> str:
+        """The model asked for when a call names none."""
+        ...
 
-    async def chat_with_system(self, system_prompt: str | None, message: str, *,
-                               model: str | None = None) -> str:
-        messages = [ChatMessage.system(system_prompt)] if system_prompt else []
-        messages.append(ChatMessage.user(message))
-        return (await self.chat(messages, model=model)).text
+    async def chat(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                   *, model: str | None = None) -> ChatResponse:
+        """One model turn over the full message list (system prompt first)."""
+        ...
 
-    async def simple_chat(self, message: str, *, model: str | None = None) -> str:
-        return await self.chat_with_system(None, message, model=model)
-
-    async def chat_with_history(self, messages: Sequence[ConversationMessage], *,
-                                model: str | None = None) -> str:
-        return (await self.chat(messages, model=model)).text
-
-    async def stream(self, messages: Sequence[ConversationMessage],
-                     tools: list[ToolSpec] | None = None, *,
-                     model: str | None = None) -> AsyncIterator[StreamEvent]:
-        """Text deltas, then complete tool calls, then :class:`StreamDone`. Default: one chat."""
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                     *, model: str | None = None) -> AsyncIterator[StreamEvent]:
+        """Text deltas, then complete tool calls, then :class:`StreamDone`.
+        Default: one :meth:`chat`, told as those events."""
         response = await self.chat(messages, tools, model=model)
         if response.text:
             yield TextDelta(response.text)
@@ -214,7 +150,17 @@ class ProviderBase:
             yield ToolCallReady(call)
         yield StreamDone(response)
 
+    def is_context_overflow(self, error: Exception) -> bool:
+        """Did ``error`` say the prompt is too long? (The agent then compacts the history.)
+        Default: :func:`mentions_context_overflow`."""
+        return mentions_context_overflow(error)
+
+    def rotate_key(self) -> bool:
+        """Move to the next API key (after a 429); False when there is no other key (default)."""
+        return False
+
     async def aclose(self) -> None:
+        """Release connections. Default: nothing to release."""
         return None
 
 

@@ -19,13 +19,19 @@ from typing import Literal
 import httpx
 
 from edge.httpclient import async_client
-from edge.providers.base import (ChatMessage, ChatResponse, ConversationMessage, ProviderBase,
-                                 ProviderError, StreamDone, StreamEvent, StreamInterrupted,
-                                 TextDelta, ToolCallReady, as_chat_messages)
+from edge.messages import ChatMessage, ToolSpec
+from edge.providers.base import (
+    ChatResponse,
+    Provider,
+    ProviderError,
+    StreamDone,
+    StreamEvent,
+    StreamInterrupted,
+    TextDelta,
+    ToolCallReady,
+)
 from edge.providers.keys import KeyRing
-from edge.providers.prompt_guided import (GuidedTextFilter, ToolSupportMemory, parse_tool_calls,
-                                          render_guided)
-from edge.tools.base import ToolSpec
+from edge.providers.prompt_guided import GuidedTextFilter, ToolSupportMemory, parse_tool_calls, render_guided
 
 ERROR_TEXT_LIMIT = 300
 _QUERY_KEY = re.compile(r"([?&]key=)[^&\s\"']+")
@@ -178,7 +184,7 @@ def looks_like_tools_rejection(error: ProviderError) -> bool:
         "not allowed", "not permitted", "extra", "requires", "unexpected"))
 
 
-class WireProvider(ProviderBase):
+class WireProvider(Provider):
     """Native tools when the endpoint takes them, the ``<tool_call>`` protocol when it does not.
 
     ``tool_mode``: ``auto`` tries native and falls back for good on a rejection (remembered per
@@ -186,6 +192,8 @@ class WireProvider(ProviderBase):
     """
 
     endpoint: HttpEndpoint
+    name: str = "provider"
+    model: str = ""
 
     def __init__(self, name: str, model: str, *, tool_mode: ToolMode = "auto",
                  tool_memory: ToolSupportMemory | None = None):
@@ -203,6 +211,7 @@ class WireProvider(ProviderBase):
         raise NotImplementedError
 
     def rotate_key(self) -> bool:
+        """The endpoint's next API key, round-robin (see :class:`KeyRing`)."""
         return self.endpoint.keys.rotate()
 
     def _memory_key(self, model: str) -> str:
@@ -219,10 +228,10 @@ class WireProvider(ProviderBase):
         self.tool_memory.remember_rejection(self._memory_key(model))
         return True
 
-    async def chat(self, messages: Sequence[ConversationMessage],
-                   tools: list[ToolSpec] | None = None, *, model: str | None = None) -> ChatResponse:
+    async def chat(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                   *, model: str | None = None) -> ChatResponse:
         model = model or self.model
-        flat = as_chat_messages(messages)
+        flat = list(messages)
         if not self._guided(tools, model):
             try:
                 return await self.send(flat, tools or None, model)
@@ -233,11 +242,10 @@ class WireProvider(ProviderBase):
         response.text, response.tool_calls = parse_tool_calls(response.text)
         return response
 
-    async def stream(self, messages: Sequence[ConversationMessage],
-                     tools: list[ToolSpec] | None = None, *,
-                     model: str | None = None) -> AsyncIterator[StreamEvent]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                     *, model: str | None = None) -> AsyncIterator[StreamEvent]:
         model = model or self.model
-        flat = as_chat_messages(messages)
+        flat = list(messages)
         if not self._guided(tools, model):
             events = self.send_stream(flat, tools or None, model)
             try:

@@ -7,11 +7,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from edge.config.model import EndpointConfig, ProviderConfig
-from edge.providers.base import ProviderBase
 from edge.providers.keys import KeyRing, resolve_api_keys
 from edge.providers.presets import DEFAULT_KEY_VARIABLE, PRESETS
+from edge.providers.prompt_guided import ToolSupportMemory
+from edge.providers.reliable import RetryPolicy
+from edge.providers.router import ClassificationRule
+from edge.providers.switch import Endpoint, ModelSwitch
+
+if TYPE_CHECKING:  # the wire modules import httpx: they load when an endpoint is built
+    from edge.providers.endpoint import ToolMode, WireProvider
 
 
 def endpoint_keys(config: EndpointConfig, env: Mapping[str, str] = os.environ) -> KeyRing:
@@ -26,11 +33,11 @@ def endpoint_base_url(config: EndpointConfig) -> str:
     return config.base_url or (preset.base_url if preset else "")
 
 
-def create_endpoint(config: EndpointConfig, *, tool_memory=None,
-                    env: Mapping[str, str] = os.environ) -> ProviderBase:
+def create_endpoint(config: EndpointConfig, *, tool_memory: ToolSupportMemory | None = None,
+                    env: Mapping[str, str] = os.environ) -> WireProvider:
     """One wire-format provider for one ``[provider]`` or ``[[provider.fallbacks]]`` table."""
     kind = config.resolved_kind
-    common = dict(keys=endpoint_keys(config, env), temperature=config.temperature,
+    common: dict[str, Any] = dict(keys=endpoint_keys(config, env), temperature=config.temperature,
                   max_tokens=config.max_tokens, timeout=config.timeout_seconds,
                   name=config.display_name, tool_memory=tool_memory)
     base_url = endpoint_base_url(config)
@@ -53,7 +60,7 @@ def create_endpoint(config: EndpointConfig, *, tool_memory=None,
                                     tool_mode=config.tool_mode, **common)
 
 
-def _native_unless_prompt(config: EndpointConfig) -> str:
+def _native_unless_prompt(config: EndpointConfig) -> ToolMode:
     """Anthropic and Gemini always take tools natively; only an explicit "prompt" changes that."""
     return "prompt" if config.tool_mode == "prompt" else "native"
 
@@ -63,7 +70,7 @@ def endpoint_configs(config: ProviderConfig) -> list[EndpointConfig]:
     return [config, *config.fallbacks]
 
 
-def describe_models(config: ProviderConfig) -> list[dict]:
+def describe_models(config: ProviderConfig) -> list[dict[str, Any]]:
     """What ``edge-cli models`` and ``/models`` list, from config alone (no network)."""
     rows = []
     for index, endpoint in enumerate(endpoint_configs(config) if config.configured else []):
@@ -74,17 +81,27 @@ def describe_models(config: ProviderConfig) -> list[dict]:
     return rows
 
 
-def describe_routes(config: ProviderConfig) -> list[dict]:
+def describe_routes(config: ProviderConfig) -> list[dict[str, Any]]:
     return [{"hint": hint, "endpoint": route.endpoint or config.display_name,
              "model": route.model, "keywords": list(route.keywords)}
             for hint, route in config.routes.items()]
 
 
-def create_provider(config: ProviderConfig, env: Mapping[str, str] = os.environ):
+def create_provider(config: ProviderConfig,
+                    env: Mapping[str, str] = os.environ) -> ModelSwitch | None:
     """The configured provider stack as a switchable :class:`~edge.providers.switch.ModelSwitch`
     (routes over a failover chain over wire providers), or None when no model is configured."""
     if not config.configured:
         return None
-    from edge.providers.switch import ModelSwitch
-
-    return ModelSwitch.from_config(config, env)
+    memory = ToolSupportMemory()
+    endpoints = [Endpoint(c.display_name, create_endpoint(c, tool_memory=memory, env=env),
+                          c.model, list(c.fallback_models), row)
+                 for c, row in zip(endpoint_configs(config), describe_models(config))]
+    policy = RetryPolicy(config.max_retries, config.backoff_seconds, config.backoff_max_seconds,
+                         config.max_retry_after_seconds, config.cooldown_seconds)
+    routes = {hint: (r.endpoint or config.display_name, r.model)
+              for hint, r in config.routes.items()}
+    rules = [ClassificationRule(hint, tuple(r.keywords), tuple(r.patterns), r.min_length,
+                                r.max_length, r.priority)
+             for hint, r in config.routes.items()]
+    return ModelSwitch(endpoints, policy, routes, rules)

@@ -13,19 +13,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 
-from edge.providers.base import (ChatMessage, ChatResponse, ProviderError, StreamDone,
-                                 StreamEvent, StreamInterrupted, TextDelta, ToolCall,
-                                 ToolCallReady, Usage)
-from edge.providers.endpoint import (HttpEndpoint, ToolMode, WireProvider, decode_chunk,
-                                     keep_partial)
+from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.providers.base import (
+    ChatResponse,
+    ProviderError,
+    StreamDone,
+    StreamEvent,
+    StreamInterrupted,
+    TextDelta,
+    ToolCallReady,
+    Usage,
+)
+from edge.providers.endpoint import HttpEndpoint, ToolMode, WireProvider, decode_chunk, keep_partial
 from edge.providers.keys import KeyRing
 from edge.providers.prompt_guided import ToolSupportMemory
 from edge.providers.schema import SchemaCleanr
 from edge.sse import iter_sse
-from edge.tools.base import ToolSpec
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 FINISHED = "finishReason"
@@ -36,6 +43,7 @@ def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
     names = {c.id: c.name for m in messages for c in m.tool_calls}
     system: list[str] = []
     contents: list[dict] = []
+    parts: list[dict[str, Any]]
     for message in messages:
         if message.role == "system":
             system.append(message.content)

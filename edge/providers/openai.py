@@ -15,17 +15,23 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from edge.providers.base import (ChatMessage, ChatResponse, ProviderError, StreamDone,
-                                 StreamEvent, StreamInterrupted, TextDelta, ToolCall,
-                                 ToolCallReady, Usage)
-from edge.providers.endpoint import (HttpEndpoint, ToolMode, WireProvider, decode_chunk,
-                                     keep_partial)
+from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.providers.base import (
+    ChatResponse,
+    ProviderError,
+    StreamDone,
+    StreamEvent,
+    StreamInterrupted,
+    TextDelta,
+    ToolCallReady,
+    Usage,
+)
+from edge.providers.endpoint import HttpEndpoint, ToolMode, WireProvider, decode_chunk, keep_partial
 from edge.providers.keys import KeyRing
 from edge.providers.presets import AuthStyle
 from edge.providers.prompt_guided import ToolSupportMemory
 from edge.providers.schema import SchemaCleanr, Strategy
 from edge.sse import iter_sse
-from edge.tools.base import ToolSpec
 
 
 def normalise_base_url(base_url: str) -> str:

@@ -37,7 +37,7 @@ PRESETS: dict[str, Preset] = {
                      "none"),
 }
 
-DEFAULT_KEY_VARIABLE: dict[Kind, str] = {"openai": "OPENAI_API_KEY",
+DEFAULT_KEY_VARIABLE: dict[str, str] = {"openai": "OPENAI_API_KEY",
                                          "anthropic": "ANTHROPIC_API_KEY",
                                          "gemini": "GEMINI_API_KEY"}
 

@@ -17,16 +17,15 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from edge.providers.base import (ChatResponse, ConversationMessage, ProviderBase, ProviderError,
-                                 StreamEvent)
-from edge.tools.base import ToolSpec
+from edge.messages import ChatMessage, ToolSpec
+from edge.providers.base import ChatResponse, Provider, ProviderError, StreamEvent
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class ChainEntry:
-    provider: ProviderBase
+    provider: Provider
     model: str = ""
     """The model to ask for; empty means the provider's own."""
     fallback_models: list[str] = field(default_factory=list)
@@ -45,8 +44,8 @@ class RetryPolicy:
     cooldown_seconds: float = 30.0
 
 
-class ReliableProvider(ProviderBase):
-    def __init__(self, chain: Sequence[ChainEntry | ProviderBase], policy: RetryPolicy = RetryPolicy(),
+class ReliableProvider(Provider):
+    def __init__(self, chain: Sequence[ChainEntry | Provider], policy: RetryPolicy = RetryPolicy(),
                  *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  clock: Callable[[], float] = time.monotonic,
                  jitter: Callable[[], float] = random.random):
@@ -81,11 +80,9 @@ class ReliableProvider(ProviderBase):
         """Seconds to wait before the next attempt, or None to give up on this model."""
         if not error.retryable or attempt >= self.policy.max_retries:
             return None
-        if error.status == 429:
-            rotate = getattr(entry.provider, "rotate_key", None)
-            if rotate and rotate():
-                log.info("provider_key_rotated provider=%s", entry.provider.name)
-                return 0.0
+        if error.status == 429 and entry.provider.rotate_key():
+            log.info("provider_key_rotated provider=%s", entry.provider.name)
+            return 0.0
         if error.retry_after is not None:
             if error.retry_after > self.policy.max_retry_after_seconds:
                 return None
@@ -105,8 +102,8 @@ class ReliableProvider(ProviderBase):
         return ProviderError("every configured model failed: " + "; ".join(failures[-4:]),
                              retryable=True)
 
-    async def chat(self, messages: Sequence[ConversationMessage],
-                   tools: list[ToolSpec] | None = None, *, model: str | None = None) -> ChatResponse:
+    async def chat(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                   *, model: str | None = None) -> ChatResponse:
         failures: list[str] = []
         for position in self.order():
             entry = self.chain[position]
@@ -132,9 +129,8 @@ class ReliableProvider(ProviderBase):
             self._failed(position)
         raise self._exhausted(failures)
 
-    async def stream(self, messages: Sequence[ConversationMessage],
-                     tools: list[ToolSpec] | None = None, *,
-                     model: str | None = None) -> AsyncIterator[StreamEvent]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                     *, model: str | None = None) -> AsyncIterator[StreamEvent]:
         """Retries and failover happen only before the first event: once text has been shown,
         a failure is raised (a :class:`StreamInterrupted` carries the partial text)."""
         failures: list[str] = []

@@ -16,9 +16,8 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from edge.providers.base import (ChatResponse, ConversationMessage, ProviderBase, StreamEvent,
-                                 as_chat_messages)
-from edge.tools.base import ToolSpec
+from edge.messages import ChatMessage, ToolSpec
+from edge.providers.base import ChatResponse, Provider, StreamEvent
 
 log = logging.getLogger(__name__)
 
@@ -60,20 +59,20 @@ def classify(text: str, rules: Sequence[ClassificationRule]) -> str | None:
 
 @dataclass(frozen=True)
 class Route:
-    provider: ProviderBase
+    provider: Provider
     model: str = ""
     """Empty: the provider's own model."""
 
 
-def last_user_text(messages: Sequence[ConversationMessage]) -> str:
-    for message in reversed(as_chat_messages(messages)):
+def last_user_text(messages: Sequence[ChatMessage]) -> str:
+    for message in reversed(messages):
         if message.role == "user":
             return message.content
     return ""
 
 
-class RouterProvider(ProviderBase):
-    def __init__(self, default: ProviderBase, routes: dict[str, Route],
+class RouterProvider(Provider):
+    def __init__(self, default: Provider, routes: dict[str, Route],
                  rules: Sequence[ClassificationRule] = ()):
         self.default = default
         self.routes = routes
@@ -88,7 +87,7 @@ class RouterProvider(ProviderBase):
         return self.default.model
 
     def resolve(self, model: str | None,
-                messages: Sequence[ConversationMessage]) -> tuple[ProviderBase, str | None, str]:
+                messages: Sequence[ChatMessage]) -> tuple[Provider, str | None, str]:
         """The provider, the model to ask for (None: its own) and the hint that chose them."""
         hint = ""
         if model and model.startswith(HINT_PREFIX):
@@ -107,14 +106,13 @@ class RouterProvider(ProviderBase):
                  route.model or route.provider.model)
         return route.provider, route.model or None, hint
 
-    async def chat(self, messages: Sequence[ConversationMessage],
-                   tools: list[ToolSpec] | None = None, *, model: str | None = None) -> ChatResponse:
+    async def chat(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                   *, model: str | None = None) -> ChatResponse:
         provider, chosen, _ = self.resolve(model, messages)
         return await provider.chat(messages, tools, model=chosen)
 
-    async def stream(self, messages: Sequence[ConversationMessage],
-                     tools: list[ToolSpec] | None = None, *,
-                     model: str | None = None) -> AsyncIterator[StreamEvent]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                     *, model: str | None = None) -> AsyncIterator[StreamEvent]:
         provider, chosen, _ = self.resolve(model, messages)
         async for event in provider.stream(messages, tools, model=chosen):
             yield event

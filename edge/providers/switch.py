@@ -11,16 +11,14 @@ switch: a RouterProvider over a ReliableProvider chain whose head is the selecte
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
-from edge.config.model import ProviderConfig
-from edge.providers.base import ChatResponse, ConversationMessage, ProviderBase, StreamEvent
-from edge.providers.prompt_guided import ToolSupportMemory
+from edge.messages import ChatMessage, ToolSpec
+from edge.providers.base import ChatResponse, Provider, StreamEvent
 from edge.providers.reliable import ChainEntry, ReliableProvider, RetryPolicy
 from edge.providers.router import ClassificationRule, Route, RouterProvider
-from edge.tools.base import ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -35,33 +33,25 @@ class ModelInfo:
     fallback_models: list[str]
     active: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 @dataclass
 class Endpoint:
     name: str
-    provider: ProviderBase
+    provider: Provider
     model: str
     fallback_models: list[str]
-    info: dict
+    info: dict[str, Any]
+    """The endpoint's row of :func:`~edge.providers.factory.describe_models`."""
 
 
-OVERFLOW_PHRASES = ("context_length_exceeded", "context length", "maximum context",
-                    "prompt is too long", "too many tokens", "exceeds the maximum number of tokens",
-                    "input token count", "context window")
+class ModelSwitch(Provider):
+    """The provider the runtime holds: chats through the active endpoint's stack, and switches
+    endpoint or model on :meth:`select` (``/model``, ``/models``, ``edge-cli models use``).
+    Built from config by :func:`edge.providers.factory.create_provider`."""
 
-
-def is_context_overflow(error: Exception) -> bool:
-    """OpenAI ``context_length_exceeded``, Anthropic "prompt is too long", Gemini "input token
-    count exceeds...", llama.cpp/Ollama "context window"/"context length" wording."""
-    status = getattr(error, "status", None)
-    text = str(error).lower()
-    return status in (None, 400, 413, 422) and any(p in text for p in OVERFLOW_PHRASES)
-
-
-class ModelSwitch(ProviderBase):
     def __init__(self, endpoints: list[Endpoint], policy: RetryPolicy = RetryPolicy(),
                  routes: Mapping[str, tuple[str, str]] | None = None,
                  rules: Sequence[ClassificationRule] = ()):
@@ -75,25 +65,6 @@ class ModelSwitch(ProviderBase):
         self.active = endpoints[0].name
         self.active_model = endpoints[0].model
         self._stack = self._build()
-
-    @classmethod
-    def from_config(cls, config: ProviderConfig, env: Mapping[str, str] = os.environ) -> ModelSwitch:
-        from edge.providers.factory import create_endpoint, describe_models, endpoint_configs
-
-        memory = ToolSupportMemory()
-        rows = describe_models(config)
-        endpoints = [Endpoint(c.display_name, create_endpoint(c, tool_memory=memory, env=env),
-                              c.model, list(c.fallback_models), row)
-                     for c, row in zip(endpoint_configs(config), rows)]
-        policy = RetryPolicy(config.max_retries, config.backoff_seconds,
-                             config.backoff_max_seconds, config.max_retry_after_seconds,
-                             config.cooldown_seconds)
-        routes = {hint: (r.endpoint or config.display_name, r.model)
-                  for hint, r in config.routes.items()}
-        rules = [ClassificationRule(hint, tuple(r.keywords), tuple(r.patterns), r.min_length,
-                                    r.max_length, r.priority)
-                 for hint, r in config.routes.items()]
-        return cls(endpoints, policy, routes, rules)
 
     def _chain(self, head: str, model: str) -> ReliableProvider:
         first = self.endpoints[head]
@@ -128,10 +99,6 @@ class ModelSwitch(ProviderBase):
         names += [model for _, model in self.route_targets.values() if model]
         return list(dict.fromkeys(names))
 
-    def is_context_overflow(self, error: Exception) -> bool:
-        """The hook the agent's compaction asks: did this error say the prompt is too long?"""
-        return is_context_overflow(error)
-
     def list_models(self) -> list[ModelInfo]:
         rows = []
         for name, endpoint in self.endpoints.items():
@@ -142,7 +109,7 @@ class ModelSwitch(ProviderBase):
                                   list(endpoint.fallback_models), active))
         return rows
 
-    def list_routes(self) -> list[dict]:
+    def list_routes(self) -> list[dict[str, str]]:
         return [{"hint": hint, "endpoint": name, "model": model}
                 for hint, (name, model) in self.route_targets.items()]
 
@@ -171,13 +138,12 @@ class ModelSwitch(ProviderBase):
         log.info("model_switched endpoint=%s model=%s", self.active, self.active_model)
         return next(row for row in self.list_models() if row.active)
 
-    async def chat(self, messages: Sequence[ConversationMessage],
-                   tools: list[ToolSpec] | None = None, *, model: str | None = None) -> ChatResponse:
+    async def chat(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                   *, model: str | None = None) -> ChatResponse:
         return await self._stack.chat(messages, tools, model=model)
 
-    async def stream(self, messages: Sequence[ConversationMessage],
-                     tools: list[ToolSpec] | None = None, *,
-                     model: str | None = None) -> AsyncIterator[StreamEvent]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
+                     *, model: str | None = None) -> AsyncIterator[StreamEvent]:
         async for event in self._stack.stream(messages, tools, model=model):
             yield event
 

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel, ValidationError
 
 from edge.exc import EdgeError
+from edge.messages import ToolSpec
 from peripherals.exc import BoardError
 
 
@@ -33,13 +34,6 @@ class ToolResult:
     @property
     def text(self) -> str:
         return self.output if self.success else f"Error: {self.error}"
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    parameters: dict[str, Any]
 
 
 @runtime_checkable

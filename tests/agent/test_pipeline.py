@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from edge.agent.sessions import read_transcript
-from edge.providers.base import ChatResponse, ProviderError
+from edge.providers.base import ChatResponse, Provider, ProviderError
 from edge.providers.openai import OpenAICompatibleProvider
 from tests.agent.conftest import msg
 from tests.fakes.openai_server import OpenAIServer, completion, error_body
@@ -59,10 +59,11 @@ async def test_model_cannot_actuate_a_refused_pin(make_agent, mock_factory):
     assert "not in the allowlist" in server.requests[1]["messages"][-1]["content"]
 
 
-class ScriptedProvider:
+class ScriptedProvider(Provider):
     """A provider object that answers from a list (for paths no HTTP server is needed for)."""
 
     name = "scripted"
+    model = ""
 
     def __init__(self, replies, delay=0.0):
         self.replies = list(replies)
@@ -70,7 +71,7 @@ class ScriptedProvider:
         self.model = "scripted-model"
         self.delay = delay
 
-    async def chat(self, messages, tools=None):
+    async def chat(self, messages, tools=None, *, model=None):
         self.seen.append(list(messages))
         await asyncio.sleep(self.delay)
         reply = self.replies.pop(0)
@@ -85,7 +86,7 @@ class ScriptedProvider:
 class StreamingProvider(ScriptedProvider):
     """Streams each scripted reply word by word, in the provider layer's event types."""
 
-    async def stream(self, messages, tools=None):
+    async def stream(self, messages, tools=None, *, model=None):
         from edge.providers.base import StreamDone, TextDelta
 
         response = await self.chat(messages, tools)

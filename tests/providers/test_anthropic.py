@@ -6,10 +6,9 @@ import json
 
 import pytest
 
+from edge.messages import ChatMessage, ToolSpec
 from edge.providers.anthropic import AnthropicProvider
-from edge.providers.base import (ChatMessage, ProviderError, StreamDone, StreamInterrupted,
-                                 TextDelta, ToolCallReady)
-from edge.tools.base import ToolSpec
+from edge.providers.base import ProviderError, StreamDone, StreamInterrupted, TextDelta, ToolCallReady
 from tests.providers.fakes import AnthropicFake, Call, Cut, Fail, Say
 
 READ = ToolSpec("gpio_read", "Read a pin.", {

@@ -9,10 +9,10 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from edge.providers.base import (ChatMessage, ProviderError, StreamDone, TextDelta, ToolCall,
-                                 ToolCallReady)
+from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.providers.base import ProviderError, StreamDone, TextDelta, ToolCallReady
 from edge.providers.gemini import GeminiProvider
-from edge.tools.base import ModelTool, ToolSpec, spec_of
+from edge.tools.base import ModelTool, spec_of
 from tests.providers.fakes import Call, Cut, Fail, GeminiFake, Say
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from edge.providers.base import ChatMessage, ProviderError, ToolCall
+from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.providers.base import ProviderError
 from edge.providers.openai import OpenAICompatibleProvider, normalise_base_url
-from edge.tools.base import ToolSpec
 from tests.fakes.openai_server import OpenAIServer, completion, error_body
 
 SPEC = ToolSpec("gpio_read", "Read a pin", {"type": "object", "properties": {"pin": {"type": "string"}}})

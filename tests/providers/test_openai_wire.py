@@ -6,10 +6,9 @@ import json
 
 import pytest
 
-from edge.providers.base import (ChatMessage, ProviderError, StreamDone, StreamInterrupted,
-                                 TextDelta, ToolCallReady)
+from edge.messages import ChatMessage, ToolSpec
+from edge.providers.base import ProviderError, StreamDone, StreamInterrupted, TextDelta, ToolCallReady
 from edge.providers.openai import OpenAICompatibleProvider
-from edge.tools.base import ToolSpec
 from tests.providers.fakes import Call, Cut, Fail, OpenAIFake, Say
 
 WRITE = ToolSpec("gpio_write", "Switch an output pin.",
@@ -101,7 +100,8 @@ async def test_429_carries_retry_after_and_never_the_key(openai):
 async def test_400_is_not_retryable_and_names_the_problem(openai):
     fake, _, provider = openai
     fake.script = [Fail(400, "context length exceeded")]
-    with pytest.raises(ProviderError, match="provider returned HTTP 400 from openai: context length exceeded") as caught:
+    expected = "provider returned HTTP 400 from openai: context length exceeded"
+    with pytest.raises(ProviderError, match=expected) as caught:
         await provider.chat(CONVERSATION)
     assert not caught.value.retryable
 

@@ -2,10 +2,8 @@
 
 import json
 
-from edge.providers.base import ChatMessage, ToolCall
-from edge.providers.prompt_guided import (GuidedTextFilter, parse_tool_calls, render_guided,
-                                          tool_instructions)
-from edge.tools.base import ToolSpec
+from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.providers.prompt_guided import GuidedTextFilter, parse_tool_calls, render_guided, tool_instructions
 
 SPEC = ToolSpec("pins", "List pins.", {"type": "object", "properties": {}})
 

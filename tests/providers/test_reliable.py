@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from edge.providers.base import ChatMessage, ProviderError, TextDelta, collect
+from edge.messages import ChatMessage
+from edge.providers.base import ProviderError, TextDelta, collect
 from edge.providers.keys import KeyRing
 from edge.providers.openai import OpenAICompatibleProvider
 from edge.providers.reliable import ChainEntry, ReliableProvider, RetryPolicy
