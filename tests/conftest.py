@@ -4,16 +4,15 @@ gpiozero's own MockFactory with PWM-capable pins."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from edge.config.loader import load_config
+from tests.helpers import EDGE_CLI, ROOT  # noqa: F401 (re-exported for conftest users)
 
-ROOT = Path(__file__).resolve().parents[1]
-EDGE_CLI = [sys.executable, "-m", "edge"]
+pytest_plugins = ["tests.emulation.fixtures"]  # simavr and qemu boards, for every test module
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import pytest
 from edge.agent.pipeline import Agent, AgentSettings
 from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.sessions import SessionStore
-from edge.channels.base import ChannelMessage
 from edge.hardware import build_hardware
 from edge.tools.gpio import hardware_tools
+from tests.helpers import msg  # noqa: F401 (for modules not yet importing tests.helpers)
 
 
 @pytest.fixture
@@ -35,5 +35,3 @@ def make_agent(hardware, tmp_path):
     return make
 
 
-def msg(text, sender="alice", **kw) -> ChannelMessage:
-    return ChannelMessage(sender, kw.pop("reply_target", sender), text, kw.pop("channel", "cli"), **kw)

@@ -11,7 +11,7 @@ from edge.agent.dispatch import Dispatcher, max_in_flight
 from edge.agent.hooks import Cancel
 from edge.channels.base import Channel, ChannelMessage
 from edge.channels.supervisor import ListenerSupervisor
-from tests.agent.conftest import msg
+from tests.helpers import msg
 from tests.agent.test_pipeline import ScriptedProvider
 
 

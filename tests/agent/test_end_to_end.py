@@ -15,7 +15,7 @@ import pytest
 
 from edge.agent.context import SUMMARY_PROMPT
 from edge.agent.sessions import read_transcript
-from tests.conftest import EDGE_CLI, ROOT
+from tests.helpers import EDGE_CLI, ROOT
 from tests.fakes.openai_server import OpenAIServer, completion, error_body
 
 

@@ -16,7 +16,7 @@ from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.sanitize import sanitize_response
 from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.providers.base import ChatMessage, ChatResponse, ProviderError
-from tests.agent.conftest import msg
+from tests.helpers import msg
 
 
 def turns(*pairs):

@@ -9,6 +9,7 @@ import pytest
 
 from edge.config.loader import load_config
 from edge.runtime import Runtime
+from tests.helpers import until  # noqa: F401 (for modules not yet importing tests.helpers)
 
 
 class RunningAgent:
@@ -43,12 +44,3 @@ async def start_agent(isolated_env, write_config, mock_factory):
             await agent.stop()
 
 
-async def until(predicate, timeout: float = 10.0):
-    """Poll ``predicate`` (sync) on the event loop until it is truthy."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while asyncio.get_running_loop().time() < deadline:
-        result = predicate()
-        if result:
-            return result
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met in time")

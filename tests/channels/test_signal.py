@@ -9,7 +9,7 @@ import pytest
 
 from edge.channels.pairing import PairingCodes
 from edge.sse import iter_sse
-from tests.channels.conftest import until
+from tests.helpers import until
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.signal_server import FakeSignal
 

@@ -11,11 +11,8 @@ from pathlib import Path
 import pytest
 
 from peripherals.arduino import ArduinoBoard
-from tests.cli.test_cli import cli
-from tests.conftest import EDGE_CLI, ROOT
-from tests.emulation.fixtures import (  # noqa: F401
-    arduino_firmware, qemu_stm32, simavr_uno, stm32_firmware)
 from tests.emulation.simavr import SimAvr
+from tests.helpers import EDGE_CLI, ROOT, cli
 
 pytestmark = pytest.mark.emulator
 

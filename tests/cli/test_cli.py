@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
-from tests.conftest import EDGE_CLI, ROOT
-
-
-def cli(*args, env, stdin=None):
-    return subprocess.run([*EDGE_CLI, *args], env=env, input=stdin, capture_output=True,
-                          text=True, cwd=ROOT, timeout=60)
+from tests.helpers import cli
 
 
 def test_version(isolated_env):

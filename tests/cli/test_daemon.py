@@ -13,8 +13,7 @@ import time
 import pytest
 
 from edge.runtime import Runtime
-from tests.cli.test_cli import cli
-from tests.conftest import EDGE_CLI, ROOT
+from tests.helpers import EDGE_CLI, ROOT, cli
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 HEAVY = ("pydantic", "httpx", "numpy", "onnxruntime", "gpiozero", "asyncio")
 

@@ -15,8 +15,7 @@ import pytest
 from edge.config.loader import load_config
 from edge.hardware import build_hardware
 from edge.tools.gpio import hardware_tools
-from tests.cli.test_cli import cli
-from tests.conftest import EDGE_CLI, ROOT
+from tests.helpers import EDGE_CLI, ROOT, cli
 
 pytestmark = pytest.mark.emulator
 

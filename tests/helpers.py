@@ -1,0 +1,55 @@
+"""Helpers shared by test modules (import from here, never from another test module):
+the project root, the edge-cli command line, running it, polling until something holds, and
+building a channel message."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from edge.channels.base import ChannelMessage
+
+ROOT = Path(__file__).resolve().parents[1]
+EDGE_CLI = [sys.executable, "-m", "edge"]
+
+T = TypeVar("T")
+
+
+def cli(*args: str, env: dict[str, str], stdin: str | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run ``edge-cli ARGS`` from the checkout, as a user would; output is captured as text."""
+    return subprocess.run([*EDGE_CLI, *args], env=env, input=stdin, capture_output=True,
+                          text=True, cwd=ROOT, timeout=timeout)
+
+
+async def until(predicate: Callable[[], T], timeout: float = 10.0) -> T:
+    """Poll ``predicate`` (sync) on the event loop until it is truthy; returns its value."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        result = predicate()
+        if result:
+            return result
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.1) -> T:
+    """The blocking form of :func:`until`, for tests that drive other processes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(interval)
+
+
+def msg(text: str, sender: str = "alice", **kw) -> ChannelMessage:
+    """A channel message from ``sender`` (channel ``cli`` unless given)."""
+    return ChannelMessage(sender, kw.pop("reply_target", sender), text, kw.pop("channel", "cli"), **kw)
