@@ -73,7 +73,7 @@ async def make_agent(state: Path, provider) -> Agent:
 
     access = {"bench": ChannelAccess(frozenset({"*"}), rate_limit_per_minute=10**9)}
     settings = AgentSettings(max_tool_iterations=ITERATIONS + 1, workspace=state / "ws")
-    return Agent(hardware_tools(hardware, hardware.policy), hardware, provider,
+    return Agent(hardware_tools(hardware), hardware, provider,
                  SessionStore(state / "sessions"), status, settings, Preflight(access))
 
 

@@ -1,7 +1,9 @@
 """The boards the agent drives, as one object: pin lookup across boards, claiming pins at their
 safe level, auto-off timers (``max_on_seconds``) and the safe state on shutdown.
 
-Policy checks are not here: tools call :meth:`SecurityPolicy.authorize` first, then this.
+This is the one door to the pins: callers name a pin and who asks (:class:`Requester`); the
+hardware locates the pin, asks the policy (allowlist, modes, rate limit), runs the approval gate
+and the one-shot and ``max_on_seconds`` guards, then acts. Nobody hands it a rule.
 """
 
 from __future__ import annotations
@@ -10,13 +12,15 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
-from collections.abc import Callable
+from typing import Any
 
 from edge.config.model import Config
 from edge.exc import ConfigError
+from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
-from edge.security.policy import PinRule, SecurityPolicy
+from edge.security.policy import Action, PinRule, SecurityPolicy
 from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
@@ -129,8 +133,51 @@ class Hardware:
                              "agent can time it out, so start it with `edge-cli run` (or hold "
                              f"it from this command with --hold of at most {limit:g} s)")
 
-    async def read(self, rule: PinRule) -> float:
-        """The pin's logical value: 1 is on (a low line on an active-low pin); PWM: the duty."""
+    # the one door: name a pin and who asks; the policy, approvals and guards run here --------
+
+    async def _permit(self, spec: str, action: Action, requester: Requester,
+                      summary: str) -> PinRule:
+        board, pin = self.locate(spec)
+        return await self.policy.permit(board, pin, action, requester, summary)
+
+    async def read(self, spec: str, requester: Requester) -> tuple[PinRule, float]:
+        """The pin's rule and logical value: 1 is on (a low line on an active-low pin); PWM pins
+        report their duty."""
+        rule = await self._permit(spec, Action.READ, requester, f"read {spec}")
+        return rule, await self._read(rule)
+
+    async def write(self, spec: str, on: bool, requester: Requester) -> PinRule:
+        """Switch an output on or off (after the policy, approvals and one-shot guards)."""
+        rule = await self._permit(spec, Action.WRITE, requester,
+                                  f"switch {spec} {'on' if on else 'off'}")
+        self._check_oneshot(rule, on)
+        await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
+        log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
+                 "on" if on else "off", requester.caller)
+        return rule
+
+    async def pwm(self, spec: str, duty: float, frequency: float | None,
+                  requester: Requester) -> PinRule:
+        rule = await self._permit(spec, Action.PWM, requester,
+                                  f"set {spec} PWM duty to {duty:.2f}")
+        self._check_oneshot(rule, duty > 0)
+        line_duty = 1.0 - duty if rule.active_low else duty
+        await self._actuate(rule, duty > 0,
+                            self.boards[rule.board].pwm(rule.pin, line_duty, frequency))
+        log.info("actuation board=%s pin=%s duty=%.3f frequency=%s by=%s",
+                 rule.board, rule.pin, duty, frequency, requester.caller)
+        return rule
+
+    async def servo(self, spec: str, angle: float, requester: Requester) -> PinRule:
+        rule = await self._permit(spec, Action.SERVO, requester,
+                                  f"turn the servo on {spec} to {angle:g} degrees")
+        self._check_oneshot(rule, True)
+        await self._actuate(rule, True, self.boards[rule.board].servo(rule.pin, angle))
+        log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, angle,
+                 requester.caller)
+        return rule
+
+    async def _read(self, rule: PinRule) -> float:
         if (not self.resident and rule.mode is not PinMode.INPUT
                 and not self.boards[rule.board].holds_levels):
             raise BoardError(f"{rule.label} is an output and no agent is driving it: board "
@@ -140,23 +187,17 @@ class Hardware:
         level = await self.boards[rule.board].read(rule.pin)
         return _logical(rule, level)
 
-    async def write(self, rule: PinRule, on: bool) -> None:
-        self._check_oneshot(rule, on)
-        await self.claim(rule)
-        await self.boards[rule.board].write(rule.pin, rule.line(on))
+    async def _actuate(self, rule: PinRule, on: bool, act: Coroutine[Any, Any, None]) -> None:
+        """Claim, arm the auto-off timer, then act; a cancelled caller (``/stop``, a newer
+        message, the turn's timeout) neither interrupts the act half way on a serial link nor
+        leaves an output on without its timer."""
+        try:
+            await self.claim(rule)
+        except BaseException:
+            act.close()
+            raise
         self._schedule_auto_off(rule, on)
-
-    async def pwm(self, rule: PinRule, duty: float, frequency: float | None) -> None:
-        self._check_oneshot(rule, duty > 0)
-        await self.claim(rule)
-        line_duty = 1.0 - duty if rule.active_low else duty
-        await self.boards[rule.board].pwm(rule.pin, line_duty, frequency)
-        self._schedule_auto_off(rule, duty > 0)
-
-    async def servo(self, rule: PinRule, angle: float) -> None:
-        self._check_oneshot(rule, True)
-        await self.claim(rule)
-        await self.boards[rule.board].servo(rule.pin, angle)
+        await asyncio.shield(act)
 
     def _schedule_auto_off(self, rule: PinRule, on: bool) -> None:
         key = (rule.board, rule.pin)

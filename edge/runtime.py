@@ -60,7 +60,7 @@ class Runtime:
         self.resident = resident
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds)
-        self.tools = {t.name: t for t in hardware_tools(self.hardware, self.hardware.policy)}
+        self.tools = {t.name: t for t in hardware_tools(self.hardware)}
         self.provider: ModelSwitch | None = None
         self.channels: dict[str, Channel] = {}
         self.supervisors: dict[str, ListenerSupervisor] = {}

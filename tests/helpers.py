@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from edge.channels.base import ChannelMessage
+from edge.requester import Requester
 
 ROOT = Path(__file__).resolve().parents[1]
 EDGE_CLI = [sys.executable, "-m", "edge"]
@@ -53,3 +54,9 @@ def wait_for(predicate: Callable[[], T], timeout: float = 30.0, interval: float 
 def msg(text: str, sender: str = "alice", **kw) -> ChannelMessage:
     """A channel message from ``sender`` (channel ``cli`` unless given)."""
     return ChannelMessage(sender, kw.pop("reply_target", sender), text, kw.pop("channel", "cli"), **kw)
+
+
+def asker(caller: str = "test:me", *, via_model: bool = False) -> Requester:
+    """A requester from its ``channel:sender`` name, as logs write it (``telegram:42``)."""
+    channel, _, sender = caller.partition(":")
+    return Requester(channel, sender or channel, sender or channel, via_model=via_model)

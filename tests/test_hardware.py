@@ -9,8 +9,8 @@ import pytest
 from edge.config.loader import load_config
 from edge.exc import ConfigError
 from edge.hardware import build_hardware
-from edge.security.policy import Action
 from peripherals.exc import BoardError, UnknownPin
+from tests.helpers import asker
 
 TIMED = """
 [boards.gpio.aliases]
@@ -73,8 +73,7 @@ async def test_resident_start_claims_pins_at_their_safe_level(write_config, isol
 async def test_max_on_seconds_switches_off_by_itself(write_config, isolated_env, mock_factory):
     hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
     await hw.start()
-    rule = hw.policy.authorize("gpio", "GPIO22", Action.WRITE, "t")
-    await hw.write(rule, True)
+    await hw.write("GPIO22", True, asker("t"))
     assert mock_factory.pin(22).state == 1
     await asyncio.sleep(0.35)
     assert mock_factory.pin(22).state == 0
@@ -84,14 +83,13 @@ async def test_max_on_seconds_switches_off_by_itself(write_config, isolated_env,
 async def test_one_shot_mode_refuses_what_would_not_hold(write_config, isolated_env, mock_factory):
     hw = hardware_for(TIMED, write_config, isolated_env, mock_factory, resident=False)
     await hw.start()
-    rule = hw.policy.authorize("gpio", "GPIO22", Action.WRITE, "t")
     with pytest.raises(BoardError, match="does not keep a level once this command exits"):
-        await hw.write(rule, True)  # the Pi header: no agent, no --hold
+        await hw.write("pump", True, asker("t"))  # the Pi header: no agent, no --hold
     hw.hold_seconds = 5
     with pytest.raises(BoardError, match="only the running agent.*at most 0.2 s"):
-        await hw.write(rule, True)  # held longer than max_on_seconds allows
+        await hw.write("pump", True, asker("t"))  # held longer than max_on_seconds allows
     hw.hold_seconds = 0.1
-    await hw.write(rule, True)
+    await hw.write("pump", True, asker("t"))
     assert mock_factory.pin(22).state == 1
     await hw.shutdown()
 
@@ -111,12 +109,11 @@ async def test_active_low_pins_invert_the_line_and_keep_on_off_logical(write_con
     hw = hardware_for(ACTIVE_LOW, write_config, isolated_env, mock_factory)
     await hw.start()
     assert mock_factory.pin(22).state == 1  # claimed at safe "off": the line is high
-    relay = hw.policy.authorize("gpio", "GPIO22", Action.WRITE, "t")
-    await hw.write(relay, True)
-    assert mock_factory.pin(22).state == 0 and await hw.read(relay) == 1.0
+    await hw.write("relay", True, asker("t"))
+    assert mock_factory.pin(22).state == 0 and (await hw.read("relay", asker("t")))[1] == 1.0
     (gpio,) = hw.status()
     assert {p.name: p.value for p in gpio.pins}["GPIO22"] == 1.0  # status is logical too
-    await hw.pwm(hw.policy.authorize("gpio", "GPIO23", Action.PWM, "t"), 0.25, None)
+    await hw.pwm("GPIO23", 0.25, None, asker("t"))
     assert mock_factory.pin(23).state == pytest.approx(0.75)
     events = []
     hw.subscribe(events.append)
@@ -130,8 +127,8 @@ async def test_active_low_pins_invert_the_line_and_keep_on_off_logical(write_con
 async def test_shutdown_restores_safe_levels(write_config, isolated_env, mock_factory):
     hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
     await hw.start()
-    await hw.write(hw.policy.authorize("gpio", "GPIO22", Action.WRITE, "t"), True)
-    await hw.write(hw.policy.authorize("gpio", "GPIO23", Action.WRITE, "t"), False)
+    await hw.write("GPIO22", True, asker("t"))
+    await hw.write("GPIO23", False, asker("t"))
     await hw.shutdown()
     assert mock_factory.pin(22).state == 0
     assert mock_factory.pin(23).state == 1
@@ -174,10 +171,10 @@ async def test_readonly_refuses_every_actuation_whoever_asks(write_config, isola
     text = '[security]\nautonomy = "readonly"\n' + TIMED
     hw = hardware_for(text, write_config, isolated_env, mock_factory)
     await hw.start()
-    tools = {t.name: t for t in hardware_tools(hw, hw.policy)}
-    refused = await tools["gpio_write"].execute({"pin": "GPIO23", "value": "off"}, "cli:root")
+    tools = {t.name: t for t in hardware_tools(hw)}
+    refused = await tools["gpio_write"].execute({"pin": "GPIO23", "value": "off"}, asker("cli:root"))
     assert not refused.success and "autonomy is readonly" in refused.error
     assert mock_factory.pin(23).state == 1  # still at its safe level
-    read = await tools["gpio_read"].execute({"pin": "GPIO23"}, "cli:root")
+    read = await tools["gpio_read"].execute({"pin": "GPIO23"}, asker("cli:root"))
     assert read.success
     await hw.shutdown()

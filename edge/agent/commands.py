@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from edge.requester import Requester
 from edge.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ COMMAND_MENU = [
 class CommandContext:
     tools: dict[str, Tool]
     status_text: Callable[[], Awaitable[str]]
-    caller: str
+    requester: Requester
     reset_session: Callable[[], Awaitable[object]] | None = None
     provider: ModelSwitch | None = None
 
@@ -63,7 +64,7 @@ def parse_command(text: str) -> tuple[str, list[str]] | None:
 
 
 async def _tool_text(ctx: CommandContext, name: str, args: dict) -> str:
-    return (await ctx.tools[name].execute(args, ctx.caller)).text
+    return (await ctx.tools[name].execute(args, ctx.requester)).text
 
 
 async def _help(args: list[str], ctx: CommandContext) -> str:

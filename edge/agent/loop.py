@@ -25,6 +25,7 @@ from edge.providers.base import (
     StreamInterrupted,
     TextDelta,
 )
+from edge.requester import Requester
 from edge.tools.base import Tool, ToolResult, spec_of
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ def truncate(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:
     return text[:limit] + f"\n[truncated {len(text) - limit} characters]"
 
 
-async def execute_call(call: ToolCall, tools: dict[str, Tool], caller: str) -> ToolResult:
+async def execute_call(call: ToolCall, tools: dict[str, Tool], requester: Requester) -> ToolResult:
     tool = tools.get(call.name)
     if tool is None:
         return ToolResult(False, error=f"unknown tool {call.name!r}; available: {', '.join(tools)}")
@@ -52,7 +53,7 @@ async def execute_call(call: ToolCall, tools: dict[str, Tool], caller: str) -> T
         return ToolResult(False, error=f"arguments are not valid JSON: {exc.msg}")
     if not isinstance(args, dict):
         return ToolResult(False, error="arguments must be a JSON object")
-    return await tool.execute(args, caller)
+    return await tool.execute(args, requester)
 
 
 async def _model_turn(provider: Provider, messages: list[ChatMessage], specs: list[ToolSpec],
@@ -75,7 +76,7 @@ async def _model_turn(provider: Provider, messages: list[ChatMessage], specs: li
 
 
 async def run_tool_loop(provider: Provider, messages: list[ChatMessage], tools: list[Tool],
-                        caller: str, max_iterations: int = DEFAULT_MAX_TOOL_ITERATIONS,
+                        requester: Requester, max_iterations: int = DEFAULT_MAX_TOOL_ITERATIONS,
                         result_limit: int = TOOL_RESULT_MAX_CHARS,
                         specs: list[ToolSpec] | None = None, on_text: TextSink | None = None) -> str:
     """Model turns and tools until the model answers in text; ``messages`` grows in place.
@@ -88,8 +89,9 @@ async def run_tool_loop(provider: Provider, messages: list[ChatMessage], tools: 
             return response.text
         messages.append(ChatMessage.assistant(response.text, response.tool_calls))
         for call in response.tool_calls:
-            result = await execute_call(call, by_name, caller)
-            log.info("tool_call tool=%s success=%s by=%s", call.name, result.success, caller)
+            result = await execute_call(call, by_name, requester)
+            log.info("tool_call tool=%s success=%s by=%s", call.name, result.success,
+                     requester.caller)
             messages.append(ChatMessage.tool(call.id, truncate(result.text, result_limit)))
     return (f"I stopped after {max_iterations} tool-call rounds without a final answer; "
             "ask again more specifically.")

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from edge.agent.commands import CommandContext, run_command
-from edge.agent.context import (compact, estimate_tokens, evaluate_guard, is_context_overflow,
-                                prune_to_share)
+from edge.agent.context import compact, estimate_tokens, evaluate_guard, is_context_overflow, prune_to_share
 from edge.agent.history import prepare_history
 from edge.agent.loop import TOOL_RESULT_MAX_CHARS, TextSink, run_tool_loop
 from edge.agent.memory_context import MemoryRecall, build_memory_context
@@ -37,7 +36,6 @@ from edge.hardware import Hardware
 from edge.messages import ChatMessage
 from edge.providers.base import ProviderError
 from edge.providers.switch import ModelSwitch
-from edge.security.approvals import RequestContext, current_request
 from edge.tools.base import Tool, spec_of
 
 log = logging.getLogger(__name__)
@@ -89,8 +87,7 @@ class Agent:
 
     async def command(self, msg: ChannelMessage) -> str | None:
         """The reply to a runtime or hardware command, or None when ``msg`` is not one."""
-        current_request.set(RequestContext(msg.channel, msg.reply_target, msg.sender, msg.thread_id))
-        ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.caller,
+        ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.requester,
                              reset_session=lambda: self.sessions.reset_session(msg.session_key),
                              provider=self.provider)
         return await run_command(msg.content, ctx)
@@ -106,8 +103,6 @@ class Agent:
         if guard.should_block:
             return (f"The model's context window ({guard.tokens} tokens) is below the 16,000 "
                     "minimum; set [agent] context_window_tokens to the model's real window.")
-        current_request.set(RequestContext(msg.channel, msg.reply_target, msg.sender,
-                                           msg.thread_id, via_model=True))
         session = await self.sessions.open(msg.session_key, msg.channel,
                                            "group" if msg.is_group else "direct")
         user_turn = ChatMessage.user(msg.content)
@@ -166,5 +161,6 @@ class Agent:
         system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.policy, prompt,
                                      self.hardware.events(last=PROMPT_EVENTS))
         return await run_tool_loop(self.provider, [ChatMessage.system(system), *history],
-                                   self.tools, msg.caller, self.settings.max_tool_iterations,
+                                   self.tools, msg.requester.asking_model(),
+                                   self.settings.max_tool_iterations,
                                    self.settings.tool_result_max_chars, self.specs, on_text)

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from edge.security.approvals import RequestContext
+from edge.requester import Requester
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,11 @@ class ChannelMessage:
     def caller(self) -> str:
         """Who asked, as logged by the policy: ``telegram:42``."""
         return f"{self.channel}:{self.sender}"
+
+    @property
+    def requester(self) -> Requester:
+        """Who asked, as the tools, the policy and approvals take it (a direct command)."""
+        return Requester(self.channel, self.sender, self.reply_target, self.thread_id)
 
     @property
     def conversation_key(self) -> str:
@@ -113,7 +118,7 @@ class Channel(Protocol):
     async def finalize_draft(self, recipient: str, message_id: str, text: str) -> None:
         raise NotImplementedError(f"channel {self.name} has no drafts")
 
-    async def request_approval(self, ctx: RequestContext, prompt: str, token: str) -> None:
+    async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
         """Ask the person in ``ctx`` to approve (buttons or a reply carrying ``token``)."""
         raise NotImplementedError(f"channel {self.name} cannot ask for approvals")
 

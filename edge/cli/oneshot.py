@@ -20,6 +20,7 @@ from edge.control import client
 from edge.control.ops import OpResult
 from edge.exc import DaemonUnavailable
 from edge.paths import socket_candidates
+from edge.requester import Requester
 from edge.status import format_status
 
 
@@ -122,16 +123,16 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
     from edge.runtime import Runtime
 
     runtime = Runtime(load_config(config_path), resident=False, hold_seconds=hold)
-    caller = f"cli:{getpass.getuser()}"
+    requester = Requester("cli", getpass.getuser())
 
     async def once() -> OpResult:
         await runtime.hardware.start()
         try:
-            result = await run_op(runtime, op, op_args, caller)
+            result = await run_op(runtime, op, op_args, requester)
             if hold is None or not result.ok:
                 return result
             held = await _hold(hold, result, quiet)
-            restored = await run_op(runtime, "gpio.write", _restore_args(result), caller)
+            restored = await run_op(runtime, "gpio.write", _restore_args(result), requester)
             return _with_hold(result, held, restored, hold)
         finally:
             await runtime.hardware.shutdown()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-
 def register(sub, common) -> None:
     parser = sub.add_parser("run", parents=[common], help="start the agent in the foreground",
                             description="Start the agent in the foreground: boards, channels, "

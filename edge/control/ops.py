@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from edge.requester import Requester
+
 if TYPE_CHECKING:  # the CLI client imports this module: keep pydantic off its path
     from edge.providers.switch import ModelSwitch
     from edge.tools.base import Tool, ToolResult
@@ -71,7 +73,8 @@ def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
                      "active": {"name": active["name"], "model": active["model"]}})
 
 
-async def run_op(target: OpTarget, op: str, args: dict[str, Any], caller: str) -> OpResult:
+async def run_op(target: OpTarget, op: str, args: dict[str, Any],
+                 requester: Requester) -> OpResult:
     if op == "status":
         return OpResult(True, "", await target.status())
     if op in ("models", "models.select"):
@@ -79,4 +82,4 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any], caller: str) -
     tool_name = TOOL_OPS.get(op)
     if tool_name is None:
         return OpResult(False, f"unknown operation {op!r}", exit_code=2)
-    return OpResult.from_tool(await target.tools[tool_name].execute(args, caller))
+    return OpResult.from_tool(await target.tools[tool_name].execute(args, requester))

@@ -1,7 +1,7 @@
 """The daemon's control socket: newline-delimited JSON over a Unix socket (mode 0660).
 
 Request ``{"op": "gpio.read", "args": {"pin": "led"}}``; reply is :meth:`OpResult.as_dict`.
-The caller is identified by the peer's credentials (``local:uid=1000``) for the policy's log.
+The requester is the peer's local user by its credentials (``local:pi``), for the policy and the log.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from edge.control.ops import OpResult, OpTarget, run_op
 from edge.exc import EdgeError
+from edge.requester import Requester
 
 log = logging.getLogger(__name__)
 
@@ -24,17 +25,18 @@ REQUEST_LIMIT = 64 * 1024
 SOCKET_MODE = 0o660
 
 
-def peer_caller(writer: asyncio.StreamWriter) -> str:
+def peer_requester(writer: asyncio.StreamWriter) -> Requester:
+    """The local user on the other end of the socket, by its kernel credentials."""
     sock = writer.get_extra_info("socket")
     try:
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         _pid, uid, _gid = struct.unpack("3i", creds)
     except (OSError, AttributeError):
-        return "local:unknown"
+        return Requester("local", "unknown")
     try:
-        return f"local:{pwd.getpwuid(uid).pw_name}"
+        return Requester("local", pwd.getpwuid(uid).pw_name)
     except KeyError:
-        return f"local:uid={uid}"
+        return Requester("local", f"uid={uid}")
 
 
 def _claim_path(path: Path) -> None:
@@ -74,10 +76,10 @@ class ControlServer:
             self.path.unlink(missing_ok=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        caller = peer_caller(writer)
+        requester = peer_requester(writer)
         try:
             while line := await reader.readline():
-                result = await self._answer(line, caller)
+                result = await self._answer(line, requester)
                 writer.write(json.dumps(result.as_dict()).encode() + b"\n")
                 await writer.drain()
         except (ValueError, ConnectionError):  # over-long line or client gone
@@ -85,7 +87,7 @@ class ControlServer:
         finally:
             writer.close()
 
-    async def _answer(self, line: bytes, caller: str) -> OpResult:
+    async def _answer(self, line: bytes, requester: Requester) -> OpResult:
         try:
             request = json.loads(line)
             op, args = request["op"], request.get("args") or {}
@@ -94,7 +96,7 @@ class ControlServer:
         except (ValueError, KeyError, TypeError) as exc:
             return OpResult(False, f"bad request: {exc}", exit_code=2)
         try:
-            return await run_op(self.target, str(op), args, caller)
+            return await run_op(self.target, str(op), args, requester)
         except Exception as exc:
-            log.exception("control_op_failed op=%s by=%s", op, caller)
+            log.exception("control_op_failed op=%s by=%s", op, requester.caller)
             return OpResult(False, f"{op} failed inside the agent: {exc}", exit_code=1)

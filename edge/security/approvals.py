@@ -5,7 +5,7 @@
 - ``supervised`` (default): an actuation the *model* asks for needs the approval of the person
   who asked, through their channel (Telegram buttons, Signal token replies); the local terminal
   is trusted (it can run ``edge-cli gpio`` directly anyway); direct commands need none;
-- ``readonly``: the model may read but never actuate.
+- ``readonly``: nothing actuates a pin, whoever asks; pins can only be read.
 
 "Always" remembers the approval for that caller, pin and action until restart. No answer within
 the timeout means deny. Only the requester, or a configured admin, can answer.
@@ -14,12 +14,13 @@ the timeout means deny. Only the requester, or a configured admin, can answer.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import enum
 import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from edge.requester import Requester
 
 log = logging.getLogger(__name__)
 
@@ -33,25 +34,13 @@ class Decision(str, enum.Enum):
     ALWAYS = "always"
 
 
-@dataclass(frozen=True)
-class RequestContext:
-    """Who a tool call is ultimately for; set by the pipeline for the duration of a turn."""
-
-    channel: str
-    reply_target: str
-    sender: str
-    thread_id: str | None = None
-    via_model: bool = False
-
-
-current_request: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
-    "current_request", default=None)
+RequestContext = Requester  # the name channels still import; Requester is the type
 
 
 class Approver(Protocol):
     """A channel that can ask a person to approve: sends ``prompt`` carrying ``token``."""
 
-    async def request_approval(self, ctx: RequestContext, prompt: str, token: str) -> None: ...
+    async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None: ...
 
 
 @dataclass
@@ -71,13 +60,11 @@ class ApprovalGate:
     _pending: dict[str, PendingApproval] = field(default_factory=dict)
     _always: set[tuple[str, str, str]] = field(default_factory=set)
 
-    def needs_approval(self, ctx: RequestContext | None) -> bool:
-        return (self.autonomy == "supervised" and ctx is not None and ctx.via_model
-                and ctx.channel not in TRUSTED_CHANNELS)
+    def needs_approval(self, ctx: Requester) -> bool:
+        return self.autonomy == "supervised" and ctx.via_model and ctx.channel not in TRUSTED_CHANNELS
 
-    async def check(self, target: str, action: str, summary: str) -> str | None:
-        """None when the current request may go ahead, else the reason it may not."""
-        ctx = current_request.get()
+    async def check(self, target: str, action: str, summary: str, ctx: Requester) -> str | None:
+        """None when ``ctx``'s request may go ahead, else the reason it may not."""
         if self.autonomy == "readonly":  # whoever asks: the model, a chat command, edge-cli
             return ("autonomy is readonly: nothing may actuate pins; set [security] autonomy = "
                     "\"supervised\" or \"full\" to allow it")

@@ -5,7 +5,7 @@ The policy, not the model, decides: every tool receives the policy at constructi
 ``execute``. Anything not listed is refused, and every refusal is logged with who asked.
 
 >>> policy = SecurityPolicy([PinRule("gpio", "GPIO17", PinMode.OUTPUT, safe=False)])
->>> policy.authorize("gpio", "GPIO17", Action.WRITE, caller="cli:me").pin
+>>> policy.authorize("gpio", "GPIO17", Action.WRITE, Requester("cli", "me")).pin
 'GPIO17'
 """
 
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from edge.exc import PolicyDenied
 from edge.ratelimit import SlidingWindow
+from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
 from peripherals.base import PinMode, Pull
 
@@ -83,37 +84,39 @@ class SecurityPolicy:
         return {r.pin: r.line(r.safe) for r in self._rules.values()
                 if r.board == board and r.safe is not None}
 
-    def _deny(self, reason: str, board: str, pin: str, action: Action, caller: str) -> PolicyDenied:
+    def _deny(self, reason: str, board: str, pin: str, action: Action,
+              requester: Requester) -> PolicyDenied:
         log.warning("policy_refused board=%s pin=%s action=%s by=%s reason=%r",
-                    board, pin, action.value, caller, reason)
+                    board, pin, action.value, requester.caller, reason)
         return PolicyDenied(reason)
 
-    def authorize(self, board: str, pin: str, action: Action, caller: str) -> PinRule:
+    def authorize(self, board: str, pin: str, action: Action, requester: Requester) -> PinRule:
         """The rule that allows ``action``; raises PolicyDenied (and logs) otherwise."""
         rule = self._rules.get((board, pin))
         if rule is None:
             raise self._deny(f"{board}:{pin} is not in the allowlist; add it under "
                              f"[boards.{board}.pins] in the config to allow it",
-                             board, pin, action, caller)
+                             board, pin, action, requester)
         if rule.mode not in ALLOWED_MODES[action]:
             raise self._deny(f"{rule.label} is configured as {rule.mode.value}, "
-                             f"which does not allow {action.value}", board, pin, action, caller)
+                             f"which does not allow {action.value}", board, pin, action, requester)
         if action is not Action.READ:
-            self._take_rate_slot(rule, action, caller)
+            self._take_rate_slot(rule, action, requester)
         return rule
 
-    async def permit(self, board: str, pin: str, action: Action, caller: str, summary: str) -> PinRule:
+    async def permit(self, board: str, pin: str, action: Action, requester: Requester,
+                     summary: str) -> PinRule:
         """:meth:`authorize`, then for actuations the approval gate (which may ask a person)."""
-        rule = self.authorize(board, pin, action, caller)
+        rule = self.authorize(board, pin, action, requester)
         if action is not Action.READ:
-            refusal = await self.approvals.check(f"{board}:{pin}", action.value, summary)
+            refusal = await self.approvals.check(f"{board}:{pin}", action.value, summary, requester)
             if refusal is not None:
-                raise self._deny(f"{rule.label}: {refusal}", board, pin, action, caller)
+                raise self._deny(f"{rule.label}: {refusal}", board, pin, action, requester)
         return rule
 
-    def _take_rate_slot(self, rule: PinRule, action: Action, caller: str) -> None:
-        limit = self.max_actuations_per_minute
+    def _take_rate_slot(self, rule: PinRule, action: Action, requester: Requester) -> None:
+        limit, caller = self.max_actuations_per_minute, requester.caller
         if not self._rates.take(caller, limit):
             raise self._deny(f"rate limit: {caller} made {self._rates.count(caller)} actuations "
                              f"in the last minute (limit {limit}); try again shortly",
-                             rule.board, rule.pin, action, caller)
+                             rule.board, rule.pin, action, requester)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import copy
 import functools
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
 from edge.exc import EdgeError
 from edge.messages import ToolSpec
+from edge.requester import Requester
 from peripherals.exc import BoardError
 
 
@@ -43,8 +44,9 @@ class Tool(Protocol):
 
     def parameters_schema(self) -> dict[str, Any]: ...
 
-    async def execute(self, args: dict[str, Any], caller: str) -> ToolResult:
-        """Run with JSON ``args`` on behalf of ``caller`` (``telegram:42``, ``cli:local``)."""
+    async def execute(self, args: dict[str, Any], requester: Requester) -> ToolResult:
+        """Run with JSON ``args`` on behalf of ``requester`` (who asked, through which door)."""
+        ...
 
 
 def spec_of(tool: Tool) -> ToolSpec:
@@ -69,25 +71,28 @@ def _argument_errors(exc: ValidationError) -> str:
     return "invalid arguments: " + "; ".join(parts)
 
 
-class ModelTool:
+P = TypeVar("P", bound=BaseModel)
+
+
+class ModelTool(Generic[P]):
     """A tool whose arguments are the pydantic model ``Params``; subclasses implement ``run``."""
 
     name: ClassVar[str]
     description: ClassVar[str]
-    Params: ClassVar[type[BaseModel]]
+    Params: type[P]
 
     def parameters_schema(self) -> dict[str, Any]:
         return copy.deepcopy(_schema_of(self.Params))
 
-    async def execute(self, args: dict[str, Any], caller: str) -> ToolResult:
+    async def execute(self, args: dict[str, Any], requester: Requester) -> ToolResult:
         try:
             params = self.Params.model_validate(args or {})
         except ValidationError as exc:
             return ToolResult(False, error=_argument_errors(exc))
         try:
-            return await self.run(params, caller)
+            return await self.run(params, requester)
         except (EdgeError, BoardError) as exc:
             return ToolResult(False, error=str(exc))
 
-    async def run(self, params: BaseModel, caller: str) -> ToolResult:
+    async def run(self, params: P, requester: Requester) -> ToolResult:
         raise NotImplementedError

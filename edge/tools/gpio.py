@@ -6,17 +6,15 @@ caller (model, chat command, control socket) reaches a pin around it.
 
 from __future__ import annotations
 
-import logging
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from edge.hardware import Hardware
-from edge.security.policy import Action, PinRule, SecurityPolicy
-from edge.tools.base import ModelTool, ToolResult
+from edge.requester import Requester
+from edge.security.policy import PinRule
+from edge.tools.base import ModelTool, P, Tool, ToolResult
 from peripherals.exc import BoardError
-
-log = logging.getLogger(__name__)
 
 PIN_HELP = "Pin name or alias, e.g. 'led', 'GPIO17', or 'board:pin' when several boards exist"
 
@@ -59,95 +57,70 @@ def describe_level(rule: PinRule, value: float) -> str:
     return "on" if value else "off"
 
 
-class _PinTool(ModelTool):
-    action: Action
-
-    def __init__(self, hardware: Hardware, policy: SecurityPolicy):
+class _PinTool(ModelTool[P]):
+    def __init__(self, hardware: Hardware):
         self.hardware = hardware
-        self.policy = policy
-
-    async def authorize(self, spec: str, caller: str, summary: str = "") -> PinRule:
-        board, pin = self.hardware.locate(spec)
-        return await self.policy.permit(board, pin, self.action, caller,
-                                        summary or f"{self.action.value} {spec}")
 
 
-class GpioReadTool(_PinTool):
+class GpioReadTool(_PinTool[PinArgs]):
     name = "gpio_read"
     description = "Read an allowlisted pin: 1 (on/high) or 0 (off/low); PWM pins report their duty."
     Params = PinArgs
-    action = Action.READ
 
-    async def run(self, params: PinArgs, caller: str) -> ToolResult:
-        rule = await self.authorize(params.pin, caller)
-        value = await self.hardware.read(rule)
+    async def run(self, params: PinArgs, requester: Requester) -> ToolResult:
+        rule, value = await self.hardware.read(params.pin, requester)
         return ToolResult(True, f"{rule.label} is {describe_level(rule, value)}",
                           data=pin_data(rule, value))
 
 
-class GpioWriteTool(_PinTool):
+class GpioWriteTool(_PinTool[WriteArgs]):
     name = "gpio_write"
     description = "Switch an allowlisted output pin on or off."
     Params = WriteArgs
-    action = Action.WRITE
 
-    async def run(self, params: WriteArgs, caller: str) -> ToolResult:
-        rule = await self.authorize(params.pin, caller, f"switch {params.pin} {params.value}")
+    async def run(self, params: WriteArgs, requester: Requester) -> ToolResult:
         on = params.value == "on"
-        await self.hardware.write(rule, on)
-        log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin, params.value, caller)
+        rule = await self.hardware.write(params.pin, on, requester)
         note = f" (auto-off after {rule.max_on_seconds:g} s)" if on and rule.max_on_seconds else ""
         return ToolResult(True, f"{rule.label} set {params.value}{note}",
                           data=pin_data(rule, 1.0 if on else 0.0))
 
 
-class GpioPwmTool(_PinTool):
+class GpioPwmTool(_PinTool[PwmArgs]):
     name = "gpio_pwm"
     description = "Set the PWM duty cycle (0..1) and optionally the frequency of an allowlisted PWM pin."
     Params = PwmArgs
-    action = Action.PWM
 
-    async def run(self, params: PwmArgs, caller: str) -> ToolResult:
-        rule = await self.authorize(params.pin, caller, f"set {params.pin} PWM duty to {params.duty:.2f}")
-        await self.hardware.pwm(rule, params.duty, params.frequency)
-        log.info("actuation board=%s pin=%s duty=%.3f frequency=%s by=%s",
-                 rule.board, rule.pin, params.duty, params.frequency, caller)
+    async def run(self, params: PwmArgs, requester: Requester) -> ToolResult:
+        rule = await self.hardware.pwm(params.pin, params.duty, params.frequency, requester)
         return ToolResult(True, f"{rule.label} PWM duty {params.duty:.2f}",
                           data=pin_data(rule, params.duty))
 
 
-class ServoWriteTool(_PinTool):
+class ServoWriteTool(_PinTool[ServoArgs]):
     name = "servo_write"
     description = "Turn a hobby servo on an allowlisted pwm pin to an angle (0-180 degrees)."
     Params = ServoArgs
-    action = Action.SERVO
 
-    async def run(self, params: ServoArgs, caller: str) -> ToolResult:
-        rule = await self.authorize(params.pin, caller, f"turn the servo on {params.pin} to "
-                                                        f"{params.angle:g} degrees")
-        await self.hardware.servo(rule, params.angle)
-        log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, params.angle, caller)
+    async def run(self, params: ServoArgs, requester: Requester) -> ToolResult:
+        rule = await self.hardware.servo(params.pin, params.angle, requester)
         return ToolResult(True, f"{rule.label} servo at {params.angle:g} degrees",
                           data={**pin_data(rule, params.angle), "angle": params.angle})
 
 
-class BoardStatusTool(ModelTool):
+class BoardStatusTool(_PinTool[NoArgs]):
     name = "board_status"
     description = "List the boards, whether they are simulated, and every allowlisted pin with its mode and state."
     Params = NoArgs
 
-    def __init__(self, hardware: Hardware, policy: SecurityPolicy):
-        self.hardware = hardware
-        self.policy = policy
-
-    async def run(self, params: NoArgs, caller: str) -> ToolResult:
+    async def run(self, params: NoArgs, requester: Requester) -> ToolResult:
         boards = [status.as_dict() for status in self.hardware.status()]
         pins = []
-        for rule in self.policy.rules:
+        for rule in self.hardware.policy.rules:
             value = None
             if self.hardware.resident:
                 try:
-                    value = await self.hardware.read(rule)
+                    _, value = await self.hardware.read(f"{rule.board}:{rule.pin}", requester)
                 except BoardError:  # a board that is down: its line above says why
                     value = None
             entry = pin_data(rule, value)
@@ -168,6 +141,6 @@ class BoardStatusTool(ModelTool):
         return ToolResult(True, "\n".join(lines), data={"boards": boards, "pins": pins})
 
 
-def hardware_tools(hardware: Hardware, policy: SecurityPolicy) -> list[ModelTool]:
-    return [cls(hardware, policy)
-            for cls in (GpioReadTool, GpioWriteTool, GpioPwmTool, ServoWriteTool, BoardStatusTool)]
+def hardware_tools(hardware: Hardware) -> list[Tool]:
+    return [GpioReadTool(hardware), GpioWriteTool(hardware), GpioPwmTool(hardware),
+            ServoWriteTool(hardware), BoardStatusTool(hardware)]

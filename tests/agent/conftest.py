@@ -28,7 +28,7 @@ def make_agent(hardware, tmp_path):
 
         settings.setdefault("workspace", tmp_path / "workspace")
         access = {"cli": ChannelAccess(frozenset({"*"})), "test": ChannelAccess(frozenset({"alice", "bob"}))}
-        return Agent(hardware_tools(hardware, hardware.policy), hardware, provider,
+        return Agent(hardware_tools(hardware), hardware, provider,
                      SessionStore(tmp_path / "sessions"), status, AgentSettings(**settings),
                      Preflight(access))
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from edge.agent.dispatch import Dispatcher, max_in_flight
 from edge.agent.hooks import Cancel
 from edge.channels.base import Channel, ChannelMessage
 from edge.channels.supervisor import ListenerSupervisor
-from tests.helpers import msg
 from tests.agent.test_pipeline import ScriptedProvider
+from tests.helpers import msg
 
 
 class Recorder(Channel):

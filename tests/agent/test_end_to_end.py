@@ -15,8 +15,8 @@ import pytest
 
 from edge.agent.context import SUMMARY_PROMPT
 from edge.agent.sessions import read_transcript
-from tests.helpers import EDGE_CLI, ROOT
 from tests.fakes.openai_server import OpenAIServer, completion, error_body
+from tests.helpers import EDGE_CLI, ROOT
 
 
 class Agent:

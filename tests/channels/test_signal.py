@@ -9,9 +9,9 @@ import pytest
 
 from edge.channels.pairing import PairingCodes
 from edge.sse import iter_sse
-from tests.helpers import until
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.signal_server import FakeSignal
+from tests.helpers import until
 
 OWNER, FRIEND, STRANGER = "+4915111111111", "+4915122222222", "+4915199999999"
 

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from edge.runtime import Runtime
-from tests.helpers import EDGE_CLI, ROOT, cli
+from tests.helpers import EDGE_CLI, ROOT, asker, cli
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ async def test_sigterm_in_process_leaves_the_mock_pin_safe(default_config, mock_
     task = asyncio.create_task(runtime.run())
     while not default_config.control_socket.exists():
         await asyncio.sleep(0.01)
-    result = await runtime.tools["gpio_write"].execute({"pin": "led", "value": "on"}, "test")
+    result = await runtime.tools["gpio_write"].execute({"pin": "led", "value": "on"}, asker("test"))
     assert result.success and mock_factory.pin(17).state == 1
     os.kill(os.getpid(), signal.SIGTERM)
     await asyncio.wait_for(task, 10)

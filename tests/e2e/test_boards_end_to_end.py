@@ -15,7 +15,7 @@ import pytest
 from edge.config.loader import load_config
 from edge.hardware import build_hardware
 from edge.tools.gpio import hardware_tools
-from tests.helpers import EDGE_CLI, ROOT, cli
+from tests.helpers import EDGE_CLI, ROOT, asker, cli
 
 pytestmark = pytest.mark.emulator
 
@@ -51,7 +51,7 @@ async def start(text, write_config, env):
     config = load_config(str(write_config(text)), env=env).config
     hardware = build_hardware(config, resident=True)
     await hardware.start()
-    tools = {tool.name: tool for tool in hardware_tools(hardware, hardware.policy)}
+    tools = {tool.name: tool for tool in hardware_tools(hardware)}
     return hardware, tools
 
 
@@ -60,11 +60,11 @@ async def test_arduino_tools_policy_and_events(simavr_uno, write_config, isolate
     events = []
     hardware.subscribe(events.append)
     try:
-        result = await tools["gpio_write"].execute({"pin": "led", "value": "on"}, "telegram:42")
+        result = await tools["gpio_write"].execute({"pin": "led", "value": "on"}, asker("telegram:42"))
         assert result.success, result.text
         simavr_uno.wait_edge("D13", 1)
 
-        refused = await tools["gpio_write"].execute({"pin": "uno:D12", "value": "on"}, "telegram:42")
+        refused = await tools["gpio_write"].execute({"pin": "uno:D12", "value": "on"}, asker("telegram:42"))
         assert not refused.success and "allowlist" in refused.text
         await asyncio.sleep(0.2)
         assert simavr_uno.levels("D12") == []
@@ -85,11 +85,11 @@ async def test_supervisor_reconnects_a_restarted_emulator(simavr_uno, write_conf
     hardware, tools = await start(UNO.format(port=simavr_uno.link), write_config, isolated_env)
     board = hardware.boards["uno"]
     try:
-        assert (await tools["gpio_write"].execute({"pin": "led", "value": "on"}, "t")).success
+        assert (await tools["gpio_write"].execute({"pin": "led", "value": "on"}, asker("t"))).success
         simavr_uno.stop()
         while board.connected:
             await asyncio.sleep(0.01)
-        failed = await tools["gpio_write"].execute({"pin": "led", "value": "off"}, "t")
+        failed = await tools["gpio_write"].execute({"pin": "led", "value": "off"}, asker("t"))
         assert not failed.success and "down" in failed.text
         simavr_uno.start()
         back = time.monotonic()
@@ -156,15 +156,15 @@ async def test_servo_tool_through_policy_to_the_firmware(simavr_uno, write_confi
     text = text.replace('button = "D2" }', 'button = "D2", arm = "D10" }')
     hardware, tools = await start(text, write_config, isolated_env)
     try:
-        moved = await tools["servo_write"].execute({"pin": "arm", "angle": 90}, "test")
+        moved = await tools["servo_write"].execute({"pin": "arm", "angle": 90}, asker("test"))
         assert moved.success and moved.data["angle"] == 90
         # simavr does not report timer output-compare pulses as port edges, so what is checked
         # on the firmware side is that it took the servo sysex and keeps answering
-        assert (await tools["gpio_write"].execute({"pin": "led", "value": "on"}, "test")).success
+        assert (await tools["gpio_write"].execute({"pin": "led", "value": "on"}, asker("test"))).success
         simavr_uno.wait_edge("D13", 1)
-        refused = await tools["servo_write"].execute({"pin": "D9", "angle": 10}, "test")
+        refused = await tools["servo_write"].execute({"pin": "D9", "angle": 10}, asker("test"))
         assert not refused.success and "not in the allowlist" in refused.error
-        wrong_mode = await tools["servo_write"].execute({"pin": "led", "angle": 10}, "test")
+        wrong_mode = await tools["servo_write"].execute({"pin": "led", "angle": 10}, asker("test"))
         assert not wrong_mode.success and "does not allow servo" in wrong_mode.error
     finally:
         await hardware.shutdown()
@@ -175,7 +175,7 @@ async def test_servo_on_a_board_without_servos_is_refused(write_config, isolated
                          env=isolated_env).config
     hardware = build_hardware(config, resident=True, pin_factory=mock_factory)
     await hardware.start()
-    tools = {tool.name: tool for tool in hardware_tools(hardware, hardware.policy)}
-    result = await tools["servo_write"].execute({"pin": "GPIO18", "angle": 45}, "test")
+    tools = {tool.name: tool for tool in hardware_tools(hardware)}
+    result = await tools["servo_write"].execute({"pin": "GPIO18", "angle": 45}, asker("test"))
     assert not result.success and "cannot drive servos" in result.error
     await hardware.shutdown()

@@ -10,30 +10,31 @@ from edge.config.loader import load_config
 from edge.memory.base import Category
 from edge.memory.markdown import MarkdownMemory
 from edge.tools.memory import memory_tools
+from tests.helpers import asker
 
 
 async def test_tools_store_recall_and_forget(memory):
     store, recall, forget = memory_tools(memory)
     stored = await store.execute({"key": "wifi", "content": "The wifi password is on the router"},
-                                 "telegram:42")
+                                 asker("telegram:42"))
     assert stored.success and stored.data == {"key": "wifi", "category": "core"}
     await store.execute({"key": "isp", "content": "Internet bill paid by card", "category": "bills"},
-                        "telegram:42")
+                        asker("telegram:42"))
     assert (await memory.get("isp")).category == Category.parse("bills")
-    found = await recall.execute({"query": "what is the internet password"}, "telegram:42")
+    found = await recall.execute({"query": "what is the internet password"}, asker("telegram:42"))
     assert found.success and found.data["entries"][0]["key"] == "wifi"
     assert "- wifi: The wifi password is on the router" in found.output
-    assert (await forget.execute({"key": "wifi"}, "telegram:42")).success
-    again = await forget.execute({"key": "wifi"}, "telegram:42")
+    assert (await forget.execute({"key": "wifi"}, asker("telegram:42"))).success
+    again = await forget.execute({"key": "wifi"}, asker("telegram:42"))
     assert not again.success and "no memory with key 'wifi'" in again.error
-    bad = await store.execute({"key": "", "content": "x"}, "telegram:42")
+    bad = await store.execute({"key": "", "content": "x"}, asker("telegram:42"))
     assert not bad.success and "key" in bad.error
     assert store.parameters_schema()["required"] == ["key", "content"]
 
 
 async def test_forget_tool_explains_append_only_backend(tmp_path):
     _, _, forget = memory_tools(MarkdownMemory(tmp_path))
-    result = await forget.execute({"key": "x"}, "cli:pi")
+    result = await forget.execute({"key": "x"}, asker("cli:pi"))
     assert not result.success and "append-only" in result.error
 
 

@@ -9,6 +9,7 @@ import pytest
 from edge.exc import PolicyDenied
 from edge.security.policy import Action, PinRule, SecurityPolicy
 from peripherals.base import PinMode
+from tests.helpers import asker
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def policy():
 def test_unlisted_pin_is_refused_and_logged_with_caller(policy, caplog):
     caplog.set_level(logging.WARNING)
     with pytest.raises(PolicyDenied, match="not in the allowlist"):
-        policy.authorize("gpio", "GPIO22", Action.WRITE, caller="telegram:42")
+        policy.authorize("gpio", "GPIO22", Action.WRITE, asker("telegram:42"))
     assert "by=telegram:42" in caplog.text and "pin=GPIO22" in caplog.text
 
 
@@ -33,23 +34,23 @@ def test_unlisted_pin_is_refused_and_logged_with_caller(policy, caplog):
 ])
 def test_mode_decides_the_allowed_actions(policy, pin, action, allowed):
     if allowed:
-        assert policy.authorize("gpio", pin, action, "t").pin == pin
+        assert policy.authorize("gpio", pin, action, asker("t")).pin == pin
     else:
         with pytest.raises(PolicyDenied, match="does not allow"):
-            policy.authorize("gpio", pin, action, "t")
+            policy.authorize("gpio", pin, action, asker("t"))
 
 
 def test_rate_limit_is_per_caller_and_slides():
     now = [0.0]
     policy = SecurityPolicy([PinRule("gpio", "GPIO17", PinMode.OUTPUT)], 2, clock=lambda: now[0])
     for _ in range(2):
-        policy.authorize("gpio", "GPIO17", Action.WRITE, "a")
+        policy.authorize("gpio", "GPIO17", Action.WRITE, asker("a"))
     with pytest.raises(PolicyDenied, match="rate limit"):
-        policy.authorize("gpio", "GPIO17", Action.WRITE, "a")
-    policy.authorize("gpio", "GPIO17", Action.WRITE, "b")  # another caller has its own budget
-    policy.authorize("gpio", "GPIO17", Action.READ, "a")  # reads are not limited
+        policy.authorize("gpio", "GPIO17", Action.WRITE, asker("a"))
+    policy.authorize("gpio", "GPIO17", Action.WRITE, asker("b"))  # another caller has its own budget
+    policy.authorize("gpio", "GPIO17", Action.READ, asker("a"))  # reads are not limited
     now[0] = 61.0
-    policy.authorize("gpio", "GPIO17", Action.WRITE, "a")
+    policy.authorize("gpio", "GPIO17", Action.WRITE, asker("a"))
 
 
 def test_safe_levels_per_board(policy):

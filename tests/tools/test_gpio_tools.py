@@ -6,13 +6,14 @@ import pytest
 
 from edge.hardware import build_hardware
 from edge.tools.gpio import hardware_tools
+from tests.helpers import asker
 
 
 @pytest.fixture
 async def tools(default_config, mock_factory):
     hw = build_hardware(default_config.config, resident=True, pin_factory=mock_factory)
     await hw.start()
-    yield {t.name: t for t in hardware_tools(hw, hw.policy)}
+    yield {t.name: t for t in hardware_tools(hw)}
     await hw.shutdown()
 
 
@@ -25,14 +26,14 @@ async def test_schemas_come_from_the_parameter_models(tools):
 
 
 async def test_write_then_read(tools, mock_factory):
-    result = await tools["gpio_write"].execute({"pin": "led", "value": "on"}, "test")
+    result = await tools["gpio_write"].execute({"pin": "led", "value": "on"}, asker("test"))
     assert result.success and mock_factory.pin(17).state == 1
-    read = await tools["gpio_read"].execute({"pin": "GPIO17"}, "test")
+    read = await tools["gpio_read"].execute({"pin": "GPIO17"}, asker("test"))
     assert read.data["value"] == 1.0 and "is on" in read.output
 
 
 async def test_refused_pin_is_a_failed_result_and_touches_nothing(tools, mock_factory):
-    result = await tools["gpio_write"].execute({"pin": "GPIO22", "value": "on"}, "test")
+    result = await tools["gpio_write"].execute({"pin": "GPIO22", "value": "on"}, asker("test"))
     assert not result.success and "not in the allowlist" in result.error
     assert mock_factory.pin(22).state == 0
 
@@ -42,17 +43,17 @@ async def test_refused_pin_is_a_failed_result_and_touches_nothing(tools, mock_fa
     ({"pin": "led", "value": "on", "force": True}, "force"),
 ])
 async def test_bad_arguments_are_reported(tools, args, message):
-    result = await tools["gpio_write"].execute(args, "test")
+    result = await tools["gpio_write"].execute(args, asker("test"))
     assert not result.success and message in result.error
 
 
 async def test_pwm_on_an_output_pin_is_refused(tools):
-    result = await tools["gpio_pwm"].execute({"pin": "led", "duty": 0.5}, "test")
+    result = await tools["gpio_pwm"].execute({"pin": "led", "duty": 0.5}, asker("test"))
     assert not result.success and "does not allow pwm" in result.error
 
 
 async def test_board_status_lists_pins_and_simulation(tools):
-    result = await tools["board_status"].execute({}, "test")
+    result = await tools["board_status"].execute({}, asker("test"))
     assert result.success
     assert result.data["boards"][0]["simulated"] is True
     assert [p["pin"] for p in result.data["pins"]] == ["GPIO17", "GPIO27"]

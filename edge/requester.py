@@ -1,0 +1,33 @@
+"""Who asked for something: one explicit value passed down every call that acts for a person
+(tools, the pin policy, approvals), never read from a context variable set floors above.
+
+>>> asked = Requester("telegram", "42", reply_target="42")
+>>> asked.caller, asked.asking_model().via_model
+('telegram:42', True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Requester:
+    channel: str
+    """Where the request came from: ``telegram``, ``signal``, ``cli``, ``local`` (the socket)."""
+    sender: str
+    """Who on that channel: a user id, a phone number, a local user name or uid."""
+    reply_target: str = ""
+    """Where answers and approval prompts go (a chat id); empty when there is nowhere."""
+    thread_id: str | None = None
+    via_model: bool = False
+    """The model chose the action (rather than a direct command from the person)."""
+
+    @property
+    def caller(self) -> str:
+        """``channel:sender``, as logs and rate limits name a requester."""
+        return f"{self.channel}:{self.sender}"
+
+    def asking_model(self) -> Requester:
+        """The same person, acting through the model's tool calls."""
+        return replace(self, via_model=True)
