@@ -19,6 +19,8 @@ import asyncio
 import logging
 import threading
 import time
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import serial
 
@@ -36,29 +38,61 @@ REPORT_FIRMWARE = 0x79
 FIRST_VALUE_TIMEOUT = 1.0
 
 
-def _firmata_class():
+class FirmataBoard(Protocol):
+    """What this driver uses of a pyfirmata2 Board (pyfirmata2 has no type information)."""
+
+    firmware: str | None
+    """The sketch's name from the firmware report (set by the reader thread)."""
+    firmware_version: tuple[int, int]
+    analog: list[Any]
+    digital: list[Any]
+    """pyfirmata2 Pins, indexed by number."""
+    sp: Any
+    """The pyserial port."""
+    exit: Callable[[], None]
+
+    def add_cmd_handler(self, cmd: int, func: Callable[..., None]) -> None: ...
+
+    def send_sysex(self, sysex_cmd: int, data: bytearray) -> None: ...
+
+    def setSamplingInterval(self, interval: int) -> None: ...  # noqa: N802 (pyfirmata2's name)
+
+    def servo_config(self, pin: int, min_pulse: int = 544, max_pulse: int = 2400,
+                     angle: int = 0) -> None: ...
+
+    def iterate(self) -> None: ...
+
+
+def _firmata_class() -> Callable[..., FirmataBoard]:
     """pyfirmata2's Board without its fixed 5 s sleep (we wait for the firmware report instead)
     and without its ``__del__``, which writes to the port: ``_release`` closes it instead, and
     a port that failed to open leaves nothing to clean up."""
     import pyfirmata2
 
     class Firmata(pyfirmata2.Board):
-        def _Board__pass_time(self, seconds):  # noqa: N802 (pyfirmata2's private name)
+        def _Board__pass_time(self, seconds: float) -> None:  # noqa: N802 (pyfirmata2's private name)
             return None
 
-        def __del__(self):
+        def __del__(self) -> None:
             pass
 
     return Firmata
 
 
-def _uno_layout() -> dict:
+def _uno_layout() -> dict[str, Any]:
     from pyfirmata2 import BOARDS
 
-    return BOARDS["arduino"]
+    layout: dict[str, Any] = BOARDS["arduino"]
+    return layout
 
 
-def _release(firmata) -> None:
+def _firmware_name(firmata: FirmataBoard) -> str | None:
+    """The name the reader thread stored from the firmware report, None before it came. (Read
+    through a call: a type checker would otherwise keep the None assigned before the wait.)"""
+    return firmata.firmware
+
+
+def _release(firmata: FirmataBoard) -> None:
     """Close the port; pyfirmata2's own exit() (also run from __del__) would write to it."""
     firmata.exit = lambda: None
     try:
@@ -82,7 +116,7 @@ class ArduinoBoard(HostPinTable):
         self.handshake_timeout = handshake_timeout
         self._aliases = {alias: self.canonical(spec) for alias, spec in (aliases or {}).items()}
         self._lock = threading.Lock()  # one writer on the port at a time
-        self._firmata = None
+        self._firmata: FirmataBoard | None = None
         self._generation = 0
         self._servos: dict[str, float] = {}
         self._safe: dict[str, bool] = {}
@@ -126,14 +160,22 @@ class ArduinoBoard(HostPinTable):
         return tuple(a for a, p in self._aliases.items() if p == pin)
 
     # link ----------------------------------------------------------------------------------------
-    def _pin(self, pin: str):
-        if self._firmata is None:
+    def _board(self) -> FirmataBoard:
+        """The open pyfirmata2 board; BoardUnavailable while the port is closed (the reader
+        thread closes it when the link fails, at any moment)."""
+        firmata = self._firmata
+        if firmata is None:
             raise self._down()
-        if pin.startswith("A"):
-            return self._firmata.analog[int(pin[1:])]
-        return self._firmata.digital[int(pin[1:])]
+        return firmata
 
-    def _write(self, action) -> None:
+    def _pin(self, pin: str) -> Any:
+        """The pyfirmata2 Pin (untyped) for ``D<n>`` or ``A<n>``."""
+        firmata = self._board()
+        if pin.startswith("A"):
+            return firmata.analog[int(pin[1:])]
+        return firmata.digital[int(pin[1:])]
+
+    def _write(self, action: Callable[[], object]) -> None:
         """Run ``action`` (which writes to the port) under the port lock; a failure means gone."""
         if not self.connected or self._firmata is None:
             raise self._down()
@@ -145,9 +187,9 @@ class ArduinoBoard(HostPinTable):
                 raise BoardUnavailable(f"board {self.name} went away ({exc})") from None
 
     def _sysex(self, cmd: int, data: list[int]) -> None:
-        self._firmata.send_sysex(cmd, bytearray(data))
+        self._board().send_sysex(cmd, bytearray(data))
 
-    def _read_loop(self, firmata, generation: int) -> None:
+    def _read_loop(self, firmata: FirmataBoard, generation: int) -> None:
         while self._generation == generation:
             try:
                 firmata.iterate()
@@ -178,7 +220,7 @@ class ArduinoBoard(HostPinTable):
             log.error("board_down board=%s port=%s reason=%r", self.name, self.port, reason)
             self._events.emit(BoardEvent(self.name, "down"))
 
-    def _on_watchdog_sysex(self, *data) -> None:
+    def _on_watchdog_sysex(self, *data: int) -> None:
         if data and data[0] == WD_TRIPPED:
             log.warning("firmware_watchdog board=%s safe=%s", self.name, self._safe)
             for pin, level in self._safe.items():
@@ -187,7 +229,7 @@ class ArduinoBoard(HostPinTable):
         elif data and data[0] == WD_QUERY:
             self._ack.set()
 
-    def _on_digital(self, pin: str, value) -> None:
+    def _on_digital(self, pin: str, value: bool | None) -> None:
         level, before = 1.0 if value else 0.0, self._values.get(pin)
         if before != level:
             self._values[pin] = level
@@ -210,7 +252,7 @@ class ArduinoBoard(HostPinTable):
         threading.Thread(target=self._read_loop, args=(firmata, self._generation),
                          name=f"firmata:{self.name}", daemon=True).start()
         deadline = time.monotonic() + self.handshake_timeout
-        while firmata.firmware is None:
+        while _firmware_name(firmata) is None:
             if time.monotonic() > deadline:
                 self._close_port()
                 raise BoardUnavailable(
@@ -257,15 +299,15 @@ class ArduinoBoard(HostPinTable):
         self._events.emit(BoardEvent(self.name, "up"))
 
     def _restore(self) -> None:
-        self._write(lambda: self._firmata.setSamplingInterval(self.sampling_interval_ms))
+        self._write(lambda: self._board().setSamplingInterval(self.sampling_interval_ms))
         for pin, (mode, pull) in self._modes.items():
             value = self._values.get(pin)
             self._apply_mode(pin, mode, pull)
             if mode is PinMode.OUTPUT and value is not None:
-                self._write(lambda p=pin, v=value: self._pin(p).write(int(v)))
+                self._write(lambda: self._pin(pin).write(int(value)))
                 self._values[pin] = value
             elif mode is PinMode.PWM and value is not None:
-                self._write(lambda p=pin, v=value: self._pin(p).write(v))
+                self._write(lambda: self._pin(pin).write(value))
                 self._values[pin] = value
         for pin, angle in self._servos.items():
             self._servo(pin, angle)
@@ -344,11 +386,11 @@ class ArduinoBoard(HostPinTable):
         if not self.connected:
             raise BoardUnavailable(f"board {self.name} is down ({self.detail})")
         deadline = time.monotonic() + FIRST_VALUE_TIMEOUT
-        while self._values.get(pin) is None:
+        while (value := self._values.get(pin)) is None:
             if time.monotonic() > deadline:
                 raise BoardUnavailable(f"board {self.name} sent no value for {pin} yet")
             await asyncio.sleep(0.01)
-        return float(self._values[pin])
+        return float(value)
 
     async def write(self, pin: str, value: bool) -> None:
         pin = self.resolve(pin)
@@ -372,7 +414,7 @@ class ArduinoBoard(HostPinTable):
     def _servo(self, pin: str, angle: float) -> None:
         number = int(pin[1:])
         if pin not in self._servos:
-            self._write(lambda: self._firmata.servo_config(number, angle=int(angle)))
+            self._write(lambda: self._board().servo_config(number, angle=int(angle)))
         else:
             self._write(lambda: self._pin(pin).write(int(angle)))
         self._servos[pin] = angle

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from peripherals.exc import PinModeError
 
@@ -59,7 +59,7 @@ class BoardStatus:
     info: dict[str, str] = field(default_factory=dict)
     """What drives the board, for status and doctor (the Pi header: pin_factory, chip, model)."""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "kind": self.kind,

@@ -8,6 +8,7 @@ edge-agent protocol first on ST-Link ports, Firmata first on the others.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 USB_IDS: dict[tuple[int, int | None], tuple[str, str]] = {
     (0x2341, None): ("Arduino", "arduino"),
@@ -39,7 +40,7 @@ class FoundPort:
     detail: str = ""
     tried: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["vid"] = f"{self.vid:04x}" if self.vid is not None else None
         data["pid"] = f"{self.pid:04x}" if self.pid is not None else None
@@ -70,6 +71,7 @@ async def confirm(found: FoundPort, timeout: float = 2.5) -> FoundPort:
     order = ["stm32", "arduino"] if found.likely != "arduino" else ["arduino", "stm32"]
     for kind in order:
         found.tried.append(kind)
+        board: Stm32Board | ArduinoBoard
         if kind == "stm32":
             board = Stm32Board("probe", found.port, watchdog_ms=0, handshake_timeout=timeout)
         else:

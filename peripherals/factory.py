@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from peripherals.base import Board
 
 
-def create_board(name: str, kind: str, options: dict, pin_factory=None) -> Board:
+def create_board(name: str, kind: str, options: dict[str, Any],
+                 pin_factory: Any = None) -> Board:
     """``options`` are the board's config keys other than ``type`` and ``pins``."""
     if kind == "gpio":
         from peripherals.gpio import GpioBoard

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
@@ -26,7 +27,7 @@ from gpiozero.exc import GPIOZeroError, PinInvalidPin
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from gpiozero.pins.pi import PiBoardInfo
 
-from peripherals.base import Board, BoardEvent, BoardStatus, PinInfo, PinMode, PinState, Pull
+from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinInfo, PinMode, PinState, Pull
 from peripherals.events import Debouncer, EventHub
 from peripherals.exc import BoardUnavailable, PinModeError, UnknownPin
 from peripherals.pin_factory import LoadedFactory, describe_chip, load_pin_factory
@@ -104,7 +105,7 @@ class GpioBoard(Board):
         self.detail = loaded.summary
         return True
 
-    def subscribe(self, listener):
+    def subscribe(self, listener: BoardListener) -> Callable[[], None]:
         return self._events.subscribe(listener)
 
     @property
@@ -113,10 +114,11 @@ class GpioBoard(Board):
 
     def canonical(self, spec: str) -> str:
         try:
-            return self._names.to_gpio(str(spec).strip())
+            name: str = self._names.to_gpio(str(spec).strip())
         except PinInvalidPin as exc:
             raise UnknownPin(f"{spec!r} is not a GPIO pin on this board ({exc}); "
                              "use names like GPIO17, 17 or BOARD11") from None
+        return name
 
     def resolve(self, spec: str) -> str:
         spec = str(spec).strip()

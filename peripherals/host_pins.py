@@ -4,8 +4,9 @@ and pull), the last level seen per pin, the event hub, and the safe-state walk o
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
-from peripherals.base import Board, BoardEvent, BoardStatus, PinMode, PinState, Pull
+from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode, PinState, Pull
 from peripherals.events import Debouncer, EventHub
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError
 
@@ -18,6 +19,9 @@ class HostPinTable(Board):
 
     name: str
     kind: str
+    connected: bool
+    detail: str
+    """What the link is doing, for status: the firmware and port when up, the cause when down."""
     holds_levels = True
     """The firmware keeps a level after the host's command exits."""
 
@@ -45,7 +49,7 @@ class HostPinTable(Board):
         return BoardUnavailable(f"board {self.name} is not connected ({self.detail}); a running "
                                 "agent reconnects it when it is back")
 
-    def subscribe(self, listener):
+    def subscribe(self, listener: BoardListener) -> Callable[[], None]:
         return self._events.subscribe(listener)
 
     async def apply_safe_state(self, values: dict[str, bool]) -> list[str]:

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import threading
 import time
+from typing import Any
 
 from peripherals import stm32_protocol as wire
 from peripherals.base import BoardEvent, PinInfo, PinMode, Pull
@@ -63,12 +64,12 @@ class Stm32Board(HostPinTable):
         self._link = SerialLink(port, baudrate, self._on_bytes, self._on_lost)
         self._reader = wire.FrameReader()
         self._next_id = 0
-        self._waiting: tuple[int, threading.Event, list] | None = None
+        self._waiting: tuple[int, threading.Event, list[wire.Message]] | None = None
         self._last_tx = 0.0
         self._caps: dict[str, wire.Caps] = {}
         self._safe: dict[str, bool] = {}
         self._generation = 0
-        self.hello: dict = {}
+        self.hello: wire.Fields = {}
         self.connected = False
         self.detail = f"not connected ({port})"
 
@@ -126,13 +127,15 @@ class Stm32Board(HostPinTable):
             log.error("board_down board=%s port=%s reason=%r", self.name, self.port, reason)
             self._events.emit(BoardEvent(self.name, "down"))
 
-    def _request(self, cmd: wire.Cmd, timeout: float | None = None, **fields) -> dict:
+    def _request(self, cmd: wire.Cmd, timeout: float | None = None,
+                 **fields: Any) -> wire.Fields:
         """Send one request and wait for its reply (blocking; run in a thread)."""
         if not self._link.is_open:
             raise self._down()
         with self._link.lock:
             self._next_id = self._next_id % 255 + 1
-            done, box = threading.Event(), []
+            done = threading.Event()
+            box: list[wire.Message] = []
             self._waiting = (self._next_id, done, box)
             try:
                 self._link.write(wire.encode_request(cmd, self._next_id, **fields))
@@ -151,10 +154,10 @@ class Stm32Board(HostPinTable):
             raise FirmwareError(f"board {self.name} refused {cmd.name}: {name}", code)
         return reply.fields
 
-    async def _call(self, cmd: wire.Cmd, **fields) -> dict:
+    async def _call(self, cmd: wire.Cmd, **fields: Any) -> wire.Fields:
         return await asyncio.to_thread(self._request, cmd, **fields)
 
-    def _handshake(self) -> dict:
+    def _handshake(self) -> wire.Fields:
         """HELLO until answered: the firmware may still be booting, or mid-frame from before."""
         deadline = time.monotonic() + self.handshake_timeout
         while True:
@@ -263,9 +266,11 @@ class Stm32Board(HostPinTable):
         mode = self._mode(pin)
         if mode is PinMode.ANALOG:
             reply = await self._call(wire.Cmd.ADC_READ, pin=wire.pin_number(pin))
-            return reply["raw"] / ADC_FULL_SCALE
+            raw: int = reply["raw"]
+            return raw / ADC_FULL_SCALE
         if mode is PinMode.PWM:
-            return self._values.get(pin, 0.0)
+            duty = self._values.get(pin)
+            return 0.0 if duty is None else duty
         reply = await self._call(wire.Cmd.DIGITAL_READ, pin=wire.pin_number(pin))
         return float(reply["level"])
 
@@ -300,6 +305,6 @@ class Stm32Board(HostPinTable):
         pairs = [(wire.pin_number(pin), int(level)) for pin, level in self._safe.items()]
         await self._call(wire.Cmd.SAFE_STATE, pairs=pairs)
 
-    async def stats(self) -> dict:
+    async def stats(self) -> wire.Fields:
         """Frames the firmware received, bad frames it dropped, watchdog trips."""
         return await self._call(wire.Cmd.STATS)

@@ -19,6 +19,7 @@ import binascii
 import enum
 import struct
 from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
 
 PROTOCOL_VERSION = 1
 MAX_FRAME = 96
@@ -79,7 +80,11 @@ BOARD_IDS = {1: "nucleo-f401re", 2: "nucleo-f411re", 3: "blackpill-f411", 4: "ne
 
 # Fixed fields per message body, as (name, struct code); "pairs" marks a trailing list of
 # (pin, value) byte pairs whose length comes from the frame length.
-REQUESTS: dict[Cmd, tuple] = {
+Layout: TypeAlias = tuple[tuple[str, str] | Literal["pairs"], ...]
+Fields: TypeAlias = dict[str, Any]
+"""A message's fields by name: ints, and ``pairs`` as a list of (pin, value) tuples."""
+
+REQUESTS: dict[Cmd, Layout] = {
     Cmd.HELLO: (("version", "B"),),
     Cmd.PIN_MODE: (("pin", "B"), ("mode", "B")),
     Cmd.DIGITAL_WRITE: (("pin", "B"), ("level", "B")),
@@ -92,7 +97,7 @@ REQUESTS: dict[Cmd, tuple] = {
     Cmd.PING: (),
     Cmd.STATS: (),
 }
-REPLIES: dict[int, tuple] = {
+REPLIES: dict[int, Layout] = {
     Cmd.HELLO | REPLY_BIT: (("protocol", "B"), ("fw_major", "B"), ("fw_minor", "B"),
                             ("board", "B"), "pairs"),
     Cmd.PIN_MODE | REPLY_BIT: (("pin", "B"), ("mode", "B")),
@@ -172,7 +177,7 @@ def decode_frame(body: bytes) -> bytes:
     return raw[:-2]
 
 
-def pack_body(layout: tuple, fields: dict) -> bytes:
+def pack_body(layout: Layout, fields: Fields) -> bytes:
     out = bytearray()
     for item in layout:
         if item == "pairs":
@@ -184,8 +189,8 @@ def pack_body(layout: tuple, fields: dict) -> bytes:
     return bytes(out)
 
 
-def unpack_body(layout: tuple, body: bytes) -> dict:
-    fields: dict = {}
+def unpack_body(layout: Layout, body: bytes) -> Fields:
+    fields: Fields = {}
     offset = 0
     for item in layout:
         if item == "pairs":
@@ -206,7 +211,7 @@ def unpack_body(layout: tuple, body: bytes) -> dict:
     return fields
 
 
-def encode_request(cmd: Cmd, request_id: int, **fields) -> bytes:
+def encode_request(cmd: Cmd, request_id: int, **fields: Any) -> bytes:
     """One wire frame (with delimiter) for ``cmd``."""
     return encode_frame(bytes((cmd, request_id & 0xFF)) + pack_body(REQUESTS[Cmd(cmd)], fields))
 
@@ -217,7 +222,7 @@ class Message:
 
     type: int
     id: int
-    fields: dict = field(default_factory=dict)
+    fields: Fields = field(default_factory=dict)
 
     @property
     def is_event(self) -> bool:
@@ -228,7 +233,7 @@ class Message:
         return self.type == ERROR_TYPE
 
 
-def parse_message(payload: bytes, layouts: dict | None = None) -> Message:
+def parse_message(payload: bytes, layouts: dict[int, Layout] | None = None) -> Message:
     layouts = REPLIES if layouts is None else layouts
     kind, ident, body = payload[0], payload[1], payload[2:]
     if kind not in layouts:
@@ -240,7 +245,7 @@ class FrameReader:
     """Splits a byte stream into messages; bad frames are counted and dropped, garbage before a
     delimiter is skipped, so the reader resynchronises at the next zero byte."""
 
-    def __init__(self, layouts: dict | None = None):
+    def __init__(self, layouts: dict[int, Layout] | None = None) -> None:
         self._buffer = bytearray()
         self._overflow = False
         self.layouts = REPLIES if layouts is None else layouts
