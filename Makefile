@@ -4,13 +4,18 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run test lint bench clean
 
 run: $(VENV)/.installed
 	$(BIN)/edge-cli run
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# ruff (lint, import order) and mypy (types) over the whole tree; part of `make test`
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m bench

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.process import BIN, repeat, row, rss_kib, run_measured
+from bench.process import BIN, repeat, row, rss_kib
 
 ROOT = Path(__file__).resolve().parents[1]
 

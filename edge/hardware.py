@@ -209,7 +209,7 @@ class Hardware:
             self._timers[key] = asyncio.create_task(self._auto_off(rule))
 
     async def _auto_off(self, rule: PinRule) -> None:
-        await asyncio.sleep(rule.max_on_seconds)
+        await asyncio.sleep(rule.max_on_seconds or 0.0)
         self._timers.pop((rule.board, rule.pin), None)
         try:
             await self.boards[rule.board].write(rule.pin, rule.line(False))
@@ -258,7 +258,12 @@ class Hardware:
             listener(event)
 
         unsubscribers = [board.subscribe(logical) for board in self.boards.values()]
-        return lambda: [unsubscribe() for unsubscribe in unsubscribers] and None
+
+        def unsubscribe_all() -> None:
+            for unsubscribe in unsubscribers:
+                unsubscribe()
+
+        return unsubscribe_all
 
     def status(self) -> list[BoardStatus]:
         """Each board's status with pin values made logical (1 is on, whatever the wiring)."""

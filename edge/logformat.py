@@ -136,8 +136,10 @@ def parse_line(line: str) -> dict[str, object]:
     line = re.sub(r"^<\d>", "", line.strip())
     if line.startswith("{"):
         try:
-            return json.loads(line)
+            parsed = json.loads(line)
         except json.JSONDecodeError:
-            pass
-    fields = {m[1]: _value(m[2]) for m in FIELD.finditer(line)}
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+    fields: dict[str, object] = {str(m[1]): _value(m[2]) for m in FIELD.finditer(line)}
     return fields or {"msg": line}

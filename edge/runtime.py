@@ -26,6 +26,7 @@ from edge.config.loader import LoadedConfig
 from edge.control.server import ControlServer
 from edge.hardware import build_hardware
 from edge.logsetup import RecentEvents
+from edge.memory.base import EmbeddingProvider, Memory
 from edge.providers.switch import ModelSwitch
 from edge.redaction import secret_values
 from edge.sdnotify import ServiceNotifier
@@ -65,7 +66,7 @@ class Runtime:
         self.channels: dict[str, Channel] = {}
         self.supervisors: dict[str, ListenerSupervisor] = {}
         self.sessions: SessionStore | None = None
-        self.memory = None
+        self.memory: Memory | None = None
         self._preload_thread: threading.Thread | None = None
         self.access: dict[str, ChannelAccess] = {}
         self.hooks = HookRunner(hooks)
@@ -120,7 +121,7 @@ class Runtime:
 
             tg = cfg.telegram
             self.channels["telegram"] = TelegramChannel(
-                TelegramAPI(tg.bot_token.get_secret_value(), tg.api_base),
+                TelegramAPI(tg.bot_token.get_secret_value() if tg.bot_token else "", tg.api_base),
                 self.access["telegram"].allowed, self.loaded.state_dir,
                 poll_timeout=tg.poll_timeout_seconds, require_mention=tg.groups.require_mention,
                 approvals=gate, pair=self._pair, commands=COMMAND_MENU,
@@ -217,28 +218,28 @@ class Runtime:
         cfg = self.config.memory
         if cfg.backend == "none":
             return []
-        self.memory = await build_memory(cfg, self.loaded.state_dir)
-        for tool in memory_tools(self.memory):
+        memory = self.memory = await build_memory(cfg, self.loaded.state_dir)
+        for tool in memory_tools(memory):
             self.tools[tool.name] = tool
-        embedder = self.memory.model_to_preload()
+        embedder = memory.model_to_preload()
         if embedder is not None:
             piped = self._piped_input()
             background = cfg.preload and not piped
             if background or piped:
-                self.memory.wait_for_model = False  # no reply waits for the model to load
+                memory.wait_for_model = False  # no reply waits for the model to load
             if background:
                 self._preload_thread = threading.Thread(
                     target=self._preload, args=(embedder, asyncio.get_running_loop()),
                     name="embedding-preload", daemon=True)
                 self._preload_thread.start()
-        return [asyncio.create_task(hygiene_loop(self.memory, cfg, snapshot_path(self.loaded.state_dir)),
+        return [asyncio.create_task(hygiene_loop(memory, cfg, snapshot_path(self.loaded.state_dir)),
                                     name="memory-hygiene")]
 
     def _piped_input(self) -> bool:
         return (self.config.channels.cli.enabled and stdin_attached(self._stdin)
                 and not self._stdin.isatty())
 
-    def _preload(self, embedder, loop: asyncio.AbstractEventLoop) -> None:
+    def _preload(self, embedder: EmbeddingProvider, loop: asyncio.AbstractEventLoop) -> None:
         try:
             embedder.load()
         except Exception as exc:  # recall falls back to keywords and says why
@@ -249,6 +250,8 @@ class Runtime:
 
     async def _embed_deferred(self) -> None:
         """Vectors for what was stored while the model was loading."""
+        if self.memory is None:
+            return
         try:
             count = await self.memory.reindex(only_stale=True)
         except Exception as exc:  # hygiene tries again on its next round

@@ -33,7 +33,8 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
     An event is dispatched at a blank line; one still open when the lines end is dropped, as the
     spec says, so a connection cut mid-event never yields half an event.
     """
-    event, data, last_id = "", [], None
+    event, last_id = "", None
+    data: list[str] = []
     async for line in lines:
         if not line:
             if data:

@@ -43,11 +43,12 @@ def memory_store_summary(state_dir: Path) -> dict | None:
 
 
 def format_bytes(size: int) -> str:
+    amount = float(size)
     for unit in ("B", "KiB", "MiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"
+        if amount < 1024:
+            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{amount:.1f} GiB"
 
 
 def format_duration(seconds: float) -> str:

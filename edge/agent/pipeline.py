@@ -26,15 +26,16 @@ from edge.agent.commands import CommandContext, run_command
 from edge.agent.context import compact, estimate_tokens, evaluate_guard, is_context_overflow, prune_to_share
 from edge.agent.history import prepare_history
 from edge.agent.loop import TOOL_RESULT_MAX_CHARS, TextSink, run_tool_loop
-from edge.agent.memory_context import MemoryRecall, build_memory_context
+from edge.agent.memory_context import build_memory_context
 from edge.agent.preflight import Preflight
 from edge.agent.prompt import PromptContext, build_system_prompt
 from edge.agent.sanitize import sanitize_response
 from edge.agent.sessions import Session, SessionStore
 from edge.channels.base import ChannelMessage
 from edge.hardware import Hardware
+from edge.memory.base import Memory
 from edge.messages import ChatMessage
-from edge.providers.base import ProviderError
+from edge.providers.base import Provider, ProviderError
 from edge.providers.switch import ModelSwitch
 from edge.tools.base import Tool, spec_of
 
@@ -79,7 +80,7 @@ class Agent:
     status_text: Callable[[], Awaitable[str]]
     settings: AgentSettings = field(default_factory=AgentSettings)
     preflight: Preflight = field(default_factory=Preflight)
-    memory: MemoryRecall | None = None
+    memory: Memory | None = None
     channel_capabilities: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -95,7 +96,8 @@ class Agent:
     async def respond(self, msg: ChannelMessage, on_text: TextSink | None = None) -> str:
         """The model's reply to one (possibly debounced) message; ``on_text`` receives the
         reply so far while it streams (a channel's draft)."""
-        if self.provider is None:
+        provider = self.provider
+        if provider is None:
             return NO_PROVIDER_REPLY
         if not self.preflight.within_rate(msg):
             return RATE_LIMITED_REPLY
@@ -108,7 +110,8 @@ class Agent:
         user_turn = ChatMessage.user(msg.content)
         try:
             async with asyncio.timeout(self.settings.timeout_budget):
-                reply = await self._run_with_compaction(msg, session, user_turn, on_text)
+                reply = await self._run_with_compaction(provider, msg, session, user_turn,
+                                                        on_text)
         except TimeoutError:
             await self.sessions.append(session, [user_turn, ChatMessage.assistant(TIMED_OUT_TURN)])
             return (f"The request timed out after {self.settings.timeout_budget:g} s. "
@@ -132,21 +135,22 @@ class Agent:
         await autosave_user_message(self.memory, msg.content, msg.caller,
                                     min_chars=self.settings.autosave_min_chars, session_id=scope)
 
-    async def _run_with_compaction(self, msg: ChannelMessage, session: Session,
-                                   user_turn: ChatMessage, on_text: TextSink | None) -> str:
+    async def _run_with_compaction(self, provider: Provider, msg: ChannelMessage,
+                                   session: Session, user_turn: ChatMessage,
+                                   on_text: TextSink | None) -> str:
         try:
-            return await self._model_turn(msg, session, user_turn, on_text)
+            return await self._model_turn(provider, msg, session, user_turn, on_text)
         except ProviderError as exc:
-            if not is_context_overflow(exc, self.provider):
+            if not is_context_overflow(exc, provider):
                 raise
             log.warning("context_overflow session=%s; compacting", session.entry.session_id)
-        summary, kept = await compact(self.provider, prepare_history(session.turns + [user_turn]),
+        summary, kept = await compact(provider, prepare_history(session.turns + [user_turn]),
                                       session.entry.summary)
         await self.sessions.replace(session, kept[:-1], summary)  # the last is the current turn
-        return await self._model_turn(msg, session, user_turn, on_text)
+        return await self._model_turn(provider, msg, session, user_turn, on_text)
 
-    async def _model_turn(self, msg: ChannelMessage, session: Session, user_turn: ChatMessage,
-                          on_text: TextSink | None) -> str:
+    async def _model_turn(self, provider: Provider, msg: ChannelMessage, session: Session,
+                          user_turn: ChatMessage, on_text: TextSink | None) -> str:
         history = prepare_history(session.turns + [user_turn])
         history, dropped = prune_to_share(history, self.settings.context_window_tokens,
                                           self.settings.history_share)
@@ -154,13 +158,13 @@ class Agent:
             log.info("history_pruned session=%s dropped_turns=%d kept_tokens=%d",
                      session.entry.session_id, dropped, estimate_tokens(history))
         prompt = PromptContext(
-            model=self.provider.model, instructions=self.settings.instructions,
+            model=provider.model, instructions=self.settings.instructions,
             workspace=self.settings.workspace, channel=msg.channel, reply_target=msg.reply_target,
             sender=msg.sender, channel_capabilities=self.channel_capabilities.get(msg.channel, ""),
             summary=session.entry.summary, memory=await build_memory_context(self.memory, msg))
         system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.policy, prompt,
                                      self.hardware.events(last=PROMPT_EVENTS))
-        return await run_tool_loop(self.provider, [ChatMessage.system(system), *history],
+        return await run_tool_loop(provider, [ChatMessage.system(system), *history],
                                    self.tools, msg.requester.asking_model(),
                                    self.settings.max_tool_iterations,
                                    self.settings.tool_result_max_chars, self.specs, on_text)

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from edge.exc import EdgeError
 from edge.requester import Requester
 
 
@@ -67,6 +68,10 @@ class SendMessage:
     thread_id: str | None = None
 
 
+class ChannelCapabilityMissing(EdgeError):
+    """A channel was asked for something it declared it cannot do (drafts, approvals)."""
+
+
 BACKOFF_START_SECONDS = 1.0
 BACKOFF_MAX_SECONDS = 60.0
 
@@ -110,17 +115,17 @@ class Channel(Protocol):
 
     async def send_draft(self, message: SendMessage) -> str:
         """Send the first text of a streamed reply; returns the draft's message id."""
-        raise NotImplementedError(f"channel {self.name} has no drafts")
+        raise ChannelCapabilityMissing(f"channel {self.name} has no drafts")
 
     async def update_draft(self, recipient: str, message_id: str, text: str) -> None:
-        raise NotImplementedError(f"channel {self.name} has no drafts")
+        raise ChannelCapabilityMissing(f"channel {self.name} has no drafts")
 
     async def finalize_draft(self, recipient: str, message_id: str, text: str) -> None:
-        raise NotImplementedError(f"channel {self.name} has no drafts")
+        raise ChannelCapabilityMissing(f"channel {self.name} has no drafts")
 
     async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
         """Ask the person in ``ctx`` to approve (buttons or a reply carrying ``token``)."""
-        raise NotImplementedError(f"channel {self.name} cannot ask for approvals")
+        raise ChannelCapabilityMissing(f"channel {self.name} cannot ask for approvals")
 
     async def aclose(self) -> None:
         """Release connections (called once at shutdown)."""

@@ -21,7 +21,8 @@ import httpx
 from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, pairing_hint
 from edge.httpclient import async_client
-from edge.security.approvals import ApprovalGate, Decision, RequestContext
+from edge.requester import Requester
+from edge.security.approvals import ApprovalGate, Decision
 from edge.sse import iter_sse
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,9 @@ class SignalChannel(Channel):
             return
         sender = envelope.get("sourceNumber") or envelope.get("sourceUuid") or envelope.get("source")
         text = data["message"]
+        if not isinstance(sender, str) or not sender or not isinstance(text, str):
+            log.info("signal_event_ignored reason='no sender or no text'")
+            return
         group = (data.get("groupInfo") or {}).get("groupId")
         if group and group not in self.group_ids:
             return
@@ -138,7 +142,7 @@ class SignalChannel(Channel):
     async def start_typing(self, recipient: str) -> None:
         await self.rpc("sendTyping", self._target(recipient))
 
-    async def request_approval(self, ctx: RequestContext, prompt: str, token: str) -> None:
+    async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
         await self.send(SendMessage(f"{prompt}\nReply \"{token} approve\", \"{token} deny\" or "
                                     f"\"{token} always\".", ctx.reply_target))
 

@@ -31,7 +31,8 @@ def walk(parser: argparse.ArgumentParser, path: str = ROOT):
                 if action.choices:
                     choices = " ".join(map(str, action.choices))
                 else:
-                    choices = FILES if (action.metavar or "").upper() in ("PATH", "FILE") else ""
+                    metavar = action.metavar if isinstance(action.metavar, str) else ""
+                    choices = FILES if metavar.upper() in ("PATH", "FILE") else ""
                 values.update(dict.fromkeys(action.option_strings, choices))
         elif action.choices:
             positional_choices.extend(map(str, action.choices))

@@ -71,9 +71,9 @@ def build(target: str, board: str, source: Path) -> dict:
         return {"target": target, "image": str(image), "flash": sizes["flash"], "ram": sizes["ram"]}
     make(source / "stm32", f"BOARD={board}")
     image = source / "stm32" / "build" / board / "firmware.bin"
-    sizes = subprocess.run(["arm-none-eabi-size", str(image.with_suffix(".elf"))],
+    table = subprocess.run(["arm-none-eabi-size", str(image.with_suffix(".elf"))],
                            capture_output=True, text=True, check=True).stdout
-    text, data, bss = (int(x) for x in sizes.splitlines()[1].split()[:3])
+    text, data, bss = (int(x) for x in table.splitlines()[1].split()[:3])
     return {"target": target, "board": board, "image": str(image),
             "flash": {"bytes": text + data}, "ram": {"bytes": data + bss}}
 
@@ -105,6 +105,10 @@ def resolve_target(args) -> tuple[str, str | None]:
 
 
 def flash_command(kind: str, tool: str, port: str | None, image: str, baud: int) -> list[str]:
+    if tool in ("avrdude", "stm32flash") and not port:
+        raise UsageError(f"{tool} needs a serial port: pass --port /dev/ttyACM0 (or the board's "
+                         "port in config)")
+    assert port is not None
     if tool == "avrdude":
         return ["avrdude", "-p", "atmega328p", "-c", "arduino", "-P", port, "-b", str(baud), "-D",
                 "-U", f"flash:w:{image}:i"]
@@ -164,15 +168,17 @@ def flash_firmware(args) -> int:
     bar = ProgressBar(enabled=not args.json)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     log = bytearray()
-    while chunk := proc.stdout.read1(256):
+    assert proc.stdout is not None  # stdout=PIPE
+    while chunk := proc.stdout.read1(256):  # type: ignore[attr-defined]  # a BufferedReader
         log += chunk
         bar.feed(chunk.decode(errors="replace"))
     code = proc.wait()
     bar.done()
     ok = code == 0
-    result = {"target": kind, "tool": tool, "port": port, "image": image, "exit_status": code}
+    result: dict[str, object] = {"target": kind, "tool": tool, "port": port, "image": image,
+                                 "exit_status": code}
     if args.json:
-        payload = {"ok": ok, "exit_code": 0 if ok else 1, "data": result}
+        payload: dict[str, object] = {"ok": ok, "exit_code": 0 if ok else 1, "data": result}
         if not ok:
             payload["error"] = log.decode(errors="replace")[-2000:]
         print(json.dumps(payload, indent=2))

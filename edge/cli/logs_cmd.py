@@ -122,7 +122,7 @@ def run(args) -> int:
         if not args.json:
             os.execvp(command[0], command)
         with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as proc:
-            for line in proc.stdout:
+            for line in proc.stdout or ():
                 emit_line(line, True)
             return proc.wait()
     path = log_file(args.config)

@@ -102,7 +102,7 @@ def skip_httpx_command_line() -> None:
     they happen to be installed: 2 MB and 15 ms that edge-cli never uses. The program (not the
     package: importers of ``edge`` keep their interpreter as it is) marks it absent, and httpx
     falls back to its stub ``httpx.main``."""
-    sys.modules.setdefault("httpx._main", None)
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: "absent"
 
 
 def entry() -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from edge.config.locate import load_raw
 from edge.config.model import BOARD_TYPES, Config
@@ -38,7 +39,7 @@ class LoadedConfig:
         return control_socket(self.config.paths.state_dir)
 
 
-def _describe(error: dict) -> str:
+def _describe(error: ErrorDetails) -> str:
     got = error.get("input")
     if error["type"] == "extra_forbidden":
         return "unknown key (check the spelling; `edge-cli config init` writes every key)"

@@ -348,6 +348,10 @@ class MemoryConfig(Section):
         raise ValueError("embedder must be onnx, openai, none or custom:<http(s) base URL>")
 
 
+def _default_boards() -> dict[str, BoardConfig]:
+    return {"gpio": GpioBoardConfig()}
+
+
 class Config(Section):
     paths: PathsConfig = Field(default_factory=PathsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -355,6 +359,6 @@ class Config(Section):
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     security: SecurityConfig = Field(default_factory=SecurityConfig)
-    boards: dict[str, BoardConfig] = Field(default_factory=lambda: {"gpio": GpioBoardConfig()})
+    boards: dict[str, BoardConfig] = Field(default_factory=_default_boards)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)

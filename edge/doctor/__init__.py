@@ -27,5 +27,5 @@ class Check:
 def worst(checks: list[Check]) -> Status:
     for status in ("fail", "warn"):
         if any(c.status == status for c in checks):
-            return status  # type: ignore[return-value]
+            return status
     return "ok"

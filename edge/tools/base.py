@@ -39,8 +39,11 @@ class ToolResult:
 
 @runtime_checkable
 class Tool(Protocol):
-    name: str
-    description: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
 
     def parameters_schema(self) -> dict[str, Any]: ...
 

@@ -132,7 +132,9 @@ class BoardStatusTool(_PinTool[NoArgs]):
                          f"{'connected' if b['connected'] else 'not connected'}, {b['detail']}")
         for p in pins:
             alias = f" ({', '.join(p['aliases'])})" if p["aliases"] else ""
-            state = "" if p["value"] is None else f" = {'on' if p['value'] == 1 else 'off' if p['value'] == 0 else p['value']}"
+            value = p["value"]
+            shown = "on" if value == 1 else "off" if value == 0 else value
+            state = "" if value is None else f" = {shown}"
             extra = (f", safe {p['safe']}" if p["safe"] else "") + (
                 ", active-low" if p["active_low"] else "")
             lines.append(f"  {p['board']}:{p['pin']}{alias} {p['mode']}{state}{extra}")

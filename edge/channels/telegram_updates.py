@@ -1,0 +1,125 @@
+"""The Telegram updates the channel reads, validated at the boundary.
+
+Only the fields the channel uses are modelled; anything else in an update is ignored. Types are
+strict (a user id is an int, never ``"42"`` or ``true``), so a forged or malformed update is
+rejected here, with one log line, instead of failing three calls deeper in the poll loop.
+
+>>> parse_update({"update_id": 5, "message": {"message_id": 1, "date": 0, "text": "hi",
+...     "from": {"id": 42}, "chat": {"id": 42, "type": "private"}}}).message.text
+'hi'
+>>> parse_update({"update_id": 6, "message": {"message_id": 2, "date": "today",
+...     "from": {"id": 42}, "chat": {"id": 42}}}) is None
+True
+>>> parse_update({"update_id": 7, "edited_message": {}}) is None
+True
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT_CHARS = 8192
+"""Telegram caps text at 4,096 characters (captions 1,024); anything longer is not Telegram."""
+MAX_CALLBACK_DATA = 64
+"""Telegram caps ``callback_data`` at 64 bytes."""
+
+UserId = Annotated[StrictInt, Field(gt=0)]
+Text = Annotated[StrictStr, Field(max_length=MAX_TEXT_CHARS)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class User(_Model):
+    id: UserId
+    is_bot: bool = False
+    username: StrictStr | None = None
+
+
+class Chat(_Model):
+    id: StrictInt
+    """Negative for groups and channels."""
+    type: StrictStr = "private"
+
+
+class RepliedMessage(_Model):
+    """The message a message replies to: only its author matters (a reply to the bot is a
+    mention)."""
+    sender: User | None = Field(None, alias="from")
+
+
+class Message(_Model):
+    message_id: StrictInt
+    date: StrictInt
+    chat: Chat
+    sender: User = Field(alias="from")
+    text: Text | None = None
+    caption: Text | None = None
+    message_thread_id: StrictInt | None = None
+    is_topic_message: bool = False
+    reply_to_message: RepliedMessage | None = None
+    photo: list | None = None
+    document: dict | None = None
+    voice: dict | None = None
+    video: dict | None = None
+
+    @property
+    def attachments(self) -> tuple[str, ...]:
+        return tuple(kind for kind in ("photo", "document", "voice", "video")
+                     if getattr(self, kind) is not None)
+
+
+class ButtonMessage(_Model):
+    """The message carrying an inline keyboard, as a callback query reports it."""
+    message_id: StrictInt
+    chat: Chat
+    text: Text | None = None
+
+
+class CallbackQuery(_Model):
+    id: Annotated[StrictStr, Field(min_length=1, max_length=256)]
+    sender: User = Field(alias="from")
+    data: Annotated[StrictStr, Field(max_length=MAX_CALLBACK_DATA)] | None = None
+    message: ButtonMessage | None = None
+
+
+class Update(_Model):
+    update_id: StrictInt
+    message: Message | None = None
+    callback_query: CallbackQuery | None = None
+
+
+KINDS = ("message", "callback_query")
+"""The update kinds the channel asks for (``allowed_updates``) and handles."""
+
+
+def update_id_of(raw: object) -> int | None:
+    """The update's id if it has a usable one, whatever else is wrong with it."""
+    if isinstance(raw, dict):
+        value = raw.get("update_id")
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
+
+
+def parse_update(raw: object) -> Update | None:
+    """The update as a model, or None (logged) when it is malformed or of a kind not handled."""
+    update_id = update_id_of(raw)
+    if not isinstance(raw, dict) or not any(raw.get(kind) is not None for kind in KINDS):
+        keys = sorted(str(k)[:32] for k in raw)[:8] if isinstance(raw, dict) else type(raw).__name__
+        log.info("telegram_update_ignored update_id=%s reason=unhandled_kind keys=%s",
+                 update_id, keys)
+        return None
+    try:
+        return Update.model_validate(raw)
+    except ValidationError as exc:
+        fields = sorted({".".join(map(str, e["loc"])) for e in exc.errors()})[:5]
+        log.warning("telegram_update_ignored update_id=%s reason=malformed fields=%s",
+                    update_id, ",".join(fields))
+        return None

@@ -1,0 +1,116 @@
+"""Pairing codes and what strangers hear: codes expire after 10 minutes and work once; wrong
+guesses are limited per sender and per channel (then silence, and the code is not even
+checked); hints and replies to strangers are rate-limited. A fake clock stands in for the hour."""
+
+from __future__ import annotations
+
+from edge.channels.pairing import (
+    PAIRED,
+    REPLIES_PER_MINUTE,
+    WRONG_ATTEMPTS_PER_CHANNEL,
+    WRONG_ATTEMPTS_PER_SENDER,
+    WRONG_CODE,
+    PairingCodes,
+    Strangers,
+    pairing_hint,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Codes:
+    """The runtime's pair callable over real PairingCodes, counting the checks."""
+
+    def __init__(self, tmp_path, clock: Clock):
+        self.codes = PairingCodes(tmp_path / "pairing.json", clock=clock)
+        self.checked: list[tuple[str, str]] = []
+
+    async def __call__(self, channel: str, sender: str, code: str) -> bool:
+        self.checked.append((sender, code))
+        return self.codes.redeem(channel, code)
+
+
+def test_codes_expire_after_ten_minutes_and_work_once(tmp_path):
+    clock = Clock()
+    codes = PairingCodes(tmp_path / "pairing.json", clock=clock)
+    code, expires = codes.issue("telegram")
+    assert expires == clock.now + 600
+    clock.now += 601
+    assert not codes.redeem("telegram", code)
+    code, _ = codes.issue("telegram")
+    clock.now += 599
+    assert not codes.redeem("signal", code)
+    assert codes.redeem("telegram", code.lower())
+    assert not codes.redeem("telegram", code)
+
+
+async def test_a_sender_gets_five_wrong_answers_then_silence_and_no_checks(tmp_path):
+    clock = Clock()
+    pair = Codes(tmp_path, clock)
+    code, _ = pair.codes.issue("telegram")
+    desk = Strangers("telegram", pair, clock=clock)
+    answers = [await desk.answer("7", f"/pair WRONG{i}") for i in range(WRONG_ATTEMPTS_PER_SENDER + 2)]
+    assert answers == [WRONG_CODE] * WRONG_ATTEMPTS_PER_SENDER + [None, None]
+    assert await desk.answer("7", f"/pair {code}") is None  # silence: the code is not even tried
+    assert len(pair.checked) == WRONG_ATTEMPTS_PER_SENDER
+    assert await desk.answer("8", f"/pair {code}") == PAIRED  # others are not silenced
+    clock.now += 3600  # an hour later the sender may try again
+    assert await desk.answer("7", "/pair WRONG") == WRONG_CODE
+
+
+async def test_a_swarm_of_strangers_hits_the_channel_limit(tmp_path):
+    clock = Clock()
+    pair = Codes(tmp_path, clock)
+    desk = Strangers("telegram", pair, clock=clock)
+    for sender in range(WRONG_ATTEMPTS_PER_CHANNEL):
+        await desk.answer(str(1000 + sender), "/pair WRONG")
+    code, _ = pair.codes.issue("telegram")
+    assert await desk.answer("7", f"/pair {code}") is None
+    assert len(pair.checked) == WRONG_ATTEMPTS_PER_CHANNEL  # the 31st guess was never checked
+    clock.now += 3600  # the window has passed (and the code expired): a new code works
+    code, _ = pair.codes.issue("telegram")
+    assert await desk.answer("7", f"/pair {code}") == PAIRED
+
+
+async def test_malformed_pair_commands_count_as_wrong(tmp_path):
+    clock = Clock()
+    desk = Strangers("telegram", Codes(tmp_path, clock), clock=clock)
+    for text in ["/pair", "/pair A B", "/pair@edge_test_bot", "/pair " + "x" * 5000, "/pair ''"]:
+        assert await desk.answer("7", text) == WRONG_CODE
+    assert await desk.answer("7", "/pair RIGHT") is None
+
+
+async def test_one_hint_a_day(tmp_path):
+    clock = Clock()
+    desk = Strangers("telegram", None, clock=clock)
+    assert await desk.answer("7", "hello") == pairing_hint("telegram")
+    assert await desk.answer("7", "hello?") is None
+    assert await desk.answer("7", "/pair CODE") is None  # no pairing configured: a hint at most
+    clock.now += 86400
+    assert await desk.answer("7", "hello") == pairing_hint("telegram")
+
+
+async def test_replies_to_strangers_are_capped_per_minute_overall(tmp_path):
+    clock = Clock()
+    desk = Strangers("telegram", None, clock=clock)
+    answers = [await desk.answer(str(1000 + i), "hi") for i in range(REPLIES_PER_MINUTE + 5)]
+    assert answers.count(None) == 5
+    assert await desk.answer("2000", "hi") is None
+    clock.now += 60
+    assert await desk.answer("2001", "hi") == pairing_hint("telegram")
+
+
+async def test_the_paired_reply_is_never_rate_limited(tmp_path):
+    clock = Clock()
+    pair = Codes(tmp_path, clock)
+    desk = Strangers("telegram", pair, clock=clock)
+    for i in range(REPLIES_PER_MINUTE):
+        assert desk.may_reply(str(1000 + i))
+    code, _ = pair.codes.issue("telegram")
+    assert await desk.answer("7", f"/pair {code}") == PAIRED

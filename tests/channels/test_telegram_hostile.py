@@ -1,0 +1,243 @@
+"""Telegram under attack, end to end against the loopback Bot API: whatever strangers send (flood
+limits, a blocked bot, stale buttons, malformed updates, a poison update), the poll loop keeps
+going, nothing is replayed, and an allowed user's `/gpio led on` still works within 2 s."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+
+import pytest
+
+from edge.channels.pairing import PairingCodes
+from tests.channels.test_telegram import config, texts_to
+from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import until
+
+LED_ON = "gpio:GPIO17 (led) set on"
+WRONG = "That pairing code is wrong or has expired."
+
+
+@pytest.fixture
+def telegram():
+    with FakeTelegram() as server:
+        yield server
+
+
+def delivered_to(server: FakeTelegram, chat_id) -> list[str]:
+    return [p["text"] for p in server.delivered if str(p["chat_id"]) == str(chat_id)]
+
+
+async def polling(agent) -> None:
+    await until(lambda: agent.runtime.channels["telegram"].last_poll)
+
+
+async def led_on_within_2s(server: FakeTelegram, mock_factory) -> None:
+    server.push_message(42, "/gpio led on")
+    await until(lambda: LED_ON in delivered_to(server, 42), timeout=2.0)
+    assert mock_factory.pin(17).state == 1
+
+
+def message(**fields) -> dict:
+    base = {"message_id": 900, "date": int(time.time()), "text": "/gpio led on",
+            "from": {"id": 42, "is_bot": False, "first_name": "spoof"},
+            "chat": {"id": 42, "type": "private"}}
+    for key, value in fields.items():
+        if value is ...:
+            base.pop(key)
+        else:
+            base[key] = value
+    return base
+
+
+def callback(**fields) -> dict:
+    base = {"id": "cb-hostile", "data": "appr:x:approve", "chat_instance": "1",
+            "from": {"id": 42, "is_bot": False, "first_name": "spoof"},
+            "message": {"message_id": 5, "chat": {"id": 42, "type": "private"}, "text": "?"}}
+    for key, value in fields.items():
+        if value is ...:
+            base.pop(key)
+        else:
+            base[key] = value
+    return base
+
+
+MALFORMED = {
+    "from is null": {"message": message(**{"from": None})},
+    "from is a string": {"message": message(**{"from": "42"})},
+    "from missing": {"message": message(**{"from": ...})},
+    "from.id is a string": {"message": message(**{"from": {"id": "42"}})},
+    "from.id is negative": {"message": message(**{"from": {"id": -42}})},
+    "from.id is true": {"message": message(**{"from": {"id": True}})},
+    "from.id is a float": {"message": message(**{"from": {"id": 42.0}})},
+    "chat missing": {"message": message(chat=...)},
+    "chat is a list": {"message": message(chat=[42])},
+    "chat.id is a dict": {"message": message(chat={"id": {"id": 42}, "type": "private"})},
+    "chat.id is a string": {"message": message(chat={"id": "42", "type": "private"})},
+    "text is a number": {"message": message(text=42)},
+    "text is a list": {"message": message(text=["/gpio", "led", "on"])},
+    "caption is a dict": {"message": message(text=..., caption={"t": "/gpio led on"})},
+    "huge text": {"message": message(text="/gpio led on " + "x" * 1_000_000)},
+    "date is a string": {"message": message(date="yesterday")},
+    "date missing": {"message": message(date=...)},
+    "message_id missing": {"message": message(message_id=...)},
+    "thread id is a string": {"message": message(is_topic_message=True, message_thread_id="t")},
+    "reply_to_message is a string": {"message": message(reply_to_message="hi")},
+    "nested nulls": {"message": {"message_id": None, "date": None, "chat": None,
+                                 "from": {"id": None}, "text": None}},
+    "message is null": {"message": None},
+    "message is a string": {"message": "/gpio led on"},
+    "message is a list": {"message": [message()]},
+    "callback without id": {"callback_query": callback(id=...)},
+    "callback id is a number": {"callback_query": callback(id=7)},
+    "callback from is null": {"callback_query": callback(**{"from": None})},
+    "callback data is a dict": {"callback_query": callback(data={"appr": 1})},
+    "callback message without chat": {"callback_query": callback(message={"message_id": 5})},
+    "edited_message (not asked for)": {"edited_message": message()},
+    "my_chat_member (unknown kind)": {"my_chat_member": {"chat": {"id": 42}}},
+    "poll (unknown kind)": {"poll": {"id": "p"}},
+    "nothing but update_id": {},
+}
+
+
+JUNK: list[object] = [None, "", "7", 7, -1, 0, 2**70, 1.5, True, [], {}, {"id": None}, "x" * 10_000]
+"""Values a hostile update might carry (no allowed user's id among them)."""
+
+
+def mutate(value, rng: random.Random, depth: int = 0):
+    """``value`` with one field replaced, dropped or (recursively) mutated."""
+    if isinstance(value, dict) and value and depth < 4:
+        key = rng.choice(list(value))
+        choice = rng.random()
+        if choice < 0.2:
+            return {k: v for k, v in value.items() if k != key}
+        if choice < 0.6:
+            return {**value, key: rng.choice(JUNK)}
+        return {**value, key: mutate(value[key], rng, depth + 1)}
+    return rng.choice(JUNK)
+
+
+async def test_malformed_updates_are_skipped_once_and_the_allowed_user_still_works(
+        telegram, start_agent, mock_factory, tmp_path, caplog):
+    assert len(MALFORMED) >= 20
+    agent = await start_agent(config(telegram))
+    await polling(agent)
+    caplog.set_level(logging.INFO, logger="edge.channels")
+    ids = telegram.push_raw(*[dict(update) for update in MALFORMED.values()])
+    await led_on_within_2s(telegram, mock_factory)
+    assert delivered_to(telegram, 42) == [LED_ON]  # no spoofed "/gpio led on" got through
+    offset = int((tmp_path / "state" / "telegram" / "offset").read_text())
+    assert offset == max(ids) + 2  # past every shape, and past the real command
+    ignored = [r for r in caplog.records if r.getMessage().startswith("telegram_update_ignored")]
+    assert sorted(int(r.getMessage().split("update_id=")[1].split()[0]) for r in ignored) == ids
+    assert not [r for r in caplog.records if "telegram_update_failed" in r.getMessage()]
+    assert agent.runtime.supervisors["telegram"].restarts == 0
+
+
+async def test_pair_guesses_until_the_flood_limit_answers_429(telegram, start_agent, mock_factory):
+    telegram.flood_limit = (3, 30.0)
+    agent = await start_agent(config(telegram))
+    await polling(agent)
+    for guess in range(8):
+        telegram.push_message(7, f"/pair WRONG{guess:03d}")
+        await asyncio.sleep(0.15)
+    await led_on_within_2s(telegram, mock_factory)
+    assert delivered_to(telegram, 7) == [WRONG] * 3
+    assert len(texts_to(telegram, 7)) == 4  # the 4th got 429; the chat is then left alone
+    assert telegram.flood_violations == []
+    assert agent.runtime.supervisors["telegram"].restarts == 0
+
+
+async def test_a_stranger_who_blocked_the_bot_does_not_wedge_it(telegram, start_agent,
+                                                                 mock_factory):
+    telegram.blocked = {7}
+    agent = await start_agent(config(telegram))
+    await polling(agent)
+    telegram.push_message(7, "hello")
+    telegram.push_message(7, "/pair WRONG123")
+    await until(lambda: len(texts_to(telegram, 7)) == 2)
+    await led_on_within_2s(telegram, mock_factory)
+    assert delivered_to(telegram, 7) == []
+    assert agent.runtime.supervisors["telegram"].restarts == 0
+
+
+async def test_a_stale_approval_button_does_not_wedge_it(telegram, start_agent, mock_factory):
+    agent = await start_agent(config(telegram))
+    await polling(agent)
+    button = {"message_id": 5, "chat": {"id": 42, "type": "private"}, "text": "Approve: switch led on?"}
+    telegram.push_callback(42, "appr:0123abcd:approve", button, stale=True)
+    await until(lambda: telegram.sent("answerCallbackQuery"))
+    await led_on_within_2s(telegram, mock_factory)
+    assert agent.runtime.supervisors["telegram"].restarts == 0
+
+
+async def test_a_poison_update_is_skipped_and_never_replayed(telegram, start_agent, mock_factory,
+                                                             monkeypatch, caplog):
+    handled: list[str] = []
+
+    async def poisoned(self, sender, chat, text, is_group):
+        handled.append(text)
+        raise RuntimeError("poison")
+
+    monkeypatch.setattr("edge.channels.telegram.TelegramChannel._unknown_sender", poisoned)
+    caplog.set_level(logging.INFO, logger="edge.channels")
+    agent = await start_agent(config(telegram))
+    await polling(agent)
+    telegram.push_message(7, "poison")
+    await led_on_within_2s(telegram, mock_factory)
+    assert handled == ["poison"]
+    assert len([r for r in caplog.records if "telegram_update_failed" in r.getMessage()]) == 1
+    await agent.stop()
+    agent = await start_agent(config(telegram))  # a restart does not replay it either
+    telegram.push_message(42, "/gpio led")
+    await until(lambda: len(delivered_to(telegram, 42)) == 2)
+    assert handled == ["poison"]
+
+
+async def test_429_on_a_send_delays_that_chat_only(telegram, start_agent):
+    telegram.flood_limit = (1, 3.0)
+    agent = await start_agent(config(telegram))
+    await polling(agent)
+    telegram.push_message(42, "/gpio led")
+    await until(lambda: delivered_to(telegram, 42))
+    telegram.push_message(42, "/pins")  # chat 42 is over its limit: 429, retry after ~3 s
+    await until(lambda: len(texts_to(telegram, 42)) == 2)
+    telegram.push_message(43, "/gpio led")
+    await until(lambda: delivered_to(telegram, 43), timeout=1.0)  # another chat is not held
+    assert len(delivered_to(telegram, 42)) == 1
+    await until(lambda: len(delivered_to(telegram, 42)) == 2, timeout=6.0)
+    assert telegram.flood_violations == []  # chat 42 was not retried before retry_after
+
+
+async def test_too_many_wrong_codes_from_one_sender_then_silence(telegram, start_agent, tmp_path):
+    agent = await start_agent(config(telegram))
+    await polling(agent)
+    code, _ = PairingCodes(tmp_path / "state" / "pairing.json").issue("telegram")
+    for guess in range(7):
+        telegram.push_message(7, f"/pair WRONG{guess:03d}")
+        await asyncio.sleep(0.1)
+    telegram.push_message(7, f"/pair {code}")  # even the right code: not checked, no reply
+    await until(lambda: len(delivered_to(telegram, 7)) >= 5)
+    await asyncio.sleep(0.3)
+    assert delivered_to(telegram, 7) == [WRONG] * 5
+    assert "7" not in agent.runtime.access["telegram"].allowed
+    telegram.push_message(8, f"/pair {code}")  # the code is still good for someone else
+    await until(lambda: delivered_to(telegram, 8))
+    assert delivered_to(telegram, 8)[0].startswith("Paired")
+
+
+async def test_a_thousand_random_shapes_then_the_allowed_user_still_works(telegram, start_agent,
+                                                                          mock_factory, tmp_path):
+    rng = random.Random(1015)
+    stranger = {"message": message(**{"from": {"id": 7, "is_bot": False}},
+                                   chat={"id": 7, "type": "private"}, text="/pair WRONG")}
+    press = {"callback_query": callback(**{"from": {"id": 7}})}
+    shapes = [mutate(rng.choice([stranger, press]), rng) for _ in range(1000)]
+    agent = await start_agent(config(telegram))
+    await polling(agent)
+    ids = telegram.push_raw(*[dict(s) if isinstance(s, dict) else {"message": s} for s in shapes])
+    await led_on_within_2s(telegram, mock_factory)
+    assert int((tmp_path / "state" / "telegram" / "offset").read_text()) == max(ids) + 2
+    assert agent.runtime.supervisors["telegram"].restarts == 0
