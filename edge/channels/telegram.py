@@ -1,14 +1,19 @@
 """Telegram over the Bot API (seed 002 Channels; seed 004 typing and drafts; seed 003 chunking).
 
-- Long polling with ``getUpdates`` (30 s); the offset is saved after every batch so a restart
-  neither replays nor loses updates. 409 (another poller) backs off and is reported; 429 honours
-  ``retry_after``; network errors back off exponentially.
-- Unknown senders get one short pairing hint in private chats and nothing else; ``/pair CODE``
-  adds them (see :mod:`edge.channels.pairing`).
+- Long polling with ``getUpdates`` (30 s). Each batch's offset is saved before its updates are
+  handled, and each update is handled in isolation: one that fails is logged once and skipped,
+  never replayed (not by the next poll, not after a restart). 409 (another poller) backs off and
+  is reported; 429 honours ``retry_after``; network errors back off exponentially.
+- Updates are validated at the boundary (:mod:`edge.channels.telegram_updates`); malformed ones and
+  kinds not handled are ignored with a log line.
+- Unknown senders get one short pairing hint a day in private chats; ``/pair CODE`` adds them (see
+  :mod:`edge.channels.pairing`, which also rate-limits guesses and replies). Replies to strangers
+  and answers to buttons are best-effort: sent in the background, dropped on any error (403 bot
+  blocked, 400 stale query, 429), never raised into the poll loop.
 - Approvals are inline buttons Approve / Deny / Always; only the requester or an admin counts.
 - Outbound: 4,096-character chunks (the dispatcher chunks), ``[IMAGE:path]`` sent with
   ``sendPhoto``, Markdown that Telegram rejects resent as plain text; typing every 4 s; drafts
-  edited in place at a bounded rate.
+  edited in place at a bounded rate. A 429 on a send holds that chat only (:class:`ChatPacing`).
 - Health: the time of the last successful poll; a poller silent for longer than the poll timeout
   plus a grace period reports itself stalled, and the supervisor restarts it.
 """
@@ -19,12 +24,23 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 from edge.channels.base import Channel, ChannelMessage, SendMessage
-from edge.channels.pairing import Pair, pairing_hint
-from edge.channels.telegram_api import TelegramAPI, TelegramError, TelegramNetworkError
-from edge.security.approvals import ApprovalGate, Decision, RequestContext
+from edge.channels.pairing import Pair, Strangers
+from edge.channels.telegram_api import (
+    MAX_CHAT_HOLD_SECONDS,
+    ChatPacing,
+    TelegramAPI,
+    TelegramError,
+    TelegramNetworkError,
+)
+from edge.channels.telegram_updates import KINDS, CallbackQuery, Message, parse_update, update_id_of
+from edge.files import write_atomically
+from edge.requester import Requester
+from edge.security.approvals import ApprovalGate, Decision
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +48,12 @@ MAX_MESSAGE_LENGTH = 4096
 STALL_GRACE_SECONDS = 30.0
 BACKOFF_START, BACKOFF_MAX = 1.0, 60.0
 CONFLICT_BACKOFF = 10.0
+FLOOD_RETRIES = 2
+"""Times a send to a chat that answered 429 is retried after its ``retry_after``."""
+MAX_BACKGROUND_REPLIES = 50
+"""Best-effort replies in flight at once; beyond this they are dropped."""
 IMAGE_MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
+FINAL_ANSWERS = ("Approved.", "Denied.", "Approved, and remembered.")
 
 
 class TelegramChannel(Channel):
@@ -52,13 +73,14 @@ class TelegramChannel(Channel):
         self.poll_timeout = poll_timeout
         self.require_mention = require_mention
         self.approvals = approvals
-        self.pair = pair
+        self.strangers = Strangers(self.name, pair)
+        self.pacing = ChatPacing()
         self.commands = commands or []
         self.draft_interval = draft_interval
         self.stream_drafts = stream_drafts
         self._offset_path = state_dir / "telegram" / "offset"
-        self._hinted: set[str] = set()
-        self._me: dict | None = None
+        self._me: dict = {}
+        self._background: set[asyncio.Task] = set()
         self.last_poll: float | None = None
         self.last_ok: float | None = None
         """Wall-clock time of the last successful poll, for "down since"."""
@@ -74,15 +96,22 @@ class TelegramChannel(Channel):
             return None
 
     def _save_offset(self, offset: int) -> None:
-        from edge.cli.config_cmd import write_atomically
-
-        write_atomically(self._offset_path, str(offset), mode=0o600)
+        try:
+            write_atomically(self._offset_path, str(offset), mode=0o600)
+        except OSError as exc:  # the in-memory offset still moves on: nothing is replayed
+            log.error("telegram_offset_not_saved offset=%d error=%r", offset, exc)
 
     async def _start(self) -> None:
-        self._me = await self.api.call("getMe")
+        me = await self.api.call("getMe")
+        if not isinstance(me, dict):
+            raise TelegramError("getMe", 0, "result is not a user")
+        self._me = me
         if self.commands:
-            await self.api.call("setMyCommands", {"commands": [
-                {"command": name, "description": text} for name, text in self.commands]})
+            try:
+                await self.api.call("setMyCommands", {"commands": [
+                    {"command": name, "description": text} for name, text in self.commands]})
+            except (TelegramError, TelegramNetworkError) as exc:
+                log.warning("telegram_commands_not_set error=%s", exc)
         log.info("telegram_ready bot=@%s", self._me.get("username"))
 
     async def listen(self, bus: asyncio.Queue[ChannelMessage]) -> None:
@@ -90,7 +119,7 @@ class TelegramChannel(Channel):
         offset = self._load_offset()
         backoff = BACKOFF_START
         while True:
-            params = {"timeout": self.poll_timeout, "allowed_updates": ["message", "callback_query"]}
+            params: dict[str, Any] = {"timeout": self.poll_timeout, "allowed_updates": list(KINDS)}
             if offset is not None:
                 params["offset"] = offset
             try:
@@ -116,84 +145,140 @@ class TelegramChannel(Channel):
                 continue
             self.last_poll, self.last_ok = time.monotonic(), time.time()
             backoff = BACKOFF_START
-            for update in updates:
-                await self._handle_update(update, bus)
-                offset = update["update_id"] + 1
-            if updates:
-                self._save_offset(offset)
+            if not isinstance(updates, list):
+                log.warning("telegram_poll_ignored reason=result_not_a_list")
+                continue
+            ids = [i for i in map(update_id_of, updates) if i is not None]
+            if ids and (offset is None or max(ids) >= offset):
+                offset = max(ids) + 1
+                self._save_offset(offset)  # before handling: a poison update is never replayed
+            for raw in updates:
+                await self._handle_isolated(raw, bus)
 
-    async def _handle_update(self, update: dict, bus: asyncio.Queue[ChannelMessage]) -> None:
-        if "callback_query" in update:
-            await self._handle_callback(update["callback_query"])
-            return
-        message = update.get("message")
-        if not message or "from" not in message:
-            return
-        text = message.get("text") or message.get("caption") or ""
-        sender = str(message["from"]["id"])
-        chat = message["chat"]
-        is_group = chat.get("type") in ("group", "supergroup")
+    async def _handle_isolated(self, raw: object, bus: asyncio.Queue[ChannelMessage]) -> None:
+        """Handle one update; whatever goes wrong is logged once and ends with this update."""
+        try:
+            update = parse_update(raw)
+            if update is None:
+                return
+            if update.callback_query is not None:
+                self._on_callback(update.callback_query)
+            elif update.message is not None:
+                await self._on_message(update.message, bus)
+        except Exception:
+            log.exception("telegram_update_failed update_id=%s", update_id_of(raw))
+
+    async def _on_message(self, message: Message, bus: asyncio.Queue[ChannelMessage]) -> None:
+        text = message.text or message.caption or ""
+        sender, chat_id = str(message.sender.id), str(message.chat.id)
+        is_group = message.chat.type in ("group", "supergroup")
         if sender not in self.allowed:
-            await self._unknown_sender(sender, chat, text, is_group)
+            await self._unknown_sender(sender, chat_id, text, is_group)
             return
         mentioned, text = self._mention(message, text)
-        attachments = tuple(k for k in ("photo", "document", "voice", "video") if k in message)
-        if not text and not attachments:
+        if not text and not message.attachments:
             return
-        thread = str(message["message_thread_id"]) if message.get("is_topic_message") else None
-        await bus.put(ChannelMessage(sender, str(chat["id"]), text, self.name,
-                                     id=f"{chat['id']}:{message['message_id']}",
-                                     timestamp=float(message.get("date", time.time())),
-                                     thread_id=thread, is_group=is_group, mentioned=mentioned,
-                                     attachments=attachments))
+        thread = (str(message.message_thread_id)
+                  if message.is_topic_message and message.message_thread_id is not None else None)
+        await bus.put(ChannelMessage(sender, chat_id, text, self.name,
+                                     id=f"{chat_id}:{message.message_id}",
+                                     timestamp=float(message.date), thread_id=thread,
+                                     is_group=is_group, mentioned=mentioned,
+                                     attachments=message.attachments))
 
-    def _mention(self, message: dict, text: str) -> tuple[bool, str]:
+    def _mention(self, message: Message, text: str) -> tuple[bool, str]:
         """Whether the bot was addressed, and the text without ``@botname``."""
-        username = (self._me or {}).get("username", "")
-        handle = f"@{username}" if username else None
-        replied = ((message.get("reply_to_message") or {}).get("from") or {}).get("id")
+        username = self._me.get("username")
+        handle = f"@{username}" if isinstance(username, str) and username else None
+        reply = message.reply_to_message
+        replied = reply.sender.id if reply is not None and reply.sender is not None else None
         mentioned = bool(handle and handle.lower() in text.lower()) or (
-            self._me is not None and replied == self._me.get("id"))
+            replied is not None and replied == self._me.get("id"))
         if handle:
             text = re.sub(re.escape(handle), "", text, flags=re.IGNORECASE).strip()
         return mentioned, text
 
-    async def _unknown_sender(self, sender: str, chat: dict, text: str, is_group: bool) -> None:
-        log.info("telegram_unknown_sender sender=%s chat=%s", sender, chat["id"])
+    async def _unknown_sender(self, sender: str, chat_id: str, text: str, is_group: bool) -> None:
+        log.info("telegram_unknown_sender sender=%s chat=%s", sender, chat_id)
         if is_group:
             return
-        words = text.split()
-        if words and words[0].split("@")[0] == "/pair" and self.pair is not None:
-            paired = len(words) == 2 and await self.pair(self.name, sender, words[1])
-            reply = ("Paired: you can now use this bot. /help lists the commands." if paired
-                     else "That pairing code is wrong or has expired.")
-            await self._send_text(str(chat["id"]), reply, markdown=False)
-            return
-        if sender not in self._hinted:
-            self._hinted.add(sender)
-            await self._send_text(str(chat["id"]), pairing_hint(self.name), markdown=False)
+        reply = await self.strangers.answer(sender, text)
+        if reply is not None:
+            self._spawn(self._best_effort("sendMessage", {"chat_id": chat_id, "text": reply},
+                                          chat_id))
 
-    async def _handle_callback(self, query: dict) -> None:
-        data = query.get("data") or ""
-        responder = str(query["from"]["id"])
-        parts = data.split(":")
+    def _on_callback(self, query: CallbackQuery) -> None:
+        responder = str(query.sender.id)
+        parts = (query.data or "").split(":")
         if len(parts) == 3 and parts[0] == "appr" and self.approvals is not None:
             try:
-                decision = Decision(parts[2])
+                decision: Decision | None = Decision(parts[2])
             except ValueError:
                 decision = None
             text = (self.approvals.answer(self.name, parts[1], responder, decision) if decision
                     else "Unknown answer.")
         else:
             text = "Unknown button."
-        await self.api.call("answerCallbackQuery", {"callback_query_id": query["id"], "text": text})
-        message = query.get("message")
-        if message and text in ("Approved.", "Denied.", "Approved, and remembered."):
-            await self.api.call("editMessageText", {
-                "chat_id": message["chat"]["id"], "message_id": message["message_id"],
-                "text": f"{message.get('text', '')}\n{text}"})
+        if responder not in self.allowed and not self.strangers.may_reply(responder):
+            return
+        self._spawn(self._answer_callback(query, text))
+
+    async def _answer_callback(self, query: CallbackQuery, text: str) -> None:
+        await self._best_effort("answerCallbackQuery", {"callback_query_id": query.id, "text": text})
+        button = query.message
+        if button is not None and text in FINAL_ANSWERS:
+            chat_id = str(button.chat.id)
+            await self._best_effort("editMessageText", {
+                "chat_id": chat_id, "message_id": button.message_id,
+                "text": f"{button.text or ''}\n{text}"[:MAX_MESSAGE_LENGTH]}, chat_id)
+
+    # -- best-effort replies ---------------------------------------------------------------
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run a best-effort reply in the background: the poll loop never waits for one."""
+        if len(self._background) >= MAX_BACKGROUND_REPLIES:
+            work.close()
+            log.warning("telegram_reply_dropped reason=too_many_in_flight")
+            return
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _best_effort(self, method: str, params: dict, chat_id: str | None = None) -> None:
+        """Call ``method``; any failure (403 blocked, 400 stale, 429, network) is logged only."""
+        if chat_id is not None and self.pacing.remaining(chat_id):
+            log.info("telegram_reply_dropped method=%s chat=%s reason=flood_wait", method, chat_id)
+            return
+        try:
+            await self.api.call(method, params)
+        except TelegramError as exc:
+            if exc.code == 429 and chat_id is not None:
+                self.pacing.hold(chat_id, exc.retry_after or 1.0)
+            log.info("telegram_reply_failed method=%s chat=%s code=%d", method, chat_id, exc.code)
+        except Exception as exc:
+            log.info("telegram_reply_failed method=%s chat=%s error=%s", method, chat_id,
+                     type(exc).__name__)
 
     # -- sending ---------------------------------------------------------------------------
+
+    async def _chat_call(self, chat_id: str, method: str, params: dict,
+                         files: dict[str, Path] | None = None) -> Any:
+        """Call a method addressed to one chat, waiting out that chat's 429 ``retry_after``
+        (up to :data:`FLOOD_RETRIES` times); other chats are not delayed."""
+        for attempt in range(FLOOD_RETRIES + 1):
+            held = self.pacing.remaining(chat_id)
+            if held > MAX_CHAT_HOLD_SECONDS:
+                raise TelegramError(method, 429, "chat is flood-limited", held)
+            await self.pacing.wait(chat_id)
+            try:
+                return await self.api.call(method, params, files=files)
+            except TelegramError as exc:
+                if exc.code != 429 or attempt == FLOOD_RETRIES:
+                    raise
+                self.pacing.hold(chat_id, exc.retry_after or 1.0)
+                log.warning("telegram_flood_wait chat=%s method=%s retry_after=%.0fs",
+                            chat_id, method, exc.retry_after or 1.0)
+        raise AssertionError("unreachable")
 
     async def _send_text(self, chat_id: str, text: str, markdown: bool = True,
                          thread_id: str | None = None, extra: dict | None = None) -> dict:
@@ -202,12 +287,13 @@ class TelegramChannel(Channel):
             params["message_thread_id"] = int(thread_id)
         if markdown:
             try:
-                return await self.api.call("sendMessage", {**params, "parse_mode": "Markdown"})
+                return await self._chat_call(chat_id, "sendMessage",
+                                             {**params, "parse_mode": "Markdown"})
             except TelegramError as exc:
                 if not exc.markdown_rejected:
                     raise
                 log.info("telegram_markdown_rejected; resending as plain text")
-        return await self.api.call("sendMessage", params)
+        return await self._chat_call(chat_id, "sendMessage", params)
 
     async def send(self, message: SendMessage) -> None:
         images = [Path(p.strip()) for p in IMAGE_MARKER.findall(message.content)]
@@ -216,13 +302,15 @@ class TelegramChannel(Channel):
             await self._send_text(message.recipient, text, thread_id=message.thread_id)
         for path in images:
             if path.is_file():
-                await self.api.call("sendPhoto", {"chat_id": message.recipient},
-                                    files={"photo": path})
+                await self._chat_call(message.recipient, "sendPhoto", {"chat_id": message.recipient},
+                                      files={"photo": path})
             else:
                 await self._send_text(message.recipient, f"(image not found: {path})", markdown=False)
 
     async def start_typing(self, recipient: str) -> None:
-        await self.api.call("sendChatAction", {"chat_id": recipient, "action": "typing"})
+        """Best-effort: skipped while the chat is flood-limited."""
+        await self._best_effort("sendChatAction", {"chat_id": recipient, "action": "typing"},
+                                recipient)
 
     async def send_draft(self, message: SendMessage) -> str:
         sent = await self._send_text(message.recipient, message.content or "…", markdown=False,
@@ -230,27 +318,27 @@ class TelegramChannel(Channel):
         return str(sent["message_id"])
 
     async def update_draft(self, recipient: str, message_id: str, text: str) -> None:
-        """Edit the draft, at most once per ``draft_interval`` (Telegram rate-limits edits)."""
+        """Edit the draft, at most once per ``draft_interval`` (Telegram rate-limits edits);
+        best-effort: the final text comes with :meth:`finalize_draft`."""
         now = time.monotonic()
         if now - self._last_edit.get(message_id, 0.0) < self.draft_interval:
             return
         self._last_edit[message_id] = now
-        await self.api.call("editMessageText", {"chat_id": recipient, "message_id": int(message_id),
-                                                "text": text[:MAX_MESSAGE_LENGTH]})
+        await self._best_effort("editMessageText", {"chat_id": recipient, "message_id": int(message_id),
+                                                    "text": text[:MAX_MESSAGE_LENGTH]}, recipient)
 
     async def finalize_draft(self, recipient: str, message_id: str, text: str) -> None:
         self._last_edit.pop(message_id, None)
+        params = {"chat_id": recipient, "message_id": int(message_id),
+                  "text": text[:MAX_MESSAGE_LENGTH]}
         try:
-            await self.api.call("editMessageText", {
-                "chat_id": recipient, "message_id": int(message_id),
-                "text": text[:MAX_MESSAGE_LENGTH], "parse_mode": "Markdown"})
+            await self._chat_call(recipient, "editMessageText", {**params, "parse_mode": "Markdown"})
         except TelegramError as exc:
             if not exc.markdown_rejected:
                 raise
-            await self.api.call("editMessageText", {"chat_id": recipient, "message_id": int(message_id),
-                                                    "text": text[:MAX_MESSAGE_LENGTH]})
+            await self._chat_call(recipient, "editMessageText", params)
 
-    async def request_approval(self, ctx: RequestContext, prompt: str, token: str) -> None:
+    async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
         buttons = [[{"text": label, "callback_data": f"appr:{token}:{decision.value}"}
                     for label, decision in (("Approve", Decision.APPROVE), ("Deny", Decision.DENY),
                                             ("Always", Decision.ALWAYS))]]
@@ -268,4 +356,7 @@ class TelegramChannel(Channel):
         return self.last_poll is not None and not self.stalled()
 
     async def aclose(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         await self.api.aclose()

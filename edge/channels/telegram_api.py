@@ -1,13 +1,17 @@
 """A thin async client for the Telegram Bot API (``POST {api_base}/bot<token>/<method>``).
 
 Errors keep the API's own fields: ``error_code``, ``description`` and ``parameters.retry_after``.
-The token never appears in messages or logs.
+The token never appears in messages or logs. :class:`ChatPacing` keeps Telegram's per-chat flood
+limit (429 ``retry_after``) to the chat that hit it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -57,11 +61,50 @@ class TelegramAPI:
             body = response.json()
         except ValueError:
             raise TelegramError(method, response.status_code, "response is not JSON") from None
+        if not isinstance(body, dict):
+            raise TelegramError(method, response.status_code, "response is not an object")
         if not body.get("ok"):
-            retry = (body.get("parameters") or {}).get("retry_after")
-            raise TelegramError(method, int(body.get("error_code", response.status_code)),
-                                str(body.get("description", "")), retry)
+            parameters = body.get("parameters")
+            retry = parameters.get("retry_after") if isinstance(parameters, dict) else None
+            code = body.get("error_code")
+            raise TelegramError(method, code if isinstance(code, int) else response.status_code,
+                                str(body.get("description", ""))[:200],
+                                float(retry) if isinstance(retry, (int, float)) else None)
         return body.get("result")
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+MAX_CHAT_HOLD_SECONDS = 60.0
+"""A ``retry_after`` longer than this is not waited out inside one send: the send fails."""
+
+
+class ChatPacing:
+    """Per-chat holds after a 429 ``retry_after``: sends to that chat wait (or, when they are
+    best-effort, are dropped); other chats and the poll loop are not delayed.
+
+    >>> now = [0.0]
+    >>> pacing = ChatPacing(clock=lambda: now[0])
+    >>> pacing.hold("7", 3); pacing.remaining("7"), pacing.remaining("42")
+    (3.0, 0.0)
+    >>> now[0] = 5.0; pacing.remaining("7")
+    0.0
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._until: dict[str, float] = {}
+
+    def hold(self, chat_id: str, seconds: float) -> None:
+        now = self._clock()
+        for chat in [c for c, until in self._until.items() if until <= now]:
+            del self._until[chat]  # forget expired holds: strangers cannot grow this
+        self._until[chat_id] = max(self._until.get(chat_id, 0.0), now + max(seconds, 0.0))
+
+    def remaining(self, chat_id: str) -> float:
+        return max(0.0, self._until.get(chat_id, 0.0) - self._clock())
+
+    async def wait(self, chat_id: str) -> None:
+        while (delay := self.remaining(chat_id)) > 0:
+            await asyncio.sleep(delay)

@@ -5,15 +5,14 @@ Markdown fallback, photos and chunking."""
 from __future__ import annotations
 
 import asyncio
-import json
 import tomllib
 
 import pytest
 
 from edge.channels.pairing import PairingCodes
-from tests.channels.conftest import until
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import until
 
 
 @pytest.fixture

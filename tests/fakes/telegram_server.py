@@ -1,11 +1,17 @@
 """A loopback Telegram Bot API server: ``POST /bot<token>/<method>`` with JSON or multipart,
 answers shaped like the real API (``{"ok": true, "result": ...}`` or ``{"ok": false,
 "error_code", "description", "parameters"}``), long-polling ``getUpdates`` with offsets, and
-scripted failures (409, 429 with retry_after, 5xx, a dropped poll, a poll that hangs)."""
+scripted failures (409, 429 with retry_after, 5xx, a dropped poll, a poll that hangs).
+
+Hostile conditions, as Telegram produces them: a per-chat flood limit (``flood_limit``: 429 with
+``retry_after``, and a record of sends made while a chat was told to wait), chats that blocked
+the bot (403), callback queries that are stale (400 on ``answerCallbackQuery``), and raw updates
+of any shape (``push_raw``)."""
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
@@ -26,6 +32,18 @@ class FakeTelegram(LoopbackServer):
         self.reject_markdown = False
         self.next_update_id = 100
         self.next_message_id = 1
+        self.flood_limit: tuple[int, float] | None = None
+        """(messages, seconds): more sends than this to one chat within the window get 429."""
+        self.blocked: set[int] = set()
+        """Chats whose user blocked the bot: sends there get 403."""
+        self.flood_violations: list[tuple[str, object]] = []
+        """(method, chat_id) of sends made while that chat was told to retry later."""
+        self._chat_sends: dict[str, list[float]] = {}
+        self._chat_hold: dict[str, float] = {}
+        self._callbacks: set[str] = set()
+        self._lock = threading.Lock()
+        self.delivered: list[dict] = []
+        """sendMessage calls that succeeded (``sent()`` also lists refused attempts)."""
         self.cond = threading.Condition()
         server = self
 
@@ -52,17 +70,32 @@ class FakeTelegram(LoopbackServer):
         self.next_message_id += 1
         self._push({"message": message})
 
-    def push_callback(self, user_id: int, data: str, message: dict) -> None:
-        self._push({"callback_query": {"id": f"cb{self.next_update_id}", "data": data,
+    def push_callback(self, user_id: int, data: str, message: dict, stale: bool = False) -> None:
+        """A button press; a ``stale`` one (older than Telegram keeps queries) cannot be answered."""
+        query_id = f"cb{self.next_update_id}"
+        if not stale:
+            self._callbacks.add(query_id)
+        self._push({"callback_query": {"id": query_id, "data": data,
                                        "from": {"id": user_id, "is_bot": False, "first_name": "x"},
                                        "message": message, "chat_instance": "1"}})
 
-    def _push(self, update: dict) -> None:
+    def push_raw(self, *updates: dict) -> list[int]:
+        """Updates of any shape, delivered in one batch; each gets an ``update_id`` unless it
+        already has a key of that name. Returns the ids given."""
         with self.cond:
-            update["update_id"] = self.next_update_id
-            self.next_update_id += 1
-            self.updates.append(update)
+            ids = [self._append(update) for update in updates]
             self.cond.notify_all()
+        return ids
+
+    def _push(self, update: dict) -> None:
+        self.push_raw(update)
+
+    def _append(self, update: dict) -> int:
+        update_id = self.next_update_id
+        self.next_update_id += 1
+        update.setdefault("update_id", update_id)
+        self.updates.append({"update": update, "id": update_id})
+        return update_id
 
     def sent(self, method: str = "sendMessage") -> list[dict]:
         return [params for name, params in self.calls if name == method]
@@ -127,22 +160,61 @@ class FakeTelegram(LoopbackServer):
         offset = params.get("offset", 0)
         deadline = time.monotonic() + min(params.get("timeout", 0), 5)
         with self.cond:
-            self.updates = [u for u in self.updates if u["update_id"] >= offset]
+            self.updates = [u for u in self.updates if u["id"] >= offset]
             while not self.updates and time.monotonic() < deadline:
                 self.cond.wait(deadline - time.monotonic())
-            return self.ok(list(self.updates))
+            return self.ok([u["update"] for u in self.updates])
+
+    @staticmethod
+    def error(code: int, description: str, retry_after: float | None = None) -> tuple[int, dict]:
+        body: dict = {"ok": False, "error_code": code, "description": description}
+        if retry_after is not None:
+            body["parameters"] = {"retry_after": retry_after}
+        return code, body
+
+    def _refused(self, method: str, chat_id: object, counts: bool = True) -> tuple[int, dict] | None:
+        """403 for a chat that blocked the bot; 429 while a chat is told to wait, or beyond the
+        per-chat flood limit (only messages count towards it, chat actions do not)."""
+        with self._lock:
+            return self._refused_locked(method, chat_id, counts)
+
+    def _refused_locked(self, method: str, chat_id: object, counts: bool) -> tuple[int, dict] | None:
+        chat, now = str(chat_id), time.monotonic()
+        if chat in {str(b) for b in self.blocked}:
+            return self.error(403, "Forbidden: bot was blocked by the user")
+        if self.flood_limit is None:
+            return None
+        held = self._chat_hold.get(chat, 0.0)
+        if held > now:
+            self.flood_violations.append((method, chat_id))
+            retry = max(1, math.ceil(held - now))
+            return self.error(429, f"Too Many Requests: retry after {retry}", retry)
+        if not counts:
+            return None
+        count, window = self.flood_limit
+        recent = [t for t in self._chat_sends.get(chat, []) if now - t < window]
+        if len(recent) >= count:
+            retry = max(1, math.ceil(window - (now - recent[0])))
+            self._chat_hold[chat] = now + retry
+            return self.error(429, f"Too Many Requests: retry after {retry}", retry)
+        self._chat_sends[chat] = [*recent, now]
+        return None
 
     def m_sendMessage(self, params):
+        refused = self._refused("sendMessage", params.get("chat_id"))
+        if refused:
+            return refused
         if not params.get("chat_id") or not params.get("text"):
-            return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message text is empty"}
+            return self.error(400, "Bad Request: message text is empty")
         if len(params["text"]) > 4096:
-            return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message is too long"}
+            return self.error(400, "Bad Request: message is too long")
         if self.reject_markdown and params.get("parse_mode"):
-            return 400, {"ok": False, "error_code": 400, "description":
-                         "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 3"}
+            return self.error(400, "Bad Request: can't parse entities: Can't find end of the entity "
+                                   "starting at byte offset 3")
         message = {"message_id": self.next_message_id, "date": int(time.time()),
                    "chat": {"id": params["chat_id"], "type": "private"}, "text": params["text"]}
         self.next_message_id += 1
+        self.delivered.append(params)
         return self.ok(message)
 
     def m_editMessageText(self, params):
@@ -150,10 +222,14 @@ class FakeTelegram(LoopbackServer):
                         "chat": {"id": params["chat_id"], "type": "private"}, "date": 0})
 
     def m_answerCallbackQuery(self, params):
+        if params.get("callback_query_id") not in self._callbacks:
+            return self.error(400, "Bad Request: query is too old and response timeout expired "
+                                   "or query ID is invalid")
+        self._callbacks.discard(params["callback_query_id"])
         return self.ok(True)
 
     def m_sendChatAction(self, params):
-        return self.ok(True)
+        return self._refused("sendChatAction", params.get("chat_id"), counts=False) or self.ok(True)
 
     def m_sendPhoto(self, params):
         return self.ok({"message_id": self.next_message_id, "date": 0, "chat": {"id": 1, "type": "private"},
