@@ -263,12 +263,7 @@ class Runtime:
     def _build_dispatcher(self) -> Dispatcher:
         cfg = self.config.agent
         workspace = Path(cfg.workspace).expanduser() if cfg.workspace else self.loaded.state_dir / "workspace"
-        settings = AgentSettings(
-            max_tool_iterations=cfg.max_tool_iterations, tool_result_max_chars=cfg.tool_result_max_chars,
-            message_timeout_seconds=cfg.message_timeout_seconds, timeout_scale_cap=cfg.timeout_scale_cap,
-            context_window_tokens=cfg.context_window_tokens, history_share=cfg.history_share,
-            instructions=cfg.instructions, workspace=workspace,
-            autosave_min_chars=self.config.memory.autosave_min_chars if self.config.memory.autosave else None)
+        settings = AgentSettings.from_config(cfg, self.config.memory, workspace)
         self.sessions = SessionStore(self.loaded.state_dir / "sessions",
                                      ResetPolicy(self.config.sessions.daily_reset_hour,
                                                  self.config.sessions.idle_timeout_minutes))

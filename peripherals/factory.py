@@ -9,25 +9,23 @@ from peripherals.base import Board
 
 def create_board(name: str, kind: str, options: dict[str, Any],
                  pin_factory: Any = None) -> Board:
-    """``options`` are the board's config keys other than ``type`` and ``pins``."""
+    """``options`` are the board's validated config keys other than ``type`` and ``pins``, every
+    one present (the config model holds the defaults; nothing here repeats them)."""
     if kind == "gpio":
         from peripherals.gpio import GpioBoard
 
-        return GpioBoard(name, simulate=options.get("simulate", True),
-                         aliases=options.get("aliases"), pin_factory=pin_factory,
-                         factory_name=options.get("pin_factory", "auto"))
+        return GpioBoard(name, simulate=options["simulate"], aliases=options["aliases"],
+                         pin_factory=pin_factory, factory_name=options["pin_factory"])
     if kind == "stm32":
         from peripherals.stm32 import Stm32Board
 
-        return Stm32Board(name, options["port"], baudrate=options.get("baudrate", 115200),
-                          aliases=options.get("aliases"),
-                          watchdog_ms=options.get("watchdog_ms", 1000),
-                          request_timeout=options.get("request_timeout_seconds", 0.5))
+        return Stm32Board(name, options["port"], baudrate=options["baudrate"],
+                          aliases=options["aliases"], watchdog_ms=options["watchdog_ms"],
+                          request_timeout=options["request_timeout_seconds"])
     if kind == "arduino":
         from peripherals.arduino import ArduinoBoard
 
-        return ArduinoBoard(name, options["port"], baudrate=options.get("baudrate", 57600),
-                            aliases=options.get("aliases"),
-                            watchdog_ms=options.get("watchdog_ms", 1000),
-                            sampling_interval_ms=options.get("sampling_interval_ms", 19))
+        return ArduinoBoard(name, options["port"], baudrate=options["baudrate"],
+                            aliases=options["aliases"], watchdog_ms=options["watchdog_ms"],
+                            sampling_interval_ms=options["sampling_interval_ms"])
     raise ValueError(f"unknown board type {kind!r}")

@@ -25,13 +25,14 @@ from pathlib import Path
 from edge.agent.commands import CommandContext, run_command
 from edge.agent.context import compact, estimate_tokens, evaluate_guard, is_context_overflow, prune_to_share
 from edge.agent.history import prepare_history
-from edge.agent.loop import TOOL_RESULT_MAX_CHARS, TextSink, run_tool_loop
+from edge.agent.loop import TextSink, run_tool_loop
 from edge.agent.memory_context import build_memory_context
 from edge.agent.preflight import Preflight
 from edge.agent.prompt import PromptContext, build_system_prompt
 from edge.agent.sanitize import sanitize_response
 from edge.agent.sessions import Session, SessionStore
 from edge.channels.base import ChannelMessage
+from edge.config.model import AgentConfig, MemoryConfig
 from edge.hardware import Hardware
 from edge.memory.base import Memory
 from edge.messages import ChatMessage
@@ -52,18 +53,34 @@ TIMED_OUT_TURN = "[Task timed out]"
 FAILED_TURN = "[Task failed]"
 
 
+_AGENT, _MEMORY = AgentConfig(), MemoryConfig()
+
+
 @dataclass
 class AgentSettings:
-    max_tool_iterations: int = 10
-    tool_result_max_chars: int = TOOL_RESULT_MAX_CHARS
-    message_timeout_seconds: float = 300.0
-    timeout_scale_cap: int = 4
-    context_window_tokens: int = 128_000
-    history_share: float = 0.5
-    instructions: str = ""
+    """What the pipeline needs from ``[agent]`` (defaults: the config model's, written once)."""
+
+    max_tool_iterations: int = _AGENT.max_tool_iterations
+    tool_result_max_chars: int = _AGENT.tool_result_max_chars
+    message_timeout_seconds: float = _AGENT.message_timeout_seconds
+    timeout_scale_cap: int = _AGENT.timeout_scale_cap
+    context_window_tokens: int = _AGENT.context_window_tokens
+    history_share: float = _AGENT.history_share
+    instructions: str = _AGENT.instructions
     workspace: Path | None = None
-    autosave_min_chars: int | None = 20
+    autosave_min_chars: int | None = _MEMORY.autosave_min_chars
     """User messages at least this long are kept as Conversation memories; None: no autosave."""
+
+    @classmethod
+    def from_config(cls, agent: AgentConfig, memory: MemoryConfig, workspace: Path) -> AgentSettings:
+        return cls(max_tool_iterations=agent.max_tool_iterations,
+                   tool_result_max_chars=agent.tool_result_max_chars,
+                   message_timeout_seconds=agent.message_timeout_seconds,
+                   timeout_scale_cap=agent.timeout_scale_cap,
+                   context_window_tokens=agent.context_window_tokens,
+                   history_share=agent.history_share, instructions=agent.instructions,
+                   workspace=workspace,
+                   autosave_min_chars=memory.autosave_min_chars if memory.autosave else None)
 
     @property
     def timeout_budget(self) -> float:
