@@ -31,6 +31,12 @@ def control_socket(configured_state_dir: str | None = None, env: Mapping[str, st
     return state_dir(configured_state_dir, env) / SOCKET_NAME
 
 
+def lock_candidates(configured_state_dir: str | None = None,
+                    env: Mapping[str, str] = os.environ) -> list[Path]:
+    """Where a running agent's lock file is: next to each candidate socket."""
+    return [path.parent / "agent.lock" for path in socket_candidates(configured_state_dir, env)]
+
+
 def socket_candidates(configured_state_dir: str | None = None,
                       env: Mapping[str, str] = os.environ) -> list[Path]:
     """Where a client looks for a running daemon: its own layout, then the system service's."""

@@ -27,11 +27,16 @@ from edge.control.server import ControlServer
 from edge.hardware import build_hardware
 from edge.logsetup import RecentEvents
 from edge.memory.base import EmbeddingProvider, Memory
+from edge.ownership import LOCK_NAME, AgentLock
 from edge.providers.switch import ModelSwitch
 from edge.redaction import secret_values
 from edge.sdnotify import ServiceNotifier
 from edge.status import format_status, memory_store_summary
 from edge.tools.gpio import hardware_tools
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+"""Each stops the agent the same way: outputs to their safe levels, then exit. SIGHUP is a
+dropped SSH session (or terminal) under a foreground `edge-cli run`: it ends the run safely."""
 
 log = logging.getLogger(__name__)
 
@@ -158,8 +163,10 @@ class Runtime:
     async def run(self) -> None:
         """Run until a signal, or until end of input when the CLI is the only channel."""
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, self.request_stop, signal.Signals(sig).name)
+        # the lock first: a second agent must be refused before it touches any board
+        lock = AgentLock.acquire(self.loaded.control_socket.parent / LOCK_NAME)
         control = ControlServer(self.loaded.control_socket, self)
         tasks: list[asyncio.Task] = []
         self.recent_events.attach()
@@ -201,8 +208,9 @@ class Runtime:
                 await self.provider.aclose()
             for channel in self.channels.values():
                 await channel.aclose()
-            for sig in (signal.SIGTERM, signal.SIGINT):
+            for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)
+            lock.release()
             log.info("stopped")
             self.service.close()
             self.recent_events.detach()

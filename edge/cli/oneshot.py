@@ -17,9 +17,11 @@ import sys
 from edge.cli.output import emit
 from edge.config.locate import load_raw
 from edge.control import client
+from edge.control.client import SocketForbidden
 from edge.control.ops import OpResult
 from edge.exc import DaemonUnavailable
-from edge.paths import socket_candidates
+from edge.ownership import running_agent
+from edge.paths import lock_candidates, socket_candidates
 from edge.requester import Requester
 from edge.status import format_status
 
@@ -160,10 +162,19 @@ def run(args) -> int:
     hold = args.hold if op in ("gpio.write", "gpio.pwm") else None
     raw = load_raw(args.config)
     state_dir = (raw.data.get("paths") or {}).get("state_dir")
-    paths = socket_candidates(state_dir if isinstance(state_dir, str) else None)
+    configured = state_dir if isinstance(state_dir, str) else None
+    paths = socket_candidates(configured)
     try:
         result, via = _via_daemon(paths, op, op_args, hold, args.json), "daemon"
+    except SocketForbidden as exc:
+        result, via = OpResult(False, str(exc), exit_code=1), "daemon"
     except DaemonUnavailable:
+        owner = running_agent(lock_candidates(configured))
+        if owner is not None:  # it owns the boards: never open them behind its back
+            result = OpResult(False, f"an agent is running (pid {owner[1]}, lock {owner[0]}) but "
+                              "its control socket did not answer; check `edge-cli logs`, or "
+                              "restart it (`sudo systemctl restart edge-agent`)", exit_code=1)
+            return emit(result, args.json, via="daemon")
         result, via = run_direct(args.config, op, op_args, hold, args.json), "direct"
         if not args.json and op != "status" and result.ok:
             print("edge-cli: no running agent; acted on the board directly", file=sys.stderr)

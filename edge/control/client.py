@@ -6,7 +6,12 @@ import json
 import socket
 from pathlib import Path
 
-from edge.exc import DaemonUnavailable
+from edge.exc import DaemonUnavailable, EdgeError
+
+
+class SocketForbidden(EdgeError):
+    """The agent's socket exists but this user may not connect (exit 1, nothing touched)."""
+
 
 TIMEOUT_SECONDS = 10.0
 
@@ -19,6 +24,15 @@ def request(paths: list[Path], op: str, args: dict | None = None,
         sock.settimeout(timeout)
         try:
             sock.connect(str(path))
+        except PermissionError:
+            sock.close()
+            raise SocketForbidden(
+                f"an agent is running but you may not use its control socket {path} (permission "
+                "denied); add yourself to the edge group (`sudo usermod -aG edge $USER`, then "
+                "`newgrp edge` or log in again), or run the command with sudo") from None
+        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError):
+            sock.close()  # no daemon there (or a stale socket from one that died)
+            continue
         except OSError:
             sock.close()
             continue
