@@ -60,10 +60,11 @@ def test_second_daemon_refuses_to_start(daemon, isolated_env):
     assert out.returncode == 1 and "already running" in out.stderr
 
 
-def test_sigterm_restores_safe_levels_and_exits_cleanly(daemon, isolated_env):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
+def test_a_stop_signal_restores_safe_levels_and_exits_cleanly(daemon, isolated_env, signum):
     proc, socket_path = daemon
     assert cli("gpio", "write", "led", "on", env=isolated_env).returncode == 0
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)  # SIGHUP: the SSH session of a foreground run dropped
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0
     assert "safe_state board=gpio pin=GPIO17 value=off" in err
