@@ -1,7 +1,7 @@
 """Human-readable status, shared by ``edge-cli status`` and the ``/status`` command (no heavy imports).
 
 Memory is shown only when a memory store exists in the state directory: a SQLite file with the
-seed 002 ``memories`` table (``memory/brain.db`` or any ``*.db`` there or in ``memory/``), or the
+``memories`` table (``memory/brain.db`` or any ``*.db`` there or in ``memory/``), or the
 Markdown backend's ``MEMORY.md``. Nothing is shown, rather than a made-up figure, when there is none.
 """
 

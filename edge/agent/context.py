@@ -1,14 +1,13 @@
-"""The context window (seed 001_db95ab9e711ffb30.txt section 4-5; seed 000 section 7.3).
+"""The context window: guard, token estimate, pruning, overflow detection and compaction.
 
 - Guard: a window under CONTEXT_HARD_MIN_TOKENS blocks model calls, under CONTEXT_WARN_TOKENS warns.
 - Estimate: about four characters a token, times SAFETY_MARGIN.
 - Prune: before each call, history is cut to ``history_share`` of the window, oldest chunks first,
   never the current turn.
 - Overflow: the provider decides (``Provider.is_context_overflow``); its default is the provider
-  layer's one phrase list, which extends the seed's (its detection missed provider-specific
-  wording, weakness 9.3).
+  layer's one phrase list, provider-specific wording included.
 - Compaction: summarise through the model, in stages for large histories; when that fails, keep
-  the last COMPACT_KEEP_TURNS turns truncated to COMPACT_TURN_CHARS (seed 000 constants).
+  the last COMPACT_KEEP_TURNS turns truncated to COMPACT_TURN_CHARS.
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ def is_context_overflow(error: Exception, provider: Provider | None = None) -> b
 
 
 def fallback_compaction(history: list[ChatMessage]) -> list[ChatMessage]:
-    """Seed 000: keep the last 12 turns, each truncated to 600 characters."""
+    """Keep the last 12 turns, each truncated to 600 characters."""
     return [ChatMessage(t.role, t.content[:COMPACT_TURN_CHARS])
             for t in history[-COMPACT_KEEP_TURNS:]]
 
@@ -99,7 +98,7 @@ async def _summarise(provider: Provider, turns: list[ChatMessage], previous: str
 async def summarise_in_stages(provider: Provider, turns: list[ChatMessage], previous: str = "",
                               stage_tokens: int = STAGED_SUMMARY_TOKENS) -> str:
     """Summarise; a history larger than ``stage_tokens`` is split in two by token share,
-    each half summarised, and the partial summaries merged (seed 001 summarizeInStages)."""
+    each half summarised, and the partial summaries merged."""
     if estimate_tokens(turns) <= stage_tokens or len(turns) < 4:
         return await _summarise(provider, turns, previous)
     middle = len(turns) // 2

@@ -1,4 +1,4 @@
-"""Inbound debounce (seed 003_91cec97d10a3a528.txt 4.2.3): texts from one sender arriving within
+"""Inbound debounce: texts from one sender arriving within
 ``window`` seconds merge into one turn, newline separated; commands and attachments are never
 merged (they flush what is pending first, keeping order); ``max_wait`` bounds the delay."""
 

@@ -1,5 +1,4 @@
-"""The dispatcher (seed 000_a48630eb162deda3.txt 2.3; seed 002 worker pool; seed 004
-run_message_dispatch_loop). Every channel pushes onto one bounded bus (capacity 100); for each
+"""The dispatcher. Every channel pushes onto one bounded bus (capacity 100); for each
 message, in arrival order:
 
 1. hook ``on_message_received`` (modify or cancel);

@@ -1,4 +1,4 @@
-"""Streaming drafts (seed 002 Telegram draft updates; seed 004 Phase 5): for a channel that
+"""Streaming drafts: for a channel that
 supports them, the reply appears as a draft message on the first streamed text, is edited in
 place as text arrives (the channel bounds the edit rate), and is finalised with the reply."""
 

@@ -5,8 +5,8 @@ less than a hop to a worker thread: with 50 senders, ~2,700 durable turns/s agai
 acknowledged: from then it survives the process being killed. The slow part, fsync, runs in a
 worker thread for every file written since the previous round, so a power cut can lose only the
 turns of the last few milliseconds, never a file's earlier lines: the trade SQLite's
-``synchronous = NORMAL`` makes for memory (seed 001_db95ab9e711ffb30.txt keeps transcripts as
-append-only JSONL; the write lock around each append stays with the caller)."""
+``synchronous = NORMAL`` makes for memory (transcripts are append-only
+JSONL; the write lock around each append stays with the caller)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Conversation history hygiene before a model call (seed 004_fdd59169fdd45d2b.txt, Phase 2):
+"""Conversation history hygiene before a model call:
 same-role turns merged (providers need strict alternation), stale ``<tool_result>`` blocks
-stripped, at most MAX_HISTORY_TURNS turns (seed 000 MAX_CHANNEL_HISTORY) and a proactive trim
+stripped, at most MAX_HISTORY_TURNS turns and a proactive trim
 past PROACTIVE_TRIM_CHARS that never drops the current (last) turn."""
 
 from __future__ import annotations

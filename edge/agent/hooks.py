@@ -1,4 +1,4 @@
-"""Hooks (seed 004_fdd59169fdd45d2b.txt): ``on_message_received`` and ``on_message_sending`` may
+"""Hooks: ``on_message_received`` and ``on_message_sending`` may
 continue with a modified message or cancel it. A hook overrides either method (or both)."""
 
 from __future__ import annotations

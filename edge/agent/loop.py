@@ -1,11 +1,11 @@
-"""The bounded tool-call loop (seed 000_a48630eb162deda3.txt section 5; seed 002 "最多 10 次").
+"""The bounded tool-call loop: at most ``max_iterations`` model rounds per turn.
 
 Each round sends the history to the provider; tool calls are executed through their tools (which
 check the policy) and their results appended. Providers without native tool calling speak the
 prompt-guided ``<tool_call>`` protocol inside the provider layer (``edge.providers.prompt_guided``),
 so the loop sees ordinary tool calls either way. With ``on_text`` the reply is streamed and the
 text so far handed to it (channel drafts). Tool results are capped at ``result_limit`` characters
-with a note of what was cut, fixing the seed's unbounded-tool-result weakness (9.2).
+with a note of what was cut, so one large result cannot flood the context.
 Cancellation (``/stop``, a newer message, the timeout) propagates into the running tool and the
 provider request as CancelledError.
 """

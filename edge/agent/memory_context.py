@@ -1,4 +1,4 @@
-"""Memory context for a turn (seed 000_a48630eb162deda3.txt 3.2 step 5; seed 004 Phase 3):
+"""Memory context for a turn:
 memories of the sender and, in groups, of the group, plus unscoped ones (Core facts and what the
 model stored with its tools); another person's conversation memories never reach this prompt.
 Entries below the relevance threshold, with image markers or tool results, history keys, or

@@ -1,4 +1,4 @@
-"""Outbound delivery (seed 003_91cec97d10a3a528.txt 4.4): replies chunked to the channel's limit
+"""Outbound delivery: replies chunked to the channel's limit
 keeping fenced code blocks whole, each chunk delivered with retry and exponential backoff.
 
 >>> chunk_text("a" * 5, 10)

@@ -1,5 +1,4 @@
-"""One turn of the message path, top-down (seeds 000_a48630eb162deda3.txt section 3 and
-004_fdd59169fdd45d2b.txt phases 2-6). Hooks, preflight, commands, debounce and interruption
+"""One turn of the message path, top-down. Hooks, preflight, commands, debounce and interruption
 happen before this, in :mod:`edge.agent.dispatch`.
 
 1. rate limit per sender;
@@ -84,7 +83,7 @@ class AgentSettings:
 
     @property
     def timeout_budget(self) -> float:
-        """Seed 004: message timeout x min(max iterations, scale cap)."""
+        """Message timeout x min(max iterations, scale cap)."""
         return self.message_timeout_seconds * min(self.max_tool_iterations, self.timeout_scale_cap)
 
 
@@ -143,7 +142,7 @@ class Agent:
         return reply
 
     async def _autosave(self, msg: ChannelMessage) -> None:
-        """Seed 004 Phase 3: the user's message as a Conversation memory, in its own scope."""
+        """Keep the user's message as a Conversation memory, in its own scope."""
         if self.memory is None or self.settings.autosave_min_chars is None:
             return
         from edge.memory.conversation import autosave_user_message

@@ -1,9 +1,9 @@
-"""Preflight checks before a message is handled (seed 003_91cec97d10a3a528.txt 4.2.4): duplicate
+"""Preflight checks before a message is handled: duplicate
 ids dropped, sender allowlist per channel (empty = nobody, ``*`` = everyone), mention required in
 groups when configured, and a per-sender rate limit for model turns.
 
 The allowlist runs before runtime commands: hardware commands actuate pins, so an unknown sender
-must not reach them (the seed's flowchart puts the allowlist first too)."""
+must not reach them."""
 
 from __future__ import annotations
 

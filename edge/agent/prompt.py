@@ -1,8 +1,8 @@
-"""System prompt from sections, in the order of seed 000_a48630eb162deda3.txt section 4: Tools,
+"""System prompt from sections, in this order: Tools,
 Hardware Access, Your Task, Safety, Workspace, Project Context (IDENTITY.md, SOUL.md, USER.md,
 AGENTS.md, each capped at BOOTSTRAP_MAX_CHARS), Current Date & Time, Runtime, Channel
 Capabilities, channel context; then the conversation summary and memory context, which go into
-the system prompt rather than the user turn so history is not polluted (seed 004 Phase 4)."""
+the system prompt rather than the user turn so history is not polluted."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Response sanitising (seed 004_fdd59169fdd45d2b.txt, Phase 6 sanitize_channel_response):
-leftover tool-call markup and bare tool-call JSON never reach a person.
+"""Response sanitising: leftover tool-call markup and bare tool-call JSON never reach a person.
 
 >>> sanitize_response('Done.<tool_call>{"name": "gpio_read", "arguments": {}}</tool_call>')
 'Done.'

@@ -1,10 +1,10 @@
-"""Sessions on disk (seed 001_db95ab9e711ffb30.txt): metadata in ``sessions.json``, one
+"""Sessions on disk: metadata in ``sessions.json``, one
 ``<sessionId>.jsonl`` transcript per session, under ``<state_dir>/sessions``.
 
 - ``sessions.json`` is written atomically (temp file, fsync, rename, mode 0600).
 - Transcripts are appended before a turn is acknowledged and fsynced just after
   (``fsync_queue.py``); a line cut by a crash is ignored on read, so
-  every acknowledged turn survives (the seed 000 weakness "history only in memory" is fixed).
+  every acknowledged turn survives the process being killed.
 - A write lock per session (``<id>.lock``, created exclusively, holding pid and time); a lock
   whose pid is dead or that is older than 30 minutes is stale and removed.
 - Resets: ``/new`` or ``/reset``, a daily reset hour, and an idle timeout start a new session.

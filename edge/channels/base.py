@@ -1,4 +1,4 @@
-"""The Channel protocol and message types (seed 000_a48630eb162deda3.txt section 2; seed 002).
+"""The Channel protocol and message types.
 
 ``listen`` pushes every inbound message onto one shared bus (an asyncio.Queue) instead of calling
 back, so the runtime consumes from one place; ``send`` delivers a reply.
@@ -42,7 +42,7 @@ class ChannelMessage:
 
     @property
     def conversation_key(self) -> str:
-        """History key (seed 004): ``{channel}_{reply_target}_{sender}``, thread before sender."""
+        """History key: ``{channel}_{reply_target}_{sender}``, thread before sender."""
         thread = f"_{self.thread_id}" if self.thread_id else ""
         return f"{self.channel}_{self.reply_target}{thread}_{self.sender}"
 
@@ -53,8 +53,8 @@ class ChannelMessage:
 
     @property
     def session_key(self) -> str:
-        """Session key (seed 001): ``agent:main:<channel>:<kind>:<peer>[:thread:<id>]``; in groups
-        the peer is chat and sender, keeping history per sender as seed 004 does."""
+        """Session key: ``agent:main:<channel>:<kind>:<peer>[:thread:<id>]``; in groups
+        the peer is chat and sender, keeping history per sender."""
         kind, peer = ("group", f"{self.reply_target}:{self.sender}") if self.is_group \
             else ("direct", self.sender)
         thread = f":thread:{self.thread_id}" if self.thread_id else ""
@@ -78,8 +78,8 @@ BACKOFF_MAX_SECONDS = 60.0
 
 @runtime_checkable
 class Channel(Protocol):
-    """A chat channel. Required: ``name``, :meth:`listen`, :meth:`send`, :meth:`health_check`
-    (seed 002). Adapters subclass this Protocol; every optional capability below has a default
+    """A chat channel. Required: ``name``, :meth:`listen`, :meth:`send`, :meth:`health_check`.
+    Adapters subclass this Protocol; every optional capability below has a default
     that does nothing (the nanobot way), so the runtime calls them unconditionally and a
     misspelt member is a type error rather than a silently missing feature."""
 

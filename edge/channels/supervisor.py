@@ -1,4 +1,4 @@
-"""Supervised channel listeners (seed 002_9a1873f4f488f98f.txt "監控重啟"): a listener that fails
+"""Supervised channel listeners: a listener that fails
 is restarted with exponential backoff (capped), and its health says "down since …" meanwhile.
 A listener that returns normally has reached the end of its input (the CLI at EOF): it ends.
 

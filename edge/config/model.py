@@ -310,7 +310,7 @@ class ChannelsConfig(Section):
 
 
 class MemoryConfig(Section):
-    """Long-term memory (seed 002): where it lives, how it embeds, how it is kept tidy."""
+    """Long-term memory: where it lives, how it embeds, how it is kept tidy."""
 
     backend: Literal["sqlite", "markdown", "none"] = "sqlite"
     embedder: str = "onnx"

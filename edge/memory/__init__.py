@@ -1,4 +1,4 @@
-"""Long-term memory (seed 002_9a1873f4f488f98f.txt): the Memory protocol, SQLite hybrid search
+"""Long-term memory: the Memory protocol, SQLite hybrid search
 with local ONNX embeddings, Markdown and no-op backends, hygiene, snapshots and autosave.
 
 Importing this package is light: numpy, onnxruntime and httpx load only when an embedder is used.

@@ -1,4 +1,4 @@
-"""The Memory and EmbeddingProvider protocols and their types (seed 002_9a1873f4f488f98f.txt).
+"""The Memory and EmbeddingProvider protocols and their types.
 
 Both Protocols are the whole contract: backends and embedders subclass them and inherit the
 defaults of the optional members. ``score`` is filled only by ``recall``; ``get`` and ``list``

@@ -1,4 +1,4 @@
-"""Autosave (seed 002 and seed 004): the user's message, once answered, is kept as a
+"""Autosave: the user's message, once answered, is kept as a
 Conversation memory under a key unique to that message. Recall into the prompt is the agent's
 memory-context step (:mod:`edge.agent.memory_context`)."""
 

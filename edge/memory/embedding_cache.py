@@ -1,6 +1,5 @@
 """The persistent embedding cache: key = first 16 hex chars of SHA-256 of the text, one row per
-text with the model that produced it, LRU eviction done in SQL so it survives restarts
-(seed 002_9a1873f4f488f98f.txt).
+text with the model that produced it, LRU eviction done in SQL so it survives restarts.
 """
 
 from __future__ import annotations

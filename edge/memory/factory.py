@@ -1,7 +1,7 @@
 """``build_memory``: the backend chosen by ``[memory] backend``, with cold-start recovery.
 
 When ``brain.db`` is missing but ``MEMORY_SNAPSHOT.md`` exists, the fresh database is hydrated
-from the snapshot before it is handed out (seed 002_9a1873f4f488f98f.txt).
+from the snapshot before it is handed out.
 
 Layout under the state directory: ``memory/brain.db`` (sqlite), ``MEMORY.md`` and
 ``memory/YYYY-MM-DD.md`` (markdown), ``MEMORY_SNAPSHOT.md``, ``models/`` (re-quantised model).

@@ -1,5 +1,5 @@
 """Embeddings from an OpenAI-compatible ``POST {base_url}/embeddings`` endpoint: OpenAI itself,
-or ``custom:<base_url>`` for Ollama and local servers (seed 002_9a1873f4f488f98f.txt). Vectors are
+or ``custom:<base_url>`` for Ollama and local servers. Vectors are
 L2-normalised here, since not every server does it.
 """
 

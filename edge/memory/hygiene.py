@@ -1,4 +1,4 @@
-"""Memory upkeep on a schedule (seed 002_9a1873f4f488f98f.txt): delete Conversation memories
+"""Memory upkeep on a schedule: delete Conversation memories
 older than the retention, write Core memories to ``MEMORY_SNAPSHOT.md``, and re-embed entries
 whose vectors are missing or come from another model (once the model is loaded).
 

@@ -1,5 +1,5 @@
-"""MarkdownMemory: append-only, human-readable files that Git can track (seed
-002_9a1873f4f488f98f.txt). Core goes to ``MEMORY.md``, everything else to ``memory/YYYY-MM-DD.md``,
+"""MarkdownMemory: append-only, human-readable files that Git can track.
+Core goes to ``MEMORY.md``, everything else to ``memory/YYYY-MM-DD.md``,
 one line per store::
 
     - **pump-schedule** (core, 2026-02-19T07:00:00Z): the pump runs at 7am

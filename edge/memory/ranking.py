@@ -1,4 +1,4 @@
-"""Query building and score merging for hybrid recall (seed 002_9a1873f4f488f98f.txt).
+"""Query building and score merging for hybrid recall.
 
 Every query word is quoted for FTS5 and the words are OR-ed; common English stop words are
 dropped first unless nothing else is left (a 10x saving at 100k rows, shared/notes/embeddings.md).

@@ -1,5 +1,5 @@
 """``MEMORY_SNAPSHOT.md``: every Core memory as plain Markdown that Git can track, and the
-cold-start recovery that reads it back (seed 002_9a1873f4f488f98f.txt, hydrate_from_snapshot)::
+cold-start recovery that reads it back::
 
     # Memory snapshot
 

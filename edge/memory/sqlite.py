@@ -1,5 +1,4 @@
-"""SqliteMemory, the default backend: one ``brain.db`` file, recall in three levels
-(seed 002_9a1873f4f488f98f.txt):
+"""SqliteMemory, the default backend: one ``brain.db`` file, recall in three levels:
 
 1. hybrid: cosine over the in-memory vector matrix merged with normalised FTS5 BM25
    (0.7 / 0.3 by default), results under ``min_relevance`` dropped;

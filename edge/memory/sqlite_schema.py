@@ -1,4 +1,4 @@
-"""The SQLite memory schema and opening it safely (seed 002_9a1873f4f488f98f.txt).
+"""The SQLite memory schema and opening it safely.
 
 Tables: ``memories`` (unique ``key``, upsert on it; ``num`` is an explicit integer primary key so
 VACUUM cannot renumber the rows the FTS index points at), ``memories_fts`` (FTS5 over key and

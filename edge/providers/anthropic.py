@@ -1,7 +1,7 @@
 """Anthropic Messages API (``POST /v1/messages``) over httpx: native tools, SSE streaming,
 prompt caching, thinking blocks left out of the reply text.
 
-Seed 002_9a1873f4f488f98f.txt: a system prompt over 3072 bytes, or a conversation of more than
+A system prompt over 3072 bytes, or a conversation of more than
 4 messages, gets ``cache_control: {"type": "ephemeral"}`` so repeated turns cost less.
 """
 

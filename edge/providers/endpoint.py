@@ -1,6 +1,6 @@
 """What the three wire formats share: one httpx client per endpoint (connection reuse), error
 mapping (429/5xx retryable, ``Retry-After`` honoured, keys and bodies never shown), and the switch
-between native tools and the prompt-guided protocol (seed 002_9a1873f4f488f98f.txt, ToolsPayload).
+between native tools and the prompt-guided protocol.
 
 A wire module subclasses :class:`WireProvider` and writes ``send`` and ``send_stream``.
 """

@@ -1,5 +1,5 @@
-"""Build the configured providers (seed 002_9a1873f4f488f98f.txt: create_provider,
-create_resilient_provider, create_routed_provider). Adding a wire format touches its module and
+"""Build the configured providers: a wire provider per endpoint, the failover chain over them and
+the router over that. Adding a wire format touches its module and
 one line in :func:`create_endpoint`. Light at import: wire modules (and httpx) load on use.
 """
 

@@ -1,6 +1,6 @@
 """Gemini ``generateContent`` over httpx: function declarations, SSE streaming
-(``streamGenerateContent?alt=sse``), the key in the query string (seed 002_9a1873f4f488f98f.txt:
-Gemini is the one API that takes ``?key=`` rather than a header; the key is masked in logs and
+(``streamGenerateContent?alt=sse``), the key in the query string
+(Gemini is the one API that takes ``?key=`` rather than a header; the key is masked in logs and
 never appears in an error).
 
 Gemini function calls carry no id of their own in older models, so ids are made up here, and a

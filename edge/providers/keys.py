@@ -1,4 +1,4 @@
-"""API key resolution and round-robin rotation (seed 002_9a1873f4f488f98f.txt, "工廠函式").
+"""API key resolution and round-robin rotation.
 
 Order: keys given explicitly in config (``api_key``, then ``api_keys``), the provider's own
 environment variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``...), then ``EDGE_API_KEY``.

@@ -1,8 +1,8 @@
 """OpenAI-compatible chat completions over httpx, native tools, SSE streaming.
 
 One implementation serves OpenAI, Ollama (``http://127.0.0.1:11434/v1``), OpenRouter, Groq,
-DeepSeek, Mistral, llama.cpp server and any endpoint that speaks ``POST {base_url}/chat/completions``
-(seed 002_9a1873f4f488f98f.txt, OpenAiCompatibleProvider), told apart by base URL and auth style:
+DeepSeek, Mistral, llama.cpp server and any endpoint that speaks ``POST {base_url}/chat/completions``,
+told apart by base URL and auth style:
 ``bearer`` (``Authorization: Bearer KEY``), ``x-api-key``, or ``header`` (a custom header name).
 A base URL without a path gets ``/v1``.
 """

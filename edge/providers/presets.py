@@ -1,4 +1,4 @@
-"""Named endpoints: wire format, base URL, auth style and key variable (seed 002: one
+"""Named endpoints: wire format, base URL, auth style and key variable (one
 OpenAI-compatible implementation serves many services, told apart by base URL and AuthStyle).
 
 Light on purpose (no httpx, no pydantic): ``edge-cli models`` reads it without a network stack.

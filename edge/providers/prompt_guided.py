@@ -1,7 +1,6 @@
 """The prompt-guided ``<tool_call>`` protocol for endpoints without native tool calling.
 
-Seed 002_9a1873f4f488f98f.txt (ToolsPayload::PromptGuided, XmlToolDispatcher): tool descriptions
-go into the system prompt and the model answers with
+Tool descriptions go into the system prompt and the model answers with
 ``<tool_call>{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}</tool_call>``.
 Earlier tool turns are rendered back as text, so the history reads the same way to the model.
 

@@ -1,5 +1,4 @@
-"""ReliableProvider: retries, key rotation, model fallbacks and a failover chain, as a decorator
-(seed 002_9a1873f4f488f98f.txt, ReliableProvider).
+"""ReliableProvider: retries, key rotation, model fallbacks and a failover chain, as a decorator.
 
 For each provider in the chain, for its model then each fallback model: retry 429, 5xx, timeouts
 and connection errors with exponential backoff and jitter, waiting ``Retry-After`` when the server

@@ -1,6 +1,5 @@
 """RouterProvider: ``hint:<name>`` model names and keyword classification of the query pick a
-configured provider and model (seed 002_9a1873f4f488f98f.txt RouterProvider; seed
-004_fdd59169fdd45d2b.txt "query classification: keywords 매칭 → hint 결정 → model_routes").
+configured provider and model (matching keywords give a hint, the hint names a model route).
 
 >>> rule = ClassificationRule("code", keywords=("python", "script"))
 >>> classify("write a Python script", [rule])

@@ -1,4 +1,4 @@
-"""Tool parameter schemas cleaned per provider (seed 002_9a1873f4f488f98f.txt, SchemaCleanr).
+"""Tool parameter schemas cleaned per provider.
 
 | keyword               | gemini             | anthropic | openai | conservative        |
 |-----------------------|--------------------|-----------|--------|---------------------|

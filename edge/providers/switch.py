@@ -1,6 +1,6 @@
 """ModelSwitch: the provider the agent holds, switchable at run time without a restart
-(seed 004_fdd59169fdd45d2b.txt: ``/models openrouter`` switches provider, ``/model NAME`` switches
-model). It owns one wire provider per configured endpoint and rebuilds the light decorators on a
+(``/models openrouter`` switches provider, ``/model NAME`` switches model). It owns one wire
+provider per configured endpoint and rebuilds the light decorators on a
 switch: a RouterProvider over a ReliableProvider chain whose head is the selected endpoint.
 
     switch.list_models()          # ModelInfo rows, one per endpoint, ``active`` marked

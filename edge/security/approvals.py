@@ -1,4 +1,4 @@
-"""Approvals for actuations (seed 002_9a1873f4f488f98f.txt, ApprovalManager: yes / no / always).
+"""Approvals for actuations (yes / no / always).
 
 ``[security] autonomy``:
 - ``full``: no approvals;

@@ -1,7 +1,7 @@
 """SecurityPolicy v1: a per-board pin allowlist with modes, safe levels and rate limits.
 
-The policy, not the model, decides: every tool receives the policy at construction (seed
-002_9a1873f4f488f98f.txt, "安全性是注入的") and calls :meth:`SecurityPolicy.authorize` inside
+The policy, not the model, decides: every tool receives the policy at construction and
+calls :meth:`SecurityPolicy.authorize` inside
 ``execute``. Anything not listed is refused, and every refusal is logged with who asked.
 
 >>> policy = SecurityPolicy([PinRule("gpio", "GPIO17", PinMode.OUTPUT, safe=False)])

@@ -1,4 +1,4 @@
-"""The Tool protocol (seed 002_9a1873f4f488f98f.txt: name, description, parameter schema, async
+"""The Tool protocol (name, description, parameter schema, async
 execute returning a ToolResult) and a base class whose schema is generated from a pydantic model.
 
 Failures the model can react to (refused pin, bad argument) are ``ToolResult(success=False)``,

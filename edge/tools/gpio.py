@@ -1,6 +1,6 @@
 """Pin tools: ``gpio_read``, ``gpio_write``, ``gpio_pwm``, ``servo_write`` and ``board_status``.
 
-Each receives the SecurityPolicy when built and authorizes inside ``execute`` (seed 002), so no
+Each receives the SecurityPolicy when built and authorizes inside ``execute``, so no
 caller (model, chat command, control socket) reaches a pin around it.
 """
 

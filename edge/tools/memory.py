@@ -1,5 +1,5 @@
 """Memory tools for the model: ``memory_store``, ``memory_recall``, ``memory_forget``
-(seed 002_9a1873f4f488f98f.txt: the model reads and writes its own long-term memory).
+(the model reads and writes its own long-term memory).
 
 Each is built on a Memory; failures come back as ``ToolResult(success=False)``.
 """
