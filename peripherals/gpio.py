@@ -60,6 +60,8 @@ class GpioBoard(Board):
         self.name = name
         self.factory_name = factory_name
         self.factory: Any = None
+        self._loaded: LoadedFactory | None = None
+        """The real factory this board loaded (and must release), if any."""
         self.simulated = False
         self.info: dict[str, str] = {}
         self.detail = ""
@@ -100,6 +102,7 @@ class GpioBoard(Board):
             self.info = {"pin_factory": self.factory_name, "chip": "", "model": ""}
             return False
         self._use(loaded.factory, False)
+        self._loaded = loaded
         self.info = {"pin_factory": loaded.name, "chip": loaded.chip, "model": loaded.model,
                      "revision": loaded.revision}
         self.detail = loaded.summary
@@ -162,6 +165,10 @@ class GpioBoard(Board):
                 log.warning("pin_release_failed board=%s pin=%s error=%r", self.name, pin, exc)
             del self._devices[pin]
             self._modes.pop(pin, None)
+        if self._loaded is not None:  # held lines stay driven until the process exits
+            self._loaded.close(release_chip=not self._held)
+            if not self._held:
+                self._loaded = self.factory = None  # connect() loads it again
         self.connected = False
 
     async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,

@@ -15,6 +15,8 @@ import errno
 import importlib
 import logging
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +49,7 @@ INSTALL_HINT = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass
 class LoadedFactory:
     """A real pin factory and what it drives: ``name`` (lgpio...), ``chip`` (a /dev path or
     ''), ``model`` (gpiozero's Pi model, e.g. 4B) and ``revision`` (hex board revision)."""
@@ -57,6 +59,16 @@ class LoadedFactory:
     chip: str
     model: str
     revision: str
+    workdir: str | None = None
+    """lgpio's private working directory, removed when the board closes."""
+
+    def close(self, *, release_chip: bool = True) -> None:
+        """Remove the private working directory and (unless lines must stay driven until the
+        process exits) release the chip."""
+        if release_chip:
+            self.factory.close()
+        _remove(self.workdir)
+        self.workdir = None
 
     @property
     def summary(self) -> str:
@@ -91,21 +103,45 @@ def load_pin_factory(name: str = "auto") -> LoadedFactory:
     raise BoardUnavailable(f"{reasons[0]} (pin_factory = \"auto\" also tried RPi.GPIO and pigpio)")
 
 
+def private_lgpio_dir() -> str | None:
+    """lgpio makes a notification FIFO with a fixed name in ``$LG_WD`` (else the current
+    directory, which may be read-only or shared with another process) and changes into it.
+    Unless ``LG_WD`` is set (the service sets its runtime directory), give this process a
+    directory of its own; returns it so that the board can remove it when it closes."""
+    if os.environ.get("LG_WD"):
+        return None
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = runtime if runtime and os.access(runtime, os.W_OK | os.X_OK) else None
+    path = tempfile.mkdtemp(prefix="edge-lgpio-", dir=base)
+    os.environ["LG_WD"] = path
+    return path
+
+
 def _load(name: str) -> LoadedFactory:
     module_name, class_name = FACTORIES[name]
+    workdir = private_lgpio_dir() if name == "lgpio" else None
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        _remove(workdir)
         missing = getattr(exc, "name", None) or str(exc)
         raise BoardUnavailable(f"pin factory {name} is not installed (cannot import {missing}): "
                                f"{INSTALL_HINT[name]}") from None
     try:
         factory = getattr(module, class_name)()
     except Exception as exc:  # noqa: BLE001 - every library raises its own; all become one error
+        _remove(workdir)
         raise BoardUnavailable(_explain(name, exc)) from None
     info = factory.board_info
     return LoadedFactory(factory, name, describe_chip(factory), str(info.model),
-                         str(info.revision))
+                         str(info.revision), workdir)
+
+
+def _remove(workdir: str | None) -> None:
+    if workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
+        if os.environ.get("LG_WD") == workdir:
+            del os.environ["LG_WD"]
 
 
 def _explain(name: str, exc: Exception) -> str:

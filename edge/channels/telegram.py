@@ -1,4 +1,4 @@
-"""Telegram over the Bot API (seed 002 Channels; seed 004 typing and drafts; seed 003 chunking).
+"""Telegram over the Bot API: long polling, typing, streaming drafts, chunked replies, approvals.
 
 - Long polling with ``getUpdates`` (30 s). Each batch's offset is saved before its updates are
   handled, and each update is handled in isolation: one that fails is logged once and skipped,

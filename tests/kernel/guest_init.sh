@@ -1,0 +1,59 @@
+#!/bin/busybox sh
+# /init of the test guest (busybox, PID 1). Loads the modules, makes a 54-line gpio-sim chip
+# labelled like a Pi 4's (/dev/gpiochip0), mounts the host's / read-only over 9p with a tmpfs
+# overlay, chroots into it and runs guest_server.py there; powers off when the server exits.
+# The kernel passes edge_python and edge_server from its command line as variables.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+
+fail() {
+    echo "guest-init: $*" > /dev/console
+    poweroff -f
+}
+
+while read -r module; do
+    insmod "/lib/modules/$module.ko" || fail "insmod $module"
+done < /modules.order
+
+mount -t configfs configfs /sys/kernel/config || fail "mount configfs"
+chip=/sys/kernel/config/gpio-sim/edge
+mkdir -p "$chip/gpio-bank0" && echo 54 > "$chip/gpio-bank0/num_lines" \
+    && echo pinctrl-bcm2711 > "$chip/gpio-bank0/label" && echo 1 > "$chip/live" \
+    || fail "gpio-sim chip"
+
+mkdir -p /host /rw /newroot
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose hostroot /host \
+    || fail "mount the host's / (9p hostroot)"
+mount -t tmpfs -o mode=0755 rw /rw && mkdir /rw/upper /rw/work
+mount -t overlay overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work /newroot \
+    || fail "overlay over the host's /"
+mkdir -p /newroot/mailbox /newroot/dev /newroot/proc /newroot/sys
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 mailbox /newroot/mailbox \
+    || fail "mount the mailbox (9p mailbox)"
+mount -t proc proc /newroot/proc
+mount -t sysfs sysfs /newroot/sys
+mount -t configfs configfs /newroot/sys/kernel/config
+mount -t devtmpfs devtmpfs /newroot/dev
+mkdir -p /newroot/dev/pts /newroot/dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /newroot/dev/pts
+mount -t tmpfs -o mode=1777 shm /newroot/dev/shm
+mount -t tmpfs -o mode=1777 tmp /newroot/tmp
+mount -t tmpfs -o mode=0755 run /newroot/run
+
+# gpiozero finds the board by the Revision line of /proc/cpuinfo: a Pi 4B's
+{ cat /proc/cpuinfo; printf 'Hardware\t: BCM2835\nRevision\t: c03114\n'
+  printf 'Serial\t\t: 10000000edge0001\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n'; } \
+    > /newroot/run/cpuinfo
+mount --bind /newroot/run/cpuinfo /newroot/proc/cpuinfo || fail "bind cpuinfo"
+cp -a /lib/modules /newroot/run/modules  # for modules loaded later, with parameters
+
+read -r uptime idle < /proc/uptime
+echo "guest-init: chroot at uptime=$uptime" > /newroot/mailbox/init.log
+chroot /newroot /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    "$edge_python" -S "$edge_server" /mailbox > /newroot/mailbox/server.log 2>&1
+echo "guest-init: server exited ($?)" > /dev/console
+umount /newroot/mailbox
+poweroff -f

@@ -1,0 +1,259 @@
+"""What the QEMU guest boots: a Debian trixie-backports kernel, a busybox initramfs and the
+line watcher, fetched or built once and cached under ``build/kernel-gpio/``.
+
+Debian 12's kernels lack ``CONFIG_GPIO_SIM``; trixie-backports' ``linux-image-amd64`` has it
+as a module. Backports replace their kernel over time (old versions leave the archive), so the
+current version is resolved at every fetch with a private apt configuration (its own sources
+list, state and cache directories; the host's apt sources are never touched) and the cache is
+keyed by that version. Offline, the newest cached kernel is used.
+
+Example (fetches 120 MB on first use, so not a doctest)::
+
+    image = prepare()  # Image(version="7.3.4+deb13-amd64", kernel=.../vmlinuz, ...)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gzip
+import hashlib
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / "build" / "kernel-gpio"
+HERE = Path(__file__).resolve().parent
+INIT_SCRIPT = HERE / "guest_init.sh"
+LINEWATCH_SOURCE = HERE / "linewatch.c"
+BUSYBOX = Path("/bin/busybox")
+SUITE = "trixie-backports"
+MIRROR = "http://deb.debian.org/debian"
+# bookworm's debian-archive-keyring (2023.3+deb12u1 and later) already ships the trixie keys
+# that sign trixie-backports, so the archive signature is verified against the host's keyring
+KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+# what /init loads (their dependencies are found and loaded first)...
+MODULES = ("configfs", "gpio-sim", "netfs", "9pnet", "9pnet_virtio", "9p", "overlay", "i2c-dev")
+# ...and what tests load later, with parameters: /init copies every module to /run/modules, e.g.
+# `busybox insmod /run/modules/i2c_stub.ko chip_addr=0x76` (without chip_addr it refuses)
+ON_DEMAND = ("i2c-stub",)
+HOST_TOOLS = {"apt-get": "apt", "dpkg-deb": "dpkg", "cpio": "cpio", "gcc": "gcc"}
+
+
+class ImageError(RuntimeError):
+    """The kernel, initramfs or line watcher could not be prepared; the message says why and
+    what to do about it."""
+
+
+@dataclass(frozen=True)
+class Image:
+    """Everything the guest boots from, as host paths."""
+
+    version: str  # the kernel's release, e.g. "7.3.4+deb13-amd64"
+    kernel: Path  # bzImage
+    initramfs: Path  # gzipped newc cpio: busybox, the modules, /init
+    linewatch: Path  # host binary the guest runs from the read-only root
+
+
+def prepare(cache_dir: Path = CACHE) -> Image:
+    """Fetch (or reuse) the kernel and build what is stale; safe to call from parallel sessions."""
+    missing = [pkg for tool, pkg in HOST_TOOLS.items() if not shutil.which(tool)]
+    if not BUSYBOX.is_file():
+        missing.append("busybox-static")
+    if missing:
+        raise ImageError(f"missing host packages {missing}: install them"
+                         " (deploy/test-packages.txt lists what the tests need)")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with _locked(cache_dir / ".lock"):
+        version = _current_version(cache_dir)
+        kernel_dir = cache_dir / version
+        if not (kernel_dir / "modules.order").is_file():
+            _fetch_kernel(cache_dir, version, kernel_dir)
+        return Image(version=version, kernel=kernel_dir / "vmlinuz",
+                     initramfs=_initramfs(kernel_dir), linewatch=_linewatch(cache_dir))
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _run(argv: list[str], what: str, **kwargs) -> str:
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, **kwargs)
+    if result.returncode != 0:
+        raise ImageError(f"{what} failed ({' '.join(argv)}):\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+# -- the kernel ------------------------------------------------------------------------------
+
+def _apt_env(cache_dir: Path) -> dict[str, str]:
+    """A private apt: its own sources list, lists and archives under ``cache_dir/apt``."""
+    apt = cache_dir / "apt"
+    for sub in ("lists/partial", "archives/partial", "parts"):
+        (apt / sub).mkdir(parents=True, exist_ok=True)
+    (apt / "status").touch()
+    (apt / "sources.list").write_text(f"deb [signed-by={KEYRING}] {MIRROR} {SUITE} main\n")
+    (apt / "apt.conf").write_text("\n".join([
+        f'Dir::Etc::SourceList "{apt}/sources.list";',
+        f'Dir::Etc::SourceParts "{apt}/parts";',
+        f'Dir::Etc::PreferencesParts "{apt}/parts";',
+        f'Dir::State "{apt}";',
+        f'Dir::State::Lists "{apt}/lists";',
+        f'Dir::State::status "{apt}/status";',
+        f'Dir::Cache "{apt}";',
+        'Dir::Cache::pkgcache "";',
+        'Dir::Cache::srcpkgcache "";',
+        'APT::Architecture "amd64";',
+        'APT::Sandbox::User "root";',  # downloads land in our own dirs, not _apt's
+        'Acquire::Languages "none";',
+        "",
+    ]))
+    return {**os.environ, "APT_CONFIG": str(apt / "apt.conf")}
+
+
+def _current_version(cache_dir: Path) -> str:
+    """The kernel release ``linux-image-amd64`` in trixie-backports depends on today."""
+    env = _apt_env(cache_dir)
+    update = ""
+    try:  # apt-get update succeeds when the mirror is unreachable, with warnings
+        update = _run(["apt-get", "update", "-q"], "apt-get update of trixie-backports", env=env)
+        info = _run(["apt-cache", "show", "--no-all-versions", "linux-image-amd64"],
+                    "apt-cache show linux-image-amd64", env=env)
+    except ImageError as error:
+        cached = sorted(p.parent.name for p in cache_dir.glob("*/modules.order"))
+        if cached:
+            return cached[-1]  # offline: the newest kernel fetched before
+        hint = (f"the host's {KEYRING} lacks the trixie keys: install debian-archive-keyring"
+                " 2023.3+deb12u1 or later (bookworm-updates)" if "NO_PUBKEY" in str(error) else
+                f"is {MIRROR} reachable? apt-get update said:\n{update}")
+        raise ImageError(f"cannot resolve the trixie-backports kernel: {error}{hint}") from None
+    match = re.search(r"^Depends:.*\blinux-image-(\S+?)\s*\(=", info, re.MULTILINE)
+    if not match:
+        raise ImageError(f"linux-image-amd64 names no linux-image-<version>:\n{info}")
+    return match.group(1)
+
+
+def _fetch_kernel(cache_dir: Path, version: str, kernel_dir: Path) -> None:
+    """Download the image (7.x splits it into linux-binary and linux-modules), unpack vmlinuz
+    and the modules the guest needs, decompressed, and drop the 120 MB of packages."""
+    env = _apt_env(cache_dir)
+    wanted = [f"linux-binary-{version}", f"linux-modules-{version}"]
+    known = _run(["apt-cache", "pkgnames", "linux-"], "apt-cache pkgnames", env=env).split()
+    packages = [p for p in wanted if p in known] or [f"linux-image-{version}"]  # before 7.x
+    with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
+        work = Path(scratch)
+        _run(["apt-get", "download", "-q", *packages], f"downloading {packages}", env=env,
+             cwd=work)
+        for deb in work.glob("*.deb"):
+            _run(["dpkg-deb", "-x", str(deb), str(work / "root")], f"unpacking {deb.name}")
+        tree = next((d for d in (work / "root/usr/lib/modules" / version,
+                                 work / "root/lib/modules" / version) if d.is_dir()), None)
+        vmlinuz = next(iter(work.glob(f"root/boot/vmlinuz-{version}")), None)
+        vmlinuz = vmlinuz or (tree / "vmlinuz" if tree else None)
+        if tree is None or vmlinuz is None or not vmlinuz.is_file():
+            raise ImageError(f"{packages} hold no vmlinuz or modules for {version}")
+        staging = kernel_dir.with_name(kernel_dir.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        (staging / "modules").mkdir(parents=True)
+        shutil.copyfile(vmlinuz, staging / "vmlinuz")
+        order = _unpack_modules(tree, staging / "modules", MODULES)
+        _unpack_modules(tree, staging / "modules", ON_DEMAND, order[:])
+        (staging / "modules.order").write_text("".join(f"{name}\n" for name in order))
+        shutil.rmtree(kernel_dir, ignore_errors=True)
+        staging.rename(kernel_dir)
+
+
+def _module_name(path: Path) -> str:
+    return path.name.split(".ko")[0].replace("-", "_")
+
+
+def _unpack_modules(tree: Path, target: Path, modules: tuple[str, ...],
+                    order: list[str] | None = None) -> list[str]:
+    """Write ``modules`` and what they depend on (from each module's .modinfo ``depends=``, so
+    no modules.dep is needed) to ``target`` as plain .ko, skipping those already in ``order``;
+    return ``order`` with the new names appended in load order."""
+    files = {_module_name(p): p for p in tree.rglob("*.ko*")}
+    order = [] if order is None else order
+
+    def add(name: str, chain: tuple[str, ...] = ()) -> None:
+        if name in order or name in chain:
+            return
+        if name not in files:
+            raise ImageError(f"module {name} (for {' <- '.join(chain) or 'the guest'}) is not in"
+                             f" this kernel: it may be built in or renamed; check {tree}")
+        path = files[name]
+        data = lzma.decompress(path.read_bytes()) if path.suffix == ".xz" else path.read_bytes()
+        found = re.search(rb"\0depends=([^\0]*)\0", data)
+        for dep in filter(None, (found.group(1).decode() if found else "").split(",")):
+            add(dep, (*chain, name))
+        (target / f"{name}.ko").write_bytes(data)
+        order.append(name)
+
+    for module in modules:
+        add(module.replace("-", "_"))
+    return order
+
+
+# -- the initramfs and the line watcher ----------------------------------------------------
+
+def _digest(*parts: bytes) -> str:
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:12]
+
+
+def _initramfs(kernel_dir: Path) -> Path:
+    """A gzipped newc cpio with static busybox, the modules and guest_init.sh as /init; named
+    by a digest of its inputs, so editing the init script rebuilds it."""
+    init = INIT_SCRIPT.read_bytes()
+    order = (kernel_dir / "modules.order").read_bytes()
+    target = kernel_dir / f"initramfs-{_digest(init, order, BUSYBOX.read_bytes())}.cpio.gz"
+    if target.is_file():
+        return target
+    with tempfile.TemporaryDirectory(dir=kernel_dir) as scratch:
+        root = Path(scratch) / "root"
+        for sub in ("bin", "dev", "proc", "sys", "lib/modules"):
+            (root / sub).mkdir(parents=True)
+        shutil.copy2(BUSYBOX, root / "bin/busybox")
+        (root / "init").write_bytes(init)
+        (root / "init").chmod(0o755)
+        shutil.copytree(kernel_dir / "modules", root / "lib/modules", dirs_exist_ok=True)
+        shutil.copyfile(kernel_dir / "modules.order", root / "modules.order")
+        names = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+        archive = _run_bytes(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], root,
+                             "\n".join(names))
+        partial = target.with_suffix(".partial")
+        partial.write_bytes(gzip.compress(archive, compresslevel=1))
+        partial.rename(target)
+    for stale in kernel_dir.glob("initramfs-*.cpio.gz"):
+        if stale != target:
+            stale.unlink()
+    return target
+
+
+def _run_bytes(argv: list[str], cwd: Path, stdin: str) -> bytes:
+    result = subprocess.run(argv, cwd=cwd, input=stdin.encode(), capture_output=True,
+                            timeout=120)
+    if result.returncode != 0:
+        raise ImageError(f"{' '.join(argv)} failed: {result.stderr.decode()}")
+    return result.stdout
+
+
+def _linewatch(cache_dir: Path) -> Path:
+    """linewatch.c built with the host's gcc: the guest runs the host's own root, so its libc."""
+    source = LINEWATCH_SOURCE.read_bytes()
+    target = cache_dir / f"linewatch-{_digest(source)}"
+    if not target.is_file():
+        partial = target.with_suffix(".partial")
+        _run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(partial),
+              str(LINEWATCH_SOURCE)], "compiling linewatch.c (apt-get install gcc)")
+        partial.rename(target)
+    return target
