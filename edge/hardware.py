@@ -14,13 +14,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from edge.config.model import Config
 from edge.exc import ConfigError
+from edge.ratelimit import SharedWindow
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
-from edge.security.policy import Action, PinRule, SecurityPolicy
+from edge.security.policy import RATE_WINDOW_SECONDS, Action, PinRule, SecurityPolicy
 from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
@@ -29,6 +31,7 @@ from peripherals.supervisor import BoardSupervisor
 log = logging.getLogger(__name__)
 
 RECENT_EVENTS_KEPT = 20
+ONE_SHOT_RATES = "one-shot-actuations.json"
 
 
 class Hardware:
@@ -177,6 +180,15 @@ class Hardware:
                  requester.caller)
         return rule
 
+    async def make_safe(self, spec: str, requester: Requester) -> PinRule:
+        """Return an allowlisted output to its safe level (off when it has none)."""
+        rule = await self._permit(spec, Action.SAFE, requester, f"return {spec} to its safe level")
+        on = bool(rule.safe)
+        await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
+        log.info("safe_state board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
+                 "on" if on else "off", requester.caller)
+        return rule
+
     async def _read(self, rule: PinRule) -> float:
         if (not self.resident and rule.mode is not PinMode.INPUT
                 and not self.boards[rule.board].holds_levels):
@@ -303,8 +315,9 @@ def _logical(rule: PinRule, level: float) -> float:
     return level
 
 
-def build_hardware(config: Config, *, resident: bool, pin_factory=None,
-                   hold_seconds: float | None = None) -> Hardware:
+def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
+                   hold_seconds: float | None = None, state_dir: Path | None = None) -> Hardware:
+    """``state_dir``: where one-shot commands (not ``resident``) count actuations together."""
     """Boards and policy from config; unknown or duplicate pins are ConfigErrors naming the key."""
     boards: dict[str, Board] = {}
     rules: list[PinRule] = []
@@ -336,5 +349,9 @@ def build_hardware(config: Config, *, resident: bool, pin_factory=None,
             rules.append(PinRule(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds,
                                  pin_cfg.pull, aliases, pin_cfg.active_low, pin_cfg.bounce_ms))
     gate = ApprovalGate(config.security.autonomy, config.security.approval_timeout_seconds)
-    policy = SecurityPolicy(rules, config.security.max_actuations_per_minute, approvals=gate)
+    rates = None
+    if not resident and state_dir is not None:
+        rates = SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_RATES)
+    policy = SecurityPolicy(rules, config.security.max_actuations_per_minute, approvals=gate,
+                            rates=rates)
     return Hardware(boards, policy, resident=resident, hold_seconds=hold_seconds)

@@ -37,13 +37,18 @@ def log_file_path(configured: str, state_dir: Path) -> Path | None:
 
 
 def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None = None,
-              secrets: Iterable[str] = (), env: Mapping[str, str] = os.environ) -> None:
-    """Replace the root logger's handlers. ``file`` is ignored under systemd (journald has it)."""
+              secrets: Iterable[str] = (), env: Mapping[str, str] = os.environ,
+              stream: bool = True) -> None:
+    """Replace the root logger's handlers. ``file`` is ignored under systemd (journald has it).
+    ``stream=False``: nothing on stderr (one-shot commands print their own friendly error; the
+    events still reach the log file)."""
     journald = bool(env.get("JOURNAL_STREAM"))
     redaction = RedactionFilter(Redactor(secrets))
-    stream = logging.StreamHandler(sys.stdout if journald else sys.stderr)
-    stream.setFormatter(make_formatter(style, journald=journald))
-    handlers: list[logging.Handler] = [stream]
+    handlers: list[logging.Handler] = []
+    if stream or journald:
+        console = logging.StreamHandler(sys.stdout if journald else sys.stderr)
+        console.setFormatter(make_formatter(style, journald=journald))
+        handlers.append(console)
     if file is not None and not under_systemd(env):
         file.parent.mkdir(parents=True, exist_ok=True)
         rotating = logging.handlers.RotatingFileHandler(
@@ -58,13 +63,13 @@ def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None
     root.setLevel(level.upper())
 
 
-def configure_from(loaded: Any, env: Mapping[str, str] = os.environ) -> None:
+def configure_from(loaded: Any, env: Mapping[str, str] = os.environ, *, stream: bool = True) -> None:
     """Configure from a LoadedConfig: level, style, log file and the config's secrets."""
     from edge.redaction import secret_values
 
     cfg = loaded.config.logging
     configure(cfg.level, style=cfg.format, file=log_file_path(cfg.file, loaded.state_dir),
-              secrets=secret_values(loaded.config), env=env)
+              secrets=secret_values(loaded.config), env=env, stream=stream)
 
 
 class RecentEvents(logging.Handler):

@@ -15,15 +15,30 @@ without bound.
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import time
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Protocol
 
 MAX_KEYS = 10_000
 """Beyond this many keys with events in their window, the oldest key is dropped."""
 
 
-class SlidingWindow:
+class RateLimiter(Protocol):
+    def take(self, key: str, limit: int) -> bool:
+        """Record an event for ``key`` if fewer than ``limit`` are in the window; False if not."""
+        ...
+
+    def count(self, key: str) -> int:
+        """Events for ``key`` in the current window."""
+        ...
+
+
+class SlidingWindow(RateLimiter):
     def __init__(self, window: float, clock: Callable[[], float] = time.monotonic):
         self.window = window
         self._clock = clock
@@ -57,3 +72,60 @@ class SlidingWindow:
             events = self._events[key] = deque()
         events.append(now)
         return True
+
+
+class SharedWindow(RateLimiter):
+    """A :class:`SlidingWindow` kept in a file, for one-shot processes: each ``edge-cli gpio``
+    command is its own process, and together they must respect the same limit as the agent.
+    Wall-clock times, under an exclusive ``flock``; a damaged file counts as empty.
+
+    >>> import tempfile, pathlib
+    >>> shared = SharedWindow(60.0, pathlib.Path(tempfile.mkdtemp()) / "rates.json")
+    >>> [shared.take("cli:pi", limit=1), shared.take("cli:pi", limit=1)], shared.count("cli:pi")
+    ([True, False], 1)
+    """
+
+    def __init__(self, window: float, path: Path, clock: Callable[[], float] = time.time):
+        self.window = window
+        self.path = path
+        self._clock = clock
+
+    def _load(self, fh: IO[str], now: float) -> dict[str, list[float]]:
+        fh.seek(0)
+        try:
+            raw = json.loads(fh.read() or "{}")
+        except ValueError:
+            return {}
+        events: dict[str, list[float]] = {}
+        if isinstance(raw, dict):
+            for key, stamps in raw.items():
+                if isinstance(stamps, list):
+                    kept = [t for t in stamps if isinstance(t, (int, float)) and 0 <= now - t < self.window]
+                    if kept:
+                        events[str(key)] = kept
+        return events
+
+    def _locked(self) -> IO[str]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fh = os.fdopen(fd, "r+")
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        return fh
+
+    def count(self, key: str) -> int:
+        with self._locked() as fh:
+            return len(self._load(fh, self._clock()).get(key, []))
+
+    def take(self, key: str, limit: int) -> bool:
+        with self._locked() as fh:
+            now = self._clock()
+            events = self._load(fh, now)
+            stamps = events.setdefault(key, [])
+            if len(stamps) >= limit:
+                return False
+            stamps.append(now)
+            fh.seek(0)
+            fh.truncate()
+            fh.write(json.dumps(events))
+            fh.flush()
+            return True

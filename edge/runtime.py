@@ -65,7 +65,7 @@ class Runtime:
         self.config = loaded.config
         self.resident = resident
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
-                                       hold_seconds=hold_seconds)
+                                       hold_seconds=hold_seconds, state_dir=loaded.state_dir)
         self.tools = {t.name: t for t in hardware_tools(self.hardware)}
         self.provider: ModelSwitch | None = None
         self.channels: dict[str, Channel] = {}

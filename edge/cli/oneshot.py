@@ -97,9 +97,9 @@ async def _hold(seconds: float, result: OpResult, quiet: bool) -> bool:
 
 
 def _restore_args(result: OpResult) -> dict:
-    """The write that returns the pin an op acted on to its safe level (off when it has none)."""
+    """The pin an op acted on, for ``gpio.safe`` (never rate-limited: a hold always ends)."""
     data = result.data
-    return {"pin": f"{data['board']}:{data['pin']}", "value": data.get("safe") or "off"}
+    return {"pin": f"{data['board']}:{data['pin']}"}
 
 
 def _with_hold(result: OpResult, held: bool, restored: OpResult, seconds: float) -> OpResult:
@@ -110,7 +110,7 @@ def _with_hold(result: OpResult, held: bool, restored: OpResult, seconds: float)
                         f"{restored.message}", data, 1)
     ending = "held" if held else "interrupted"
     return OpResult(True, f"{result.message}; {ending}, then back to "
-                    f"{_restore_args(result)['value']}", data,
+                    f"{result.data.get('safe') or 'off'}", data,
                     0 if held else 128 + signal.SIGINT)
 
 
@@ -122,9 +122,12 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
 
     from edge.config.loader import load_config
     from edge.control.ops import run_op
+    from edge.logsetup import configure_from
     from edge.runtime import Runtime
 
-    runtime = Runtime(load_config(config_path), resident=False, hold_seconds=hold)
+    loaded = load_config(config_path)
+    configure_from(loaded, stream=False)  # events go to the log file; the user gets one message
+    runtime = Runtime(loaded, resident=False, hold_seconds=hold)
     requester = Requester("cli", getpass.getuser())
 
     async def once() -> OpResult:
@@ -134,7 +137,7 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
             if hold is None or not result.ok:
                 return result
             held = await _hold(hold, result, quiet)
-            restored = await run_op(runtime, "gpio.write", _restore_args(result), requester)
+            restored = await run_op(runtime, "gpio.safe", _restore_args(result), requester)
             return _with_hold(result, held, restored, hold)
         finally:
             await runtime.hardware.shutdown()
@@ -150,7 +153,7 @@ def _via_daemon(paths, op: str, op_args: dict, hold: float | None, quiet: bool) 
         return result
     held = asyncio.run(_hold(hold, result, quiet))
     try:
-        restored = OpResult.from_dict(client.request(paths, "gpio.write", _restore_args(result)))
+        restored = OpResult.from_dict(client.request(paths, "gpio.safe", _restore_args(result)))
     except DaemonUnavailable as exc:  # the agent stopped meanwhile: its shutdown made it safe
         restored = OpResult(False, f"the agent went away during the hold ({exc}); it drives "
                             "its outputs to their safe levels when it stops")

@@ -52,7 +52,7 @@ class OpTarget(Protocol):
 
 
 TOOL_OPS = {"pins": "board_status", "gpio.read": "gpio_read", "gpio.write": "gpio_write",
-            "gpio.pwm": "gpio_pwm"}
+            "gpio.pwm": "gpio_pwm", "gpio.safe": "gpio_safe"}
 
 
 def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:

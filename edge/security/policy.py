@@ -14,10 +14,11 @@ from __future__ import annotations
 import enum
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from edge.exc import PolicyDenied
-from edge.ratelimit import SlidingWindow
+from edge.ratelimit import RateLimiter, SlidingWindow
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
 from peripherals.base import PinMode, Pull
@@ -32,6 +33,9 @@ class Action(str, enum.Enum):
     WRITE = "write"
     PWM = "pwm"
     SERVO = "servo"
+    SAFE = "safe"
+    """Return an output to its safe level: always allowed on an allowlisted output, never
+    rate-limited or held for approval (it is how a hold ends and how a person stops a pump)."""
 
 
 ALLOWED_MODES = {
@@ -39,6 +43,7 @@ ALLOWED_MODES = {
     Action.WRITE: frozenset({PinMode.OUTPUT, PinMode.PWM}),
     Action.PWM: frozenset({PinMode.PWM}),
     Action.SERVO: frozenset({PinMode.PWM}),  # a servo is driven by pulses on a pwm pin
+    Action.SAFE: frozenset({PinMode.OUTPUT, PinMode.PWM}),
 }
 
 
@@ -65,11 +70,14 @@ class PinRule:
 
 class SecurityPolicy:
     def __init__(self, rules: list[PinRule], max_actuations_per_minute: int = 30,
-                 clock=time.monotonic, approvals: ApprovalGate | None = None):
+                 clock: Callable[[], float] = time.monotonic,
+                 approvals: ApprovalGate | None = None, rates: RateLimiter | None = None):
+        """``rates``: where actuations are counted; one-shot commands share a file
+        (:class:`~edge.ratelimit.SharedWindow`) so that together they keep the same limit."""
         self._rules = {(r.board, r.pin): r for r in rules}
         self.max_actuations_per_minute = max_actuations_per_minute
         self.approvals = approvals or ApprovalGate(autonomy="full")
-        self._rates = SlidingWindow(RATE_WINDOW_SECONDS, clock=clock)
+        self._rates = rates or SlidingWindow(RATE_WINDOW_SECONDS, clock=clock)
 
     @property
     def rules(self) -> list[PinRule]:
@@ -100,7 +108,7 @@ class SecurityPolicy:
         if rule.mode not in ALLOWED_MODES[action]:
             raise self._deny(f"{rule.label} is configured as {rule.mode.value}, "
                              f"which does not allow {action.value}", board, pin, action, requester)
-        if action is not Action.READ:
+        if action not in (Action.READ, Action.SAFE):
             self._take_rate_slot(rule, action, requester)
         return rule
 
@@ -108,7 +116,7 @@ class SecurityPolicy:
                      summary: str) -> PinRule:
         """:meth:`authorize`, then for actuations the approval gate (which may ask a person)."""
         rule = self.authorize(board, pin, action, requester)
-        if action is not Action.READ:
+        if action not in (Action.READ, Action.SAFE):
             refusal = await self.approvals.check(f"{board}:{pin}", action.value, summary, requester)
             if refusal is not None:
                 raise self._deny(f"{rule.label}: {refusal}", board, pin, action, requester)

@@ -108,6 +108,18 @@ class ServoWriteTool(_PinTool[ServoArgs]):
                           data={**pin_data(rule, params.angle), "angle": params.angle})
 
 
+class GpioSafeTool(_PinTool[PinArgs]):
+    name = "gpio_safe"
+    description = "Return an allowlisted output pin to its configured safe level (off if it has none)."
+    Params = PinArgs
+
+    async def run(self, params: PinArgs, requester: Requester) -> ToolResult:
+        rule = await self.hardware.make_safe(params.pin, requester)
+        level = "on" if rule.safe else "off"
+        return ToolResult(True, f"{rule.label} back to its safe level ({level})",
+                          data=pin_data(rule, 1.0 if rule.safe else 0.0))
+
+
 class BoardStatusTool(_PinTool[NoArgs]):
     name = "board_status"
     description = "List the boards, whether they are simulated, and every allowlisted pin with its mode and state."
@@ -145,4 +157,4 @@ class BoardStatusTool(_PinTool[NoArgs]):
 
 def hardware_tools(hardware: Hardware) -> list[Tool]:
     return [GpioReadTool(hardware), GpioWriteTool(hardware), GpioPwmTool(hardware),
-            ServoWriteTool(hardware), BoardStatusTool(hardware)]
+            ServoWriteTool(hardware), GpioSafeTool(hardware), BoardStatusTool(hardware)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -137,3 +138,18 @@ def test_an_unplugged_board_does_not_stop_one_shot_commands_on_the_others(isolat
     boards = json.loads(cli("status", "--json", "--config", config, env=isolated_env).stdout)
     uno = next(b for b in boards["data"]["boards"] if b["name"] == "uno")
     assert uno["connected"] is False and "cannot open" in uno["detail"]
+
+
+def test_one_shot_actuations_share_the_rate_limit_and_are_logged(isolated_env, write_config):
+    config = str(write_config("[security]\nmax_actuations_per_minute = 3\n"))
+    log = Path(isolated_env["EDGE_STATE_DIR"]) / "edge-agent.log"
+    for _ in range(3):
+        out = cli("gpio", "write", "led", "on", "--hold", "0.01", "--config", config, env=isolated_env)
+        assert out.returncode == 0, out.stderr
+    refused = cli("gpio", "write", "led", "on", "--hold", "0.01", "--config", config, env=isolated_env)
+    assert refused.returncode == 1 and "rate limit" in refused.stderr
+    assert "policy_refused" not in refused.stderr  # the friendly error only...
+    text = log.read_text()  # ...and every event in the log, as the agent's own
+    assert text.count("event=actuation board=gpio pin=GPIO17 value=on by=cli:") == 3
+    assert text.count("event=safe_state board=gpio pin=GPIO17 value=off") == 3  # a hold's end is free
+    assert "event=policy_refused" in text
