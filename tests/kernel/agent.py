@@ -11,9 +11,9 @@ import signal
 import time
 from typing import Any
 
-from tests.kernel.guest import Completed, KernelGuest
+from tests.kernel.guest import PYTHON, Completed, KernelGuest
 
-VENV_BIN = "/work/main/.venv/bin"
+VENV_BIN = str(PYTHON.parent)  # the guest sees the host's paths
 EDGE_CLI = f"{VENV_BIN}/edge-cli"
 HOME = "/tmp/edge"
 CONFIG = f"{HOME}/config.toml"

@@ -29,7 +29,8 @@ from typing import Any, TypedDict, cast
 from tests.kernel.image import Image
 
 SERVER = Path(__file__).resolve().with_name("guest_server.py")
-PYTHON = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "python"
+PROJECT = Path(__file__).resolve().parents[2]
+PYTHON = PROJECT / ".venv" / "bin" / "python"
 PULLS = ("pull-up", "pull-down")
 
 
@@ -99,7 +100,7 @@ class KernelGuest:
 
     def command_line(self) -> list[str]:
         append = ("console=ttyS0 quiet loglevel=3 panic=-1"
-                  f" edge_python={PYTHON} edge_server={SERVER}")
+                  f" edge_python={PYTHON} edge_server={SERVER} edge_project={PROJECT}")
         return [
             "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg", "-cpu", "max", "-smp", "1",
             "-m", str(self.memory_mb), "-nodefaults", "-no-user-config", "-display", "none",

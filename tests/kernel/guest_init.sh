@@ -2,7 +2,7 @@
 # /init of the test guest (busybox, PID 1). Loads the modules, makes a 54-line gpio-sim chip
 # labelled like a Pi 4's (/dev/gpiochip0), mounts the host's / read-only over 9p with a tmpfs
 # overlay, chroots into it and runs guest_server.py there; powers off when the server exits.
-# The kernel passes edge_python and edge_server from its command line as variables.
+# The kernel passes edge_python, edge_server and edge_project from its command line as variables.
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
@@ -42,6 +42,16 @@ mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /newroot/dev/pts
 mount -t tmpfs -o mode=1777 shm /newroot/dev/shm
 mount -t tmpfs -o mode=1777 tmp /newroot/tmp
 mount -t tmpfs -o mode=0755 run /newroot/run
+# a checkout under /tmp or /run (a CI clone) would be hidden by those tmpfs: show it again
+for dir in "$edge_project" "${edge_python%/*}" "${edge_server%/*}"; do
+    case "$dir" in
+        /tmp/*|/run/*)
+            if [ ! -e "/newroot$dir" ]; then
+                mkdir -p "/newroot$dir" && mount --bind "/host$dir" "/newroot$dir" \
+                    || fail "bind $dir into the guest"
+            fi ;;
+    esac
+done
 
 # gpiozero finds the board by the Revision line of /proc/cpuinfo: a Pi 4B's
 { cat /proc/cpuinfo; printf 'Hardware\t: BCM2835\nRevision\t: c03114\n'
