@@ -2,7 +2,8 @@
 
 A board table with a ``serial_number`` key (the USB serial, as ``udevadm info`` or
 ``edge-cli boards discover`` shows it) gets a symlink, so its config can say
-``port = "/dev/edge-arduino"`` whichever ttyACM number it enumerates as. GPIO character devices go to
+``port = "/dev/edge-arduino"`` whichever ttyACM number it enumerates as. Clones without a
+(unique) serial number name the USB socket instead: ``usb_path`` (udev's ``ID_PATH``). GPIO character devices go to
 the ``gpio`` group, which plain Debian (unlike Raspberry Pi OS) does not do. The config is read
 generically (raw TOML), so any board type with ``serial_number`` takes part.
 
@@ -23,6 +24,7 @@ from edge.exc import ConfigError
 
 SAFE_SERIAL = re.compile(r"[A-Za-z0-9._:-]{1,64}$")
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}$")
+SAFE_PATH = re.compile(r"[A-Za-z0-9._:+-]{1,200}$")
 GPIO_RULE = 'SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"'
 
 
@@ -46,11 +48,33 @@ def board_serials(data: dict) -> dict[str, str]:
     return found
 
 
+def board_usb_paths(data: dict) -> dict[str, str]:
+    """Board name -> udev ID_PATH for boards without a serial number that set ``usb_path``."""
+    found: dict[str, str] = {}
+    for name, table in (data.get("boards") or {}).items():
+        path = table.get("usb_path") if isinstance(table, dict) else None
+        if path is None or table.get("serial_number") is not None:
+            continue
+        path = str(path)
+        if not SAFE_NAME.match(name):
+            raise ConfigError(f"boards.{name}: a board with usb_path needs a name of letters, "
+                              "digits, '-' or '_' (it becomes /dev/edge-<name>)")
+        if not SAFE_PATH.match(path):
+            raise ConfigError(f"boards.{name}.usb_path: {path!r} is not a udev ID_PATH; copy it "
+                              "from `edge-cli boards discover` or `udevadm info -q property -n "
+                              "/dev/ttyUSB0 | grep ID_PATH=`")
+        found[name] = path
+    return found
+
+
 def render_rules(data: dict, source: str = "the config") -> str:
     lines = [f"# edge-agent: stable device names, generated from {source} by install.sh.",
              "# Regenerate after changing boards: sudo edge-cli service install", GPIO_RULE]
     for name, serial in board_serials(data).items():
         lines.append(f'SUBSYSTEM=="tty", ATTRS{{serial}}=="{serial}", SYMLINK+="edge-{name}", '
+                     'GROUP="dialout", MODE="0660"')
+    for name, path in board_usb_paths(data).items():  # by the socket it is plugged into
+        lines.append(f'SUBSYSTEM=="tty", ENV{{ID_PATH}}=="{path}", SYMLINK+="edge-{name}", '
                      'GROUP="dialout", MODE="0660"')
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ edge-agent protocol first on ST-Link ports, Firmata first on the others.
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -35,6 +36,8 @@ class FoundPort:
     likely: str | None = None
     """The board type the USB ids suggest (``arduino`` or ``stm32``), tried first."""
     serial_number: str | None = None
+    usb_path: str | None = None
+    """udev's ID_PATH: names the USB socket, for boards without a (unique) serial number."""
     confirmed: str | None = None
     """The board type that answered a handshake, if any."""
     detail: str = ""
@@ -59,7 +62,23 @@ def usb_serial_ports() -> list[FoundPort]:
 
     found = [identify(p.device, p.vid, p.pid, p.serial_number)
              for p in list_ports.comports() if p.vid is not None]
+    for item in found:
+        item.usb_path = udev_id_path(item.port)
     return sorted(found, key=lambda f: (f.likely is None, f.port))
+
+
+def udev_id_path(port: str) -> str | None:
+    """The port's udev ``ID_PATH`` (``udevadm info``), or None where udev cannot tell."""
+    try:
+        out = subprocess.run(["udevadm", "info", "-q", "property", "-n", port],
+                             capture_output=True, text=True, timeout=3)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in out.stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key == "ID_PATH" and value:
+            return value
+    return None
 
 
 async def confirm(found: FoundPort, timeout: float = 2.5) -> FoundPort:

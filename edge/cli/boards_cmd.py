@@ -47,6 +47,10 @@ def discover_boards(args) -> int:
                  f"{item.confirmed}: {item.detail}" if item.confirmed else
                  f"no handshake ({', '.join(item.tried)})")
         print(f"{item.port}  {ids}  {item.adapter}  {state}")
+        if item.serial_number:
+            print(f"    serial_number = \"{item.serial_number}\"")
+        elif item.usb_path:
+            print(f"    no USB serial number: name it by its socket, usb_path = \"{item.usb_path}\"")
     unconfirmed = [f for f in found if not f.confirmed and not args.no_probe]
     if unconfirmed:
         print("unconfirmed ports may run other firmware: `edge-cli firmware flash` puts ours on",

@@ -194,6 +194,11 @@ class SerialBoardConfig(Section):
     pins: dict[str, PinConfig] = Field(default_factory=dict)
     watchdog_ms: int = Field(1000, ge=0, le=65535)
     """Firmware drives the safe values when the host is silent this long; 0 turns it off."""
+    serial_number: str | None = None
+    """The board's USB serial number: the udev rules name it ``/dev/edge-<board>``."""
+    usb_path: str | None = None
+    """For clones without a (unique) USB serial number (CH340, some CP210x): the USB port's
+    ``ID_PATH`` (``edge-cli boards discover`` shows it); the board must stay in that socket."""
 
 
 class ArduinoBoardConfig(SerialBoardConfig):

@@ -37,3 +37,12 @@ def test_type_defaults_to_gpio(write_config, isolated_env):
 def test_bad_board_sections_name_the_key(write_config, isolated_env, text, expected):
     with pytest.raises(ConfigError, match=expected):
         load_config(str(write_config(text)), env=isolated_env)
+
+
+def test_usb_names_are_config_keys(write_config, isolated_env):
+    from edge.config.loader import load_config
+
+    text = ('[boards.uno]\ntype = "arduino"\nport = "/dev/edge-uno"\nserial_number = "8573531"\n'
+            '[boards.nano]\ntype = "arduino"\nport = "/dev/edge-nano"\nusb_path = "platform-x-usb-0:1.3:1.0"\n')
+    boards = load_config(str(write_config(text)), env=isolated_env).config.boards
+    assert boards["uno"].serial_number == "8573531" and boards["nano"].usb_path.endswith("1.3:1.0")

@@ -203,3 +203,14 @@ def test_bad_usage_exits_2(tmp_path):
     assert install(tmp_path, "--frobnicate").returncode == 2
     nothing = install(tmp_path, "--upgrade")
     assert nothing.returncode == 1 and "install first" in nothing.stderr
+
+
+def test_udev_names_clones_without_a_serial_number_by_usb_path():
+    from edge.udev import render_rules
+
+    rules = render_rules({"boards": {"nano": {"type": "arduino", "port": "/dev/edge-nano",
+                                             "usb_path": "platform-fd500000.pcie-pci-0000:01:00.0-usb-0:1.3:1.0"}}})
+    assert ('SUBSYSTEM=="tty", ENV{ID_PATH}=="platform-fd500000.pcie-pci-0000:01:00.0-usb-0:1.3:1.0", '
+            'SYMLINK+="edge-nano", GROUP="dialout", MODE="0660"') in rules
+    with pytest.raises(Exception, match="not a udev ID_PATH"):
+        render_rules({"boards": {"nano": {"usb_path": 'x" RUN+="/bin/sh'}}})

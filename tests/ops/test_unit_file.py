@@ -40,7 +40,7 @@ def test_unit_has_what_the_agent_relies_on():
     assert unit["Restart"] == ["on-failure"] and "StartLimitBurst" in unit
     assert unit["DevicePolicy"] == ["closed"]
     allowed = " ".join(unit["DeviceAllow"])
-    for device in ("gpiochip", "ttyACM", "ttyUSB"):
+    for device in ("gpiochip", "ttyACM", "ttyUSB", "ttyAMA", "ttyS"):  # ttyAMA0, ttyS0: the header UART
         assert f"char-{device} rw" in allowed
     assert "PrivateDevices" not in unit  # it would hide /dev/gpiochip* and the serial ports
     assert "AF_UNIX" in unit["RestrictAddressFamilies"][0]
