@@ -38,16 +38,19 @@ def log_file_path(configured: str, state_dir: Path) -> Path | None:
 
 def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None = None,
               secrets: Iterable[str] = (), env: Mapping[str, str] = os.environ,
-              stream: bool = True) -> None:
+              stream: bool = True, stream_level: str | None = None) -> None:
     """Replace the root logger's handlers. ``file`` is ignored under systemd (journald has it).
     ``stream=False``: nothing on stderr (one-shot commands print their own friendly error; the
-    events still reach the log file)."""
+    events still reach the log file). ``stream_level``: a higher threshold for stderr than for
+    the file (an interactive chat shows warnings only; ``-v``/``-q`` move it)."""
     journald = bool(env.get("JOURNAL_STREAM"))
     redaction = RedactionFilter(Redactor(secrets))
     handlers: list[logging.Handler] = []
     if stream or journald:
         console = logging.StreamHandler(sys.stdout if journald else sys.stderr)
         console.setFormatter(make_formatter(style, journald=journald))
+        if stream_level is not None and not journald:
+            console.setLevel(stream_level.upper())
         handlers.append(console)
     if file is not None and not under_systemd(env):
         file.parent.mkdir(parents=True, exist_ok=True)
@@ -63,13 +66,15 @@ def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None
     root.setLevel(level.upper())
 
 
-def configure_from(loaded: Any, env: Mapping[str, str] = os.environ, *, stream: bool = True) -> None:
+def configure_from(loaded: Any, env: Mapping[str, str] = os.environ, *, stream: bool = True,
+                   stream_level: str | None = None) -> None:
     """Configure from a LoadedConfig: level, style, log file and the config's secrets."""
     from edge.redaction import secret_values
 
     cfg = loaded.config.logging
     configure(cfg.level, style=cfg.format, file=log_file_path(cfg.file, loaded.state_dir),
-              secrets=secret_values(loaded.config), env=env, stream=stream)
+              secrets=secret_values(loaded.config), env=env, stream=stream,
+              stream_level=stream_level)
 
 
 class RecentEvents(logging.Handler):

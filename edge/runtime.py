@@ -31,7 +31,7 @@ from edge.ownership import LOCK_NAME, AgentLock
 from edge.providers.switch import ModelSwitch
 from edge.redaction import secret_values
 from edge.sdnotify import ServiceNotifier
-from edge.status import format_status, memory_store_summary
+from edge.status import format_status, memory_store_summary, redact_status
 from edge.tools.gpio import hardware_tools
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
@@ -81,12 +81,16 @@ class Runtime:
         self._stop_reason = ""
         self.recent_events = RecentEvents(secrets=secret_values(self.config))
         self.service = ServiceNotifier()
+        self.agent: Agent | None = None
+        self.exit_code = 0
+        """What ``edge-cli run`` exits with: 1 when a piped run could not get an answer."""
 
     async def status(self) -> dict[str, Any]:
         channels = [await sup.health() for sup in self.supervisors.values()]
         provider = self.config.provider
-        return {
-            "daemon": {"running": self.resident, "version": __version__, "pid": os.getpid(),
+        return redact_status({
+            "daemon": {"running": self.resident, "version": __version__,
+                       "pid": os.getpid() if self.resident else None,
                        "uptime_seconds": round(time.time() - self.started_at, 1)},
             "config": self.loaded.source,
             "boards": [s.as_dict() for s in self.hardware.status()],
@@ -97,10 +101,10 @@ class Runtime:
                          "base_url": provider.base_url},
             "memory": memory_store_summary(self.loaded.state_dir),
             "recent_errors": self.recent_events.snapshot(),
-        }
+        }, secret_values(self.config))
 
-    async def status_text(self) -> str:
-        return format_status(await self.status())
+    async def status_text(self, full: bool = True) -> str:
+        return format_status(await self.status(), full=full)
 
     def request_stop(self, reason: str = "") -> None:
         if not self._stop.is_set():
@@ -211,6 +215,8 @@ class Runtime:
             for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)
             lock.release()
+            if self.agent is not None and self.agent.failed_turns and self._piped_input():
+                self.exit_code = 1  # a script piping into the agent must see that it got no answer
             log.info("stopped")
             self.service.close()
             self.recent_events.detach()
@@ -275,7 +281,7 @@ class Runtime:
         self.sessions = SessionStore(self.loaded.state_dir / "sessions",
                                      ResetPolicy(self.config.sessions.daily_reset_hour,
                                                  self.config.sessions.idle_timeout_minutes))
-        agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.sessions,
+        agent = self.agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.sessions,
                       self.status_text, settings, Preflight(self.access), self.memory,
                       channel_capabilities={name: ch.capabilities
                                             for name, ch in self.channels.items()})

@@ -98,6 +98,8 @@ class Agent:
     preflight: Preflight = field(default_factory=Preflight)
     memory: Memory | None = None
     channel_capabilities: dict[str, str] = field(default_factory=dict)
+    failed_turns: int = field(default=0, init=False)
+    """Turns the model could not answer (timeout, provider failure): a piped run exits 1."""
 
     def __post_init__(self) -> None:
         self.specs = [spec_of(t) for t in self.tools]  # tools are fixed for the agent's life
@@ -106,7 +108,8 @@ class Agent:
         """The reply to a runtime or hardware command, or None when ``msg`` is not one."""
         ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.requester,
                              reset_session=lambda: self.sessions.reset_session(msg.session_key),
-                             provider=self.provider)
+                             provider=self.provider,
+                             admins=self.hardware.policy.approvals.admins)
         return await run_command(msg.content, ctx)
 
     async def respond(self, msg: ChannelMessage, on_text: TextSink | None = None) -> str:
@@ -129,10 +132,12 @@ class Agent:
                 reply = await self._run_with_compaction(provider, msg, session, user_turn,
                                                         on_text)
         except TimeoutError:
+            self.failed_turns += 1
             await self.sessions.append(session, [user_turn, ChatMessage.assistant(TIMED_OUT_TURN)])
             return (f"The request timed out after {self.settings.timeout_budget:g} s. "
                     "Try something simpler, or /new to start afresh.")
         except ProviderError as exc:
+            self.failed_turns += 1
             log.error("provider_failed by=%s error=%s", msg.caller, exc)
             await self.sessions.append(session, [user_turn, ChatMessage.assistant(FAILED_TURN)])
             return f"The language model could not answer: {exc}"

@@ -1,6 +1,7 @@
 """``edge-cli doctor [--json]``: config, groups, devices, boards, provider, channels, disk, clock.
 
-Every failed check says how to fix it; exit 1 if any check failed (warnings do not fail).
+Every failed or warning check says how to fix it. Exit codes: 0 all checks passed, 1 a check
+failed, 4 no check failed but some gave warnings.
 """
 
 from __future__ import annotations
@@ -65,8 +66,18 @@ def render(checks: list) -> str:
         if check.fix and check.status in ("fail", "warn"):
             lines.append(f"       fix: {check.fix}")
     failed = sum(c.status == "fail" for c in checks)
-    lines.append(f"{failed} check(s) failed" if failed else "all checks passed")
+    warned = sum(c.status == "warn" for c in checks)
+    if failed:
+        lines.append(f"{failed} check(s) failed" + (f", {warned} warning(s)" if warned else ""))
+    elif warned:
+        lines.append(f"no check failed; {warned} warning(s)")
+    else:
+        lines.append("all checks passed")
     return "\n".join(lines)
+
+
+EXIT_WARNINGS = 4
+"""doctor: nothing failed, but there were warnings (install scripts may accept it)."""
 
 
 def run(args) -> int:
@@ -74,7 +85,7 @@ def run(args) -> int:
 
     checks = run_checks(args.config, service_user(args.user))
     overall = worst(checks)
-    code = 1 if overall == "fail" else 0
+    code = {"fail": 1, "warn": EXIT_WARNINGS}.get(overall, 0)
     if args.json:
         print(json.dumps({"ok": code == 0, "exit_code": code, "status": overall,
                           "checks": [c.as_dict() for c in checks]}, indent=2))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from importlib import import_module
+from typing import NoReturn
 
 from edge import __version__
 
@@ -61,9 +62,14 @@ def build_parser(command: str | None = None):
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print machine-readable JSON")
 
-    parser = argparse.ArgumentParser(prog="edge-cli", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     parents=[common])
+    class Parser(argparse.ArgumentParser):
+        """Usage errors become CommandLineError, so that --json can report them as JSON."""
+
+        def error(self, message: str) -> NoReturn:
+            raise CommandLineError(f"{self.prog}: {message}", self.format_usage())
+
+    parser = Parser(prog="edge-cli", description=DESCRIPTION, epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common])
     parser.add_argument("-V", "--version", action="version", version=f"edge-cli {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -80,21 +86,44 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import argparse
 
-    # --json and --config may come before or after the command: both default here, once
-    args = build_parser(command_in(argv)).parse_args(
-        argv, namespace=argparse.Namespace(json=False, config=None))
+    as_json = "--json" in argv
+    try:
+        # --json and --config may come before or after the command: both default here, once
+        args = build_parser(command_in(argv)).parse_args(
+            argv, namespace=argparse.Namespace(json=False, config=None))
+    except CommandLineError as exc:
+        return fail(str(exc), 2, as_json, usage=exc.usage)
     from edge.exc import EdgeError
 
     try:
         return args.handler(args)
     except EdgeError as exc:
-        print(f"edge-cli: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return fail(str(exc), exc.exit_code, args.json)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `edge-cli config show | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+class CommandLineError(Exception):
+    """A usage error found by argparse (exit 2)."""
+
+    def __init__(self, message: str, usage: str):
+        super().__init__(message)
+        self.usage = usage
+
+
+def fail(message: str, code: int, as_json: bool, usage: str = "") -> int:
+    """Report an error: one JSON object on stdout with --json (scripts never get empty stdout),
+    else the usage (for usage errors) and the message on stderr."""
+    if as_json:
+        import json
+
+        print(json.dumps({"ok": False, "error": message, "exit_code": code, "data": {}}, indent=2))
+    else:
+        print(f"{usage}{message}" if usage else f"edge-cli: {message}", file=sys.stderr)
+    return code
 
 
 def skip_httpx_command_line() -> None:

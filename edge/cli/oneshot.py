@@ -40,13 +40,38 @@ def register(sub, common) -> None:
     write.add_argument("value", type=str.lower, choices=["on", "off"])
     pwm = gsub.add_parser("pwm", parents=[common], help="set a PWM pin's duty cycle")
     pwm.add_argument("pin")
-    pwm.add_argument("duty", type=float, help="duty cycle 0..1")
-    pwm.add_argument("--frequency", type=float, metavar="HZ", help="PWM frequency in Hz")
+    pwm.add_argument("duty", type=_duty, help="duty cycle 0..1 (0.5: half on)")
+    pwm.add_argument("--frequency", type=_frequency, metavar="HZ",
+                     help="PWM frequency in Hz (above 0, at most 100000)")
     for parser in (write, pwm):
         parser.add_argument("--hold", type=_seconds, metavar="SECONDS",
                             help="keep the level this long, then return the pin to its safe "
                                  "level (needed on the Pi header when no agent is running)")
     gpio.set_defaults(handler=run)
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number ({what})") from None
+    if value != value:  # NaN
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number ({what})")
+    return value
+
+
+def _duty(text: str) -> float:
+    value = _number(text, "the duty cycle, 0 to 1")
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"duty {text} is outside 0..1 (0 off, 0.5 half on, 1 full)")
+    return value
+
+
+def _frequency(text: str) -> float:
+    value = _number(text, "a frequency in Hz")
+    if not 0.0 < value <= 100_000:
+        raise argparse.ArgumentTypeError(f"frequency {text} Hz must be above 0 and at most 100000")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -73,6 +98,9 @@ def operation(args) -> tuple[str, dict]:
 
 
 HOLD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STATUS_NOT_RUNNING = 3
+"""``edge-cli status`` with no agent running (the LSB code for "program is not running", as
+``systemctl status`` uses): the status is still printed, and scripts can tell."""
 
 
 async def _hold(seconds: float, result: OpResult, quiet: bool) -> bool:
@@ -182,4 +210,7 @@ def run(args) -> int:
         if not args.json and op != "status" and result.ok:
             print("edge-cli: no running agent; acted on the board directly", file=sys.stderr)
     render = format_status if op == "status" else None
-    return emit(result, args.json, via=via, render=render)
+    code = emit(result, args.json, via=via, render=render)
+    if op == "status" and code == 0 and not result.data.get("daemon", {}).get("running"):
+        return STATUS_NOT_RUNNING
+    return code

@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+import sys
+
+from edge.exc import UsageError
+
 
 def register(sub, common) -> None:
-    parser = sub.add_parser("run", parents=[common], help="start the agent in the foreground",
-                            description="Start the agent in the foreground: boards, channels, "
-                                        "control socket. Stops on SIGTERM/Ctrl-C (pins go to their "
-                                        "safe levels) or at end of piped input.")
+    parser = sub.add_parser(
+        "run", parents=[common], help="start the agent in the foreground",
+        description="Start the agent in the foreground: boards, channels, control socket. Stops on "
+                    "SIGTERM, Ctrl-C, SIGHUP (a dropped SSH session) or SIGQUIT, with every pin "
+                    "at its safe level. With piped input and no network channel it answers each "
+                    "line and stops at end of input; with a network channel (Telegram, Signal) "
+                    "configured it keeps running after the input ends, until a signal. In a "
+                    "terminal, log lines go to the log file and only warnings to the screen.")
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument("-v", "--verbose", action="store_true",
+                          help="in a terminal, show every log line (info) on stderr too")
+    loudness.add_argument("-q", "--quiet", action="store_true",
+                          help="show errors only on stderr (the log file keeps everything)")
     parser.set_defaults(handler=run_agent)
+
+
+def stream_level(args, interactive: bool) -> str | None:
+    """What reaches stderr: in a terminal warnings (the chat stays readable), else all; -v/-q."""
+    if args.quiet:
+        return "error"
+    if args.verbose:
+        return None
+    return "warning" if interactive else None
 
 
 def run_agent(args) -> int:
@@ -18,8 +40,12 @@ def run_agent(args) -> int:
     from edge.logsetup import configure_from
     from edge.runtime import Runtime
 
+    if args.json:
+        raise UsageError("run talks in the terminal, not in JSON; use `edge-cli status --json` "
+                         "for the running agent, or the control socket from scripts")
     loaded = load_config(args.config)
-    configure_from(loaded)
+    loaded.prepare_dirs()  # an unwritable state or log directory: exit 2, not a traceback
+    configure_from(loaded, stream_level=stream_level(args, sys.stdin.isatty()))
     runtime = Runtime(loaded, resident=True)
     asyncio.run(runtime.run())
-    return 0
+    return runtime.exit_code

@@ -153,3 +153,27 @@ def test_one_shot_actuations_share_the_rate_limit_and_are_logged(isolated_env, w
     assert text.count("event=actuation board=gpio pin=GPIO17 value=on by=cli:") == 3
     assert text.count("event=safe_state board=gpio pin=GPIO17 value=off") == 3  # a hold's end is free
     assert "event=policy_refused" in text
+
+
+@pytest.mark.parametrize("args", [("gpio", "pwm", "led", "2"), ("gpio", "pwm", "led", "0.5", "--frequency", "-1"),
+                                  ("gpio", "write", "led", "maybe"), ("gpoi",), ("run",)])
+def test_usage_errors_exit_2_and_speak_json_when_asked(isolated_env, args):
+    out = cli(*args, "--json", env=isolated_env)
+    data = json.loads(out.stdout)  # one JSON object on stdout, whatever went wrong
+    assert out.returncode == 2 and data == {"ok": False, "error": data["error"], "exit_code": 2, "data": {}}
+    assert "pydantic" not in data["error"] and "Traceback" not in out.stderr
+
+
+def test_status_without_an_agent_exits_3_and_names_no_pid(isolated_env):
+    out = cli("status", "--json", env=isolated_env)
+    daemon = json.loads(out.stdout)["data"]["daemon"]
+    assert out.returncode == 3 and daemon["running"] is False and daemon["pid"] is None
+    assert cli("status", env=isolated_env).returncode == 3
+
+
+def test_a_piped_run_that_gets_no_answer_exits_1(isolated_env, write_config):
+    config = str(write_config('[provider]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+                              "timeout_seconds = 2\nmax_retries = 0\n"))
+    out = cli("run", "--config", config, env=isolated_env, stdin="hello\n", timeout=120)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "could not answer" in out.stdout
