@@ -109,14 +109,16 @@ class Hardware:
 
     async def claim(self, rule: PinRule) -> None:
         """Set the pin up; an output starts at its safe level (off when it has none), so an
-        active-low relay never clicks on while it is claimed."""
+        active-low relay never clicks on while it is claimed. A one-shot command adopts an
+        output the board already drives at the level it has (a read reports it, a write does
+        not pass through the safe level)."""
         key = (rule.board, rule.pin)
         if key in self._claimed:
             return
         board = self.boards[rule.board]
         initial = rule.line(bool(rule.safe)) if rule.mode is not PinMode.INPUT else False
-        await board.setup_pin(rule.pin, rule.mode, rule.pull, initial=initial,
-                              bounce_ms=rule.bounce_ms)
+        setup = board.setup_pin if self.resident else board.adopt_pin
+        await setup(rule.pin, rule.mode, rule.pull, initial=initial, bounce_ms=rule.bounce_ms)
         self._claimed.add(key)
 
     def _check_oneshot(self, rule: PinRule, on: bool) -> None:

@@ -2,8 +2,13 @@
 
 Works with stock StandardFirmata and with our sketch (``firmware/arduino``), whose EDGE_WATCHDOG
 sysex (``firmware/PROTOCOL.md``) lets the board drive declared safe levels by itself when the host
-falls silent. The driver probes for the extension after the firmware report and, without it,
-keeps safety host-side (the safe state applied on shutdown).
+falls silent. The driver probes for the extension after the firmware report (a query fenced by a
+second firmware report, so the answer is never a guess) and, without it, keeps safety host-side
+(the safe state applied on shutdown; status says so).
+
+Opening the port resets a real Uno (DTR): the bootloader waits about 0.5 s, then StandardFirmata
+blinks D13 and holds D2..D12 low for about 2 s before it answers, so the handshake allows
+``BOOT_SECONDS`` plus the firmware's start.
 
 Pins are ``D2``..``D13`` (digital; PWM on 3, 5, 6, 9, 10, 11; servo on 9 and 10) and ``A0``..``A5``
 (analog inputs, reported every ``sampling_interval_ms``). ``13`` means ``D13``; D0/D1 carry the link.
@@ -24,7 +29,7 @@ from typing import Any, Protocol
 
 import serial
 
-from peripherals.base import BoardEvent, PinInfo, PinMode, Pull
+from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, Pull
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
 from peripherals.host_pins import HostPinTable
 
@@ -35,15 +40,37 @@ SERVO_PINS = frozenset({9, 10})
 EDGE_WATCHDOG = 0x0E
 WD_DISARM, WD_ARM, WD_QUERY, WD_TRIPPED = 0, 1, 2, 3
 REPORT_FIRMWARE = 0x79
+PIN_STATE_QUERY, PIN_STATE_RESPONSE = 0x6D, 0x6E
+FIRMATA_OUTPUT, FIRMATA_PWM = 1, 3
 FIRST_VALUE_TIMEOUT = 1.0
+BOOT_SECONDS = 4.0
+"""Port open to Firmata answering on a real Uno: bootloader (~0.5 s) plus StandardFirmata's start
+(~2.8 s in the emulator), with room to spare."""
+PROBE_ROUNDS = 3
+"""Watchdog probes answered by the fence alone before the sketch is taken to have no watchdog."""
+QUERY_TIMEOUT = 0.3
+
+
+def plausible_report(data: tuple[int, ...]) -> tuple[str, int, int] | None:
+    """(name, major, minor) from a REPORT_FIRMWARE body, None when it is garbled: a byte lost on
+    the link shifts the name into the version (``2.69`` for ``2.5``) and leaves non-ASCII text.
+
+    >>> plausible_report((2, 5, *b"E\\0d\\0"))
+    ('Ed', 2, 5)
+    >>> plausible_report((2, 69, 0, 100, 0))
+    """
+    if len(data) < 4 or len(data) % 2:
+        return None
+    major, minor, body = data[0], data[1], data[2:]
+    name = "".join(chr(lo | hi << 7) for lo, hi in zip(body[::2], body[1::2]))
+    if not 1 <= major <= 9 or minor > 31 or not name or not all(" " <= c <= "~" for c in name):
+        return None
+    return name, major, minor
 
 
 class FirmataBoard(Protocol):
     """What this driver uses of a pyfirmata2 Board (pyfirmata2 has no type information)."""
 
-    firmware: str | None
-    """The sketch's name from the firmware report (set by the reader thread)."""
-    firmware_version: tuple[int, int]
     analog: list[Any]
     digital: list[Any]
     """pyfirmata2 Pins, indexed by number."""
@@ -86,12 +113,6 @@ def _uno_layout() -> dict[str, Any]:
     return layout
 
 
-def _firmware_name(firmata: FirmataBoard) -> str | None:
-    """The name the reader thread stored from the firmware report, None before it came. (Read
-    through a call: a type checker would otherwise keep the None assigned before the wait.)"""
-    return firmata.firmware
-
-
 def _release(firmata: FirmataBoard) -> None:
     """Close the port; pyfirmata2's own exit() (also run from __del__) would write to it."""
     firmata.exit = lambda: None
@@ -107,6 +128,8 @@ class ArduinoBoard(HostPinTable):
     def __init__(self, name: str, port: str, *, baudrate: int = 57600,
                  aliases: dict[str, str] | None = None, watchdog_ms: int = 1000,
                  sampling_interval_ms: int = 19, handshake_timeout: float = 8.0):
+        """``handshake_timeout``: how long a board may take to answer after its port opens
+        (at least ``BOOT_SECONDS``: the port's DTR resets it into its bootloader)."""
         super().__init__()
         self.name = name
         self.port = port
@@ -121,6 +144,14 @@ class ArduinoBoard(HostPinTable):
         self._servos: dict[str, float] = {}
         self._safe: dict[str, bool] = {}
         self._ack = threading.Event()
+        self._reports: list[tuple[str, int, int]] = []
+        """Well-formed firmware reports since the port opened, oldest first."""
+        self._report_seen = threading.Condition()
+        self._pin_states: dict[int, tuple[int, int]] = {}
+        """(Firmata mode, value) per pin number as the firmware last answered PIN_STATE_QUERY."""
+        self._pin_state_seen = threading.Condition()
+        self._surveyed = False
+        self._servo_configured: set[str] = set()
         self.has_watchdog = False
         self.firmware = ""
         self.connected = False
@@ -229,6 +260,29 @@ class ArduinoBoard(HostPinTable):
         elif data and data[0] == WD_QUERY:
             self._ack.set()
 
+    def _on_firmware_report(self, *data: int) -> None:
+        report = plausible_report(data)
+        if report is None:
+            log.warning("firmware_report_garbled board=%s bytes=%s", self.name, list(data[:8]))
+            return
+        with self._report_seen:
+            self._reports.append(report)
+            self._report_seen.notify_all()
+
+    def _on_pin_state(self, *data: int) -> None:
+        if len(data) < 3:
+            return
+        value = sum(byte << 7 * i for i, byte in enumerate(data[2:5]))
+        with self._pin_state_seen:
+            self._pin_states[data[0]] = (data[1], value)
+            self._pin_state_seen.notify_all()
+
+    def _wait_reports(self, count: int, until: float) -> bool:
+        """Wait until ``count`` well-formed firmware reports have come, or the deadline."""
+        with self._report_seen:
+            return self._report_seen.wait_for(
+                lambda: len(self._reports) >= count, max(0.0, until - time.monotonic()))
+
     def _on_digital(self, pin: str, value: bool | None) -> None:
         level, before = 1.0 if value else 0.0, self._values.get(pin)
         if before != level:
@@ -244,27 +298,55 @@ class ArduinoBoard(HostPinTable):
         except (serial.SerialException, OSError) as exc:
             raise BoardUnavailable(f"cannot open {self.port}: {exc}; check the cable, the port "
                                    "name (`edge-cli boards discover`) and the dialout group") from None
-        firmata.firmware = None
         firmata.add_cmd_handler(EDGE_WATCHDOG, self._on_watchdog_sysex)
+        firmata.add_cmd_handler(REPORT_FIRMWARE, self._on_firmware_report)
+        firmata.add_cmd_handler(PIN_STATE_RESPONSE, self._on_pin_state)
         self._firmata = firmata
         self._generation += 1
         self._ack.clear()
+        self._reports = []
+        self._pin_states = {}
+        self._surveyed = False
+        self._servo_configured = set()
         threading.Thread(target=self._read_loop, args=(firmata, self._generation),
                          name=f"firmata:{self.name}", daemon=True).start()
-        deadline = time.monotonic() + self.handshake_timeout
-        while _firmware_name(firmata) is None:
+        deadline = time.monotonic() + max(self.handshake_timeout, BOOT_SECONDS)
+        while not self._wait_reports(1, min(deadline, time.monotonic() + 0.25)):
             if time.monotonic() > deadline:
                 self._close_port()
                 raise BoardUnavailable(
-                    f"no Firmata report from {self.port} within {self.handshake_timeout:g} s: "
-                    "flash StandardFirmata or `edge-cli firmware flash arduino`")
+                    f"no Firmata report from {self.port} within "
+                    f"{max(self.handshake_timeout, BOOT_SECONDS):g} s: flash StandardFirmata "
+                    "or `edge-cli firmware flash arduino`")
             with self._lock:
                 self._sysex(REPORT_FIRMWARE, [])
-            time.sleep(0.25)
-        with self._lock:
-            self._sysex(EDGE_WATCHDOG, [WD_QUERY])
-        self.has_watchdog = self._ack.wait(0.5)
-        self.firmware = f"{firmata.firmware} {firmata.firmware_version[0]}.{firmata.firmware_version[1]}"
+        self.has_watchdog = self._probe_watchdog(deadline + 1.0)
+        name, major, minor = self._reports[-1]
+        self.firmware = f"{name} {major}.{minor}"
+
+    def _probe_watchdog(self, deadline: float) -> bool:
+        """Ask for the EDGE_WATCHDOG extension, fenced by a firmware report: the firmware answers
+        in order, so an acknowledgement comes before the fence's report or not at all. Stock
+        Firmata ignores the query; it is taken to have no watchdog after ``PROBE_ROUNDS`` fences
+        (a reply to a report request from the handshake could pose as the first). A firmware that
+        stops answering is an error, not a board without a watchdog."""
+        time.sleep(0.05)  # replies to the handshake's requests still on the way
+        unanswered = 0
+        while unanswered < PROBE_ROUNDS:
+            seen = len(self._reports)
+            with self._lock:
+                self._sysex(EDGE_WATCHDOG, [WD_QUERY])
+                self._sysex(REPORT_FIRMWARE, [])
+            fenced = self._wait_reports(seen + 1, min(deadline, time.monotonic() + 0.5))
+            if self._ack.is_set():
+                return True
+            if fenced:
+                unanswered += 1
+            elif time.monotonic() > deadline:
+                self._close_port()
+                raise BoardUnavailable(f"the firmware on {self.port} stopped answering during "
+                                       "the handshake; check the cable and the baud rate")
+        return False
 
     def _close_port(self) -> None:
         self._generation += 1
@@ -310,7 +392,7 @@ class ArduinoBoard(HostPinTable):
                 self._write(lambda: self._pin(pin).write(value))
                 self._values[pin] = value
         for pin, angle in self._servos.items():
-            self._servo(pin, angle)
+            self._servo(pin, angle)  # configured again: the board may have been reset
         self._arm_watchdog()
 
     def _arm_watchdog(self) -> None:
@@ -379,6 +461,56 @@ class ArduinoBoard(HostPinTable):
         if initial and mode is not PinMode.INPUT:
             await self.write(pin, True)
 
+    async def adopt_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,
+                        initial: bool = False, bounce_ms: int = 0) -> None:
+        """Like :meth:`setup_pin`, but a digital output (or PWM pin) the firmware already has in
+        ``mode`` keeps its level: Firmata's PIN_STATE_QUERY tells, and setting the mode again
+        would drive it low. The other pins on its port are learnt too, since a Firmata digital
+        write sets a whole port."""
+        pin = self.resolve(pin)
+        if mode not in (PinMode.OUTPUT, PinMode.PWM) or pin.startswith("A"):
+            await self.setup_pin(pin, mode, pull, initial=initial, bounce_ms=bounce_ms)
+            return
+        wanted = FIRMATA_OUTPUT if mode is PinMode.OUTPUT else FIRMATA_PWM
+        states = await asyncio.to_thread(self._survey)
+        if states.get(int(pin[1:]), (None, 0))[0] != wanted:
+            await self.setup_pin(pin, mode, pull, initial=initial, bounce_ms=bounce_ms)
+            return
+        self._modes[pin] = (mode, Pull(pull))
+        self._debounce.set(pin, bounce_ms)
+        log.info("pin_adopted board=%s pin=%s level=%s", self.name, pin, self._values.get(pin))
+
+    def _query_pin(self, number: int) -> tuple[int, int] | None:
+        """(Firmata mode, value) of a pin as the firmware has it, None if it does not answer."""
+        with self._pin_state_seen:
+            self._pin_states.pop(number, None)
+        for _ in range(2):
+            self._write(lambda: self._sysex(PIN_STATE_QUERY, [number]))
+            with self._pin_state_seen:
+                if self._pin_state_seen.wait_for(lambda: number in self._pin_states, QUERY_TIMEOUT):
+                    return self._pin_states[number]
+        return None
+
+    def _survey(self) -> dict[int, tuple[int, int]]:
+        """Learn the mode and level of every digital pin once per connection, and tell
+        pyfirmata2 about the outputs, so its port-wide writes keep their levels."""
+        if not self._surveyed:
+            firmata = self._board()
+            for number in range(2, 14):
+                state = self._query_pin(number)
+                if state is None:
+                    continue
+                firmata_mode, value = state
+                digital = firmata.digital[number]
+                if firmata_mode == FIRMATA_OUTPUT:
+                    digital._mode, digital.value = firmata_mode, int(bool(value))
+                    self._values[f"D{number}"] = float(bool(value))
+                elif firmata_mode == FIRMATA_PWM:
+                    digital._mode, digital.value = firmata_mode, value / 255
+                    self._values[f"D{number}"] = value / 255
+            self._surveyed = True
+        return dict(self._pin_states)
+
     async def read(self, pin: str) -> float:
         """Inputs report by themselves (Firmata has no polled read): the latest report."""
         pin = self.resolve(pin)
@@ -413,8 +545,9 @@ class ArduinoBoard(HostPinTable):
 
     def _servo(self, pin: str, angle: float) -> None:
         number = int(pin[1:])
-        if pin not in self._servos:
+        if pin not in self._servo_configured:
             self._write(lambda: self._board().servo_config(number, angle=int(angle)))
+            self._servo_configured.add(pin)
         else:
             self._write(lambda: self._pin(pin).write(int(angle)))
         self._servos[pin] = angle
@@ -427,6 +560,22 @@ class ArduinoBoard(HostPinTable):
         if not 0 <= angle <= 180:
             raise PinModeError(f"angle {angle} is outside 0..180")
         await asyncio.to_thread(self._servo, pin, angle)
+
+    def status(self) -> BoardStatus:
+        """As :class:`HostPinTable`'s, with what keeps the outputs safe if the host dies."""
+        status = super().status()
+        if not self.connected:
+            return status
+        status.info["firmware"] = self.firmware
+        status.info["watchdog"] = "firmware" if self.has_watchdog else "none"
+        outputs = [p for p, (mode, _) in self._modes.items() if mode in (PinMode.OUTPUT, PinMode.PWM)]
+        if outputs and not self.has_watchdog:
+            status.info["warning"] = (
+                f"{self.firmware} has no firmware watchdog: if the agent is killed or the Pi "
+                f"hangs, {', '.join(outputs)} stay as they are until the agent is back; flash "
+                "ours (`edge-cli firmware flash arduino`) so the board drives the safe levels "
+                "by itself")
+        return status
 
     async def declare_safe_state(self, values: dict[str, bool]) -> None:
         """Safe levels the firmware drives by itself if the host falls silent (our sketch only;

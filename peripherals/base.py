@@ -131,6 +131,15 @@ class Board(Protocol):
         true), inputs ignore edges shorter than ``bounce_ms``."""
         ...
 
+    async def adopt_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,
+                        initial: bool = False, bounce_ms: int = 0) -> None:
+        """Claim ``pin`` like :meth:`setup_pin`, except that an output the board already drives
+        in ``mode`` keeps the level it has (``initial`` applies only to a pin that is not one
+        yet). A one-shot command on a board that holds levels claims this way, so reading an
+        output reports its real level and writing one does not pass through the safe level
+        first. Default: plain :meth:`setup_pin` (a board that cannot tell what a pin is doing)."""
+        await self.setup_pin(pin, mode, pull, initial=initial, bounce_ms=bounce_ms)
+
     async def read(self, pin: str) -> float: ...
 
     async def write(self, pin: str, value: bool) -> None: ...

@@ -261,6 +261,27 @@ class Stm32Board(HostPinTable):
         if initial and mode is not PinMode.INPUT:
             await self.write(pin, True)
 
+    async def adopt_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,
+                        initial: bool = False, bounce_ms: int = 0) -> None:
+        """Like :meth:`setup_pin`, but an output the firmware already has keeps its level:
+        DIGITAL_READ answers the level an output was last driven to, and DIGITAL_WRITE of that
+        same level is accepted only by an output (PIN_MODE would start it low)."""
+        pin = self.resolve(pin)
+        if mode is not PinMode.OUTPUT:
+            await self.setup_pin(pin, mode, pull, initial=initial, bounce_ms=bounce_ms)
+            return
+        number = wire.pin_number(pin)
+        try:
+            level = (await self._call(wire.Cmd.DIGITAL_READ, pin=number))["level"]
+            await self._call(wire.Cmd.DIGITAL_WRITE, pin=number, level=level)
+        except FirmwareError:  # not set up since the board started, or not an output
+            await self.setup_pin(pin, mode, pull, initial=initial, bounce_ms=bounce_ms)
+            return
+        self._modes[pin] = (mode, Pull(pull))
+        self._values[pin] = float(level)
+        self._debounce.set(pin, bounce_ms)
+        log.info("pin_adopted board=%s pin=%s level=%s", self.name, pin, level)
+
     async def read(self, pin: str) -> float:
         pin = self.resolve(pin)
         mode = self._mode(pin)

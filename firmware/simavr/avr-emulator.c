@@ -1,7 +1,9 @@
 /* A small simavr front end for the Arduino Uno (ATmega328P at 16 MHz) used by edge-agent's tests.
  *
- *   avr-emulator [--link PATH] [--boot OPTIBOOT.hex] [FIRMWARE.elf]
+ *   avr-emulator [--link PATH] [--boot OPTIBOOT.hex] [FIRMWARE.elf|.hex]
  *
+ * The firmware is an ELF file or an Intel hex file (a stock prebuilt sketch, such as
+ * StandardFirmata.cpp.hex), loaded at address 0.
  * UART0 is bridged to a pseudo-terminal (libsimavrparts' uart_pty); the path is printed as
  * "pty /dev/pts/N" and, with --link, also made available as a symlink at PATH (so a test can
  * restart the emulator behind a stable name, like udev's /dev/serial/by-id). The simulation runs
@@ -12,7 +14,8 @@
  *   quit
  * On stdout, one line per output-pin change: "edge D13 1 <simulated microseconds>".
  * With --boot, the Intel hex bootloader is loaded at its own address and the CPU starts there
- * (Optiboot: a STK500v1 upload over the pty, then the new sketch runs). */
+ * (Optiboot: a STK500v1 upload over the pty, then the new sketch runs).
+ * There is no DTR over a pty: a real Uno resets when its port opens; this one does not. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -168,6 +171,38 @@ static int load_bootloader(const char *path)
     return 0;
 }
 
+/* A sketch as Intel hex: every chunk at its own address, the CPU starting at 0. */
+static int load_hex_firmware(const char *path)
+{
+    ihex_chunk_p chunks = NULL;
+    int count = read_ihex_chunks(path, &chunks);
+    if (count <= 0) {
+        fprintf(stderr, "avr-emulator: cannot read %s\n", path);
+        return -1;
+    }
+    uint32_t end = 0;
+    for (int i = 0; i < count; i++) {
+        if (chunks[i].baseaddr + chunks[i].size > avr->flashend + 1u) {
+            fprintf(stderr, "avr-emulator: %s does not fit the flash\n", path);
+            free_ihex_chunks(chunks);
+            return -1;
+        }
+        memcpy(avr->flash + chunks[i].baseaddr, chunks[i].data, chunks[i].size);
+        if (chunks[i].baseaddr + chunks[i].size > end)
+            end = chunks[i].baseaddr + chunks[i].size;
+    }
+    free_ihex_chunks(chunks);
+    avr->codeend = end;
+    avr->pc = 0;
+    return 0;
+}
+
+static int ends_with(const char *text, const char *suffix)
+{
+    size_t n = strlen(text), m = strlen(suffix);
+    return n >= m && !strcmp(text + n - m, suffix);
+}
+
 /* Optiboot starts the sketch with an indirect jump to address 0. simavr 1.6 reports a jump to 0
    as a crash when the reset vector is elsewhere (the bootloader's), and it leaves armed the
    16 ms watchdog Optiboot exits through, resetting the sketch every 16 ms. With a programmed
@@ -197,7 +232,8 @@ int main(int argc, char **argv)
             elf = argv[i];
     }
     if (!elf && !boot) {
-        fprintf(stderr, "usage: %s [--link PATH] [--boot BOOTLOADER.hex] [FIRMWARE.elf]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--link PATH] [--boot BOOTLOADER.hex] "
+                "[FIRMWARE.elf|FIRMWARE.hex]\n", argv[0]);
         return 2;
     }
     avr = avr_make_mcu_by_name("atmega328p");
@@ -207,7 +243,10 @@ int main(int argc, char **argv)
     }
     avr->frequency = 16000000;
     avr->vcc = avr->avcc = avr->aref = 5000;
-    if (elf) {
+    if (elf && ends_with(elf, ".hex")) {
+        if (load_hex_firmware(elf) != 0)
+            return 1;
+    } else if (elf) {
         elf_firmware_t fw;
         memset(&fw, 0, sizeof fw);
         if (elf_read_firmware(elf, &fw) != 0) {

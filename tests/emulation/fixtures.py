@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.emulation.build import arduino_elf, avr_emulator, stm32_elf
+from tests.emulation.build import arduino_elf, avr_emulator, stm32_elf, stock_firmata_hex
 from tests.emulation.qemu import QemuStm32
 from tests.emulation.simavr import SimAvr
 
@@ -31,6 +31,27 @@ def arduino_firmware():
 def simavr_uno(arduino_firmware, tmp_path):
     emulator_bin, elf = arduino_firmware
     emulator = SimAvr(emulator_bin, elf, tmp_path)
+    emulator.start()
+    yield emulator
+    emulator.stop()
+
+
+FIRMATA_SKETCHES = ("edge", "stock")
+"""Our sketch (EdgeFirmata, with the watchdog extension) and stock StandardFirmata."""
+
+
+@pytest.fixture(scope="session")
+def stock_firmata():
+    return stock_firmata_hex()
+
+
+@pytest.fixture(params=FIRMATA_SKETCHES)
+def firmata_uno(request, arduino_firmware, tmp_path):
+    """An Uno in simavr running each Firmata sketch in turn; ``.sketch`` says which."""
+    emulator_bin, elf = arduino_firmware
+    firmware = request.getfixturevalue("stock_firmata") if request.param == "stock" else elf
+    emulator = SimAvr(emulator_bin, firmware, tmp_path)
+    emulator.sketch = request.param
     emulator.start()
     yield emulator
     emulator.stop()

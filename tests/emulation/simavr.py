@@ -1,5 +1,6 @@
-"""The Arduino firmware in our simavr front end (firmware/simavr), its UART on a pseudo-terminal
-reached through a per-test symlink, output-pin edges read from the front end's stdout."""
+"""An Arduino firmware (ours as ELF, or a stock build as Intel hex) in our simavr front end
+(firmware/simavr), its UART on a pseudo-terminal reached through a per-test symlink, output-pin
+edges read from the front end's stdout."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ from pathlib import Path
 
 class SimAvr:
     def __init__(self, emulator: Path, elf: Path | None, workdir: Path, boot: Path | None = None):
+        """``elf``: the firmware, ELF or Intel ``.hex``."""
         self.emulator, self.elf, self.boot = emulator, elf, boot
+        self.sketch = "edge"
+        """Which firmware runs: ``edge`` (ours) or ``stock`` (StandardFirmata)."""
+
         self.link = workdir / "ttyUNO"
         self.proc: subprocess.Popen | None = None
         self.edges: list[tuple[str, int, float]] = []

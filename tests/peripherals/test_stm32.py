@@ -131,3 +131,25 @@ async def test_lost_emulator_is_down_at_once_and_reconnect_restores_state(qemu_s
     qemu_stm32.wait_level("PA5", 1)  # pin mode and level re-applied on the new firmware
     assert [e.kind for e in events] == ["up", "down", "up"]
     await board.close()
+
+
+async def test_adopting_an_output_keeps_its_level(qemu_stm32):
+    """What a one-shot command sees: a new connection adopts PA5 at the level the last one left
+    (reads 1) without writing it low; a pin never set up since the board started is set up."""
+    first = Stm32Board("st", qemu_stm32.url, watchdog_ms=0)
+    await first.connect()
+    await first.setup_pin("PA5", PinMode.OUTPUT)
+    await first.write("PA5", True)
+    await first.close()
+    writes = qemu_stm32.wait_level("PA5", 1)
+    second = Stm32Board("st", qemu_stm32.url, watchdog_ms=0)
+    await second.connect()
+    try:
+        await second.adopt_pin("PA5", PinMode.OUTPUT)
+        assert await second.read("PA5") == 1.0
+        await second.adopt_pin("PA6", PinMode.OUTPUT)
+        assert await second.read("PA6") == 0.0
+        await asyncio.sleep(0.1)
+        assert 0 not in qemu_stm32.pin_writes("PA5")[len(writes):]
+    finally:
+        await second.close()
