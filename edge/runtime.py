@@ -125,6 +125,7 @@ class Runtime:
             self.channels["cli"] = CliChannel(self._stdin, self._stdout)
         if cfg.telegram.enabled:
             from edge.agent.commands import COMMAND_MENU
+            from edge.channels.outbox import Outbox
             from edge.channels.telegram import TelegramChannel
             from edge.channels.telegram_api import TelegramAPI
 
@@ -134,7 +135,8 @@ class Runtime:
                 self.access["telegram"].allowed, self.loaded.state_dir,
                 poll_timeout=tg.poll_timeout_seconds, require_mention=tg.groups.require_mention,
                 approvals=gate, pair=self._pair, commands=COMMAND_MENU,
-                draft_interval=tg.draft_interval_seconds, stream_drafts=tg.stream_drafts)
+                draft_interval=tg.draft_interval_seconds, stream_drafts=tg.stream_drafts,
+                outbox=Outbox.from_config(self.config.agent, self.loaded.state_dir))
         if cfg.signal.enabled:
             from edge.channels.signal import SignalChannel
 
@@ -227,13 +229,13 @@ class Runtime:
         preload: it would only race the exit. Either way no reply waits for the model: until it is
         loaded, recall uses keywords and stores are embedded once it is (``wait_for_model``)."""
         from edge.memory import build_memory, hygiene_loop, snapshot_path
-        from edge.tools.memory import memory_tools
+        from edge.tools.memory import configured_admins, memory_tools
 
         cfg = self.config.memory
         if cfg.backend == "none":
             return []
         memory = self.memory = await build_memory(cfg, self.loaded.state_dir)
-        for tool in memory_tools(memory):
+        for tool in memory_tools(memory, configured_admins(self.config.channels)):
             self.tools[tool.name] = tool
         embedder = memory.model_to_preload()
         if embedder is not None:

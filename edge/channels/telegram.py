@@ -12,8 +12,10 @@
   blocked, 400 stale query, 429), never raised into the poll loop.
 - Approvals are inline buttons Approve / Deny / Always; only the requester or an admin counts.
 - Outbound: 4,096-character chunks (the dispatcher chunks), ``[IMAGE:path]`` sent with
-  ``sendPhoto``, Markdown that Telegram rejects resent as plain text; typing every 4 s; drafts
-  edited in place at a bounded rate. A 429 on a send holds that chat only (:class:`ChatPacing`).
+  ``sendPhoto`` only from the outbox (:mod:`edge.channels.outbox`; anything else gets one
+  refusal that never says whether the file exists), Markdown that Telegram rejects resent as
+  plain text; typing every 4 s; drafts edited in place at a bounded rate. A 429 on a send
+  holds that chat only (:class:`ChatPacing`).
 - Health: the time of the last successful poll; a poller silent for longer than the poll timeout
   plus a grace period reports itself stalled, and the supervisor restarts it.
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from edge.channels.base import Channel, ChannelMessage, SendMessage
+from edge.channels.outbox import IMAGE_REFUSED, Outbox
 from edge.channels.pairing import Pair, Strangers
 from edge.channels.telegram_api import (
     MAX_CHAT_HOLD_SECONDS,
@@ -67,8 +70,15 @@ class TelegramChannel(Channel):
                  poll_timeout: int = 30, require_mention: bool = True,
                  approvals: ApprovalGate | None = None, pair: Pair | None = None,
                  commands: list[tuple[str, str]] | None = None, draft_interval: float = 1.0,
-                 stream_drafts: bool = True):
+                 stream_drafts: bool = True, outbox: Outbox | None = None):
         self.api = api
+        self.outbox = outbox
+        """Where ``[IMAGE:path]`` files may come from; None: no image is ever sent."""
+        if outbox is not None:
+            self.capabilities = (
+                "You are talking on Telegram: replies may use Markdown (*bold*, `code`). To send "
+                f"a photo (PNG, JPEG, GIF or WebP), it must be in {outbox.directory}: put "
+                f"[IMAGE:{outbox.directory}/name.png] on its own line. No other file is sent.")
         self.allowed = allowed
         self.poll_timeout = poll_timeout
         self.require_mention = require_mention
@@ -296,16 +306,17 @@ class TelegramChannel(Channel):
         return await self._chat_call(chat_id, "sendMessage", params)
 
     async def send(self, message: SendMessage) -> None:
-        images = [Path(p.strip()) for p in IMAGE_MARKER.findall(message.content)]
+        images = IMAGE_MARKER.findall(message.content)
         text = IMAGE_MARKER.sub("", message.content).strip()
         if text:
             await self._send_text(message.recipient, text, thread_id=message.thread_id)
-        for path in images:
-            if path.is_file():
+        for written in images:
+            path = await self.outbox.image(written) if self.outbox is not None else None
+            if path is not None:
                 await self._chat_call(message.recipient, "sendPhoto", {"chat_id": message.recipient},
                                       files={"photo": path})
             else:
-                await self._send_text(message.recipient, f"(image not found: {path})", markdown=False)
+                await self._send_text(message.recipient, IMAGE_REFUSED, markdown=False)
 
     async def start_typing(self, recipient: str) -> None:
         """Best-effort: skipped while the chat is flood-limited."""

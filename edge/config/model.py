@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag, model_validator
@@ -40,6 +41,18 @@ class AgentConfig(Section):
     tool_result_max_chars: int = Field(4_000, ge=200)
     context_window_tokens: int = Field(128_000, ge=1_000)
     history_share: float = Field(0.5, gt=0.05, le=0.9)
+    outbox: str | None = None
+    """The only directory ``[IMAGE:path]`` in a reply may send files from (PNG, JPEG, GIF or
+    WebP, checked by content); default <workspace>/outbox."""
+    image_max_bytes: int = Field(10_000_000, ge=1, le=50_000_000)
+    """Larger images are not sent (Telegram takes photos up to 10 MB)."""
+
+    def outbox_dir(self, state_dir: Path) -> Path:
+        """``outbox``, or ``outbox/`` in the workspace (itself default <state_dir>/workspace)."""
+        if self.outbox:
+            return Path(self.outbox).expanduser()
+        workspace = Path(self.workspace).expanduser() if self.workspace else state_dir / "workspace"
+        return workspace / "outbox"
 
 
 class SessionsConfig(Section):

@@ -11,7 +11,7 @@ are exact look-ups.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -168,9 +168,11 @@ class Memory(Protocol):
         """Insert, or replace the entry with the same key."""
         ...
 
-    async def recall(self, query: str, limit: int = 5,
-                     session_id: str | None = None) -> list[MemoryEntry]:
-        """The entries most relevant to ``query``, best first, with ``score`` set."""
+    async def recall(self, query: str, limit: int = 5, session_id: str | None = None, *,
+                     scopes: Collection[str | None] | None = None) -> list[MemoryEntry]:
+        """The entries most relevant to ``query``, best first, with ``score`` set. ``scopes``:
+        only entries whose ``session_id`` is one of them (``None`` in it: unscoped, shared ones);
+        this is how a person's recall never sees another person's memories."""
         ...
 
     async def get(self, key: str) -> MemoryEntry | None: ...

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import os
 import re
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -78,12 +80,15 @@ class MarkdownMemory(Memory):
 
     @staticmethod
     def _append(path: Path, line: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
+        """Append ``line``; the file is 0600 whatever the umask (it holds what people said)."""
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            os.fchmod(fd, 0o600)
             fh.write(line)
 
-    async def recall(self, query: str, limit: int = 5,
-                     session_id: str | None = None) -> list[MemoryEntry]:
+    async def recall(self, query: str, limit: int = 5, session_id: str | None = None, *,
+                     scopes: Collection[str | None] | None = None) -> list[MemoryEntry]:
         terms = [t.strip("?!.,;:'\"").lower() for t in query_terms(query)]
         terms = [t for t in terms if t]
         if not terms or limit <= 0:
@@ -91,6 +96,8 @@ class MarkdownMemory(Memory):
         scored = []
         for entry in (await asyncio.to_thread(self._read_all)).values():
             if session_id is not None and entry.session_id != session_id:
+                continue
+            if scopes is not None and entry.session_id not in scopes:
                 continue
             text = f"{entry.key} {entry.content}".lower()
             hits = sum(1 for term in terms if term in text)

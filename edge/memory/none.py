@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Collection
 from typing import Any
 
 from edge.memory.base import Category, Memory, MemoryEntry
@@ -17,8 +18,8 @@ class NoneMemory(Memory):
                     session_id: str | None = None) -> None:
         return None
 
-    async def recall(self, query: str, limit: int = 5,
-                     session_id: str | None = None) -> list[MemoryEntry]:
+    async def recall(self, query: str, limit: int = 5, session_id: str | None = None, *,
+                     scopes: Collection[str | None] | None = None) -> list[MemoryEntry]:
         return []
 
     async def get(self, key: str) -> MemoryEntry | None:

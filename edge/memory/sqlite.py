@@ -23,7 +23,7 @@ import asyncio
 import builtins
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any, cast
 
@@ -62,7 +62,32 @@ REINDEX_BATCH = 32
 ENTRY_COLUMNS = "num, id, key, content, category, updated_at, session_id"
 
 
+SCOPED_OVERFETCH = 4
+"""A scoped recall takes this many times more vector candidates before filtering by scope."""
+
 Row = tuple[Any, ...]
+Scopes = Collection[str | None]
+Within = tuple[str, tuple[Any, ...]]
+"""A ``WHERE`` condition on ``session_id`` and its parameters (``EVERY_ROW``: no filter)."""
+EVERY_ROW = "1"
+
+
+def _within(session_id: str | None, scopes: Scopes | None) -> Within:
+    """The rows a recall may return: one session, and/or only the given scopes (``None`` in
+    ``scopes`` is the unscoped, shared entries)."""
+    conditions: list[str] = []
+    params: list[Any] = []
+    if session_id is not None:
+        conditions.append("session_id = ?")
+        params.append(session_id)
+    if scopes is not None:
+        named = sorted(s for s in scopes if s is not None)
+        either = [f"session_id IN ({','.join('?' * len(named))})"] if named else []
+        if None in scopes:
+            either.append("session_id IS NULL")
+        conditions.append(f"({' OR '.join(either)})" if either else "0")
+        params.extend(named)
+    return (" AND ".join(conditions), tuple(params)) if conditions else (EVERY_ROW, ())
 
 
 def _entry(row: Row, score: float | None = None) -> MemoryEntry:
@@ -261,36 +286,39 @@ class SqliteMemory(Memory):
         except (MemoryFailure, aiosqlite.Error):
             return False
 
-    async def _rows(self, scored: builtins.list[tuple[int, float]], session_id: str | None,
+    async def _rows(self, scored: builtins.list[tuple[int, float]], within: Within,
                     limit: int) -> builtins.list[MemoryEntry]:
         """The entries for ``(num, score)`` pairs in one query, in score order."""
         if not scored:
             return []
         marks = ",".join("?" * len(scored))
+        where, params = within
         found = await self._fetch(f"SELECT {ENTRY_COLUMNS} FROM memories WHERE num IN ({marks}) "
-                                  "AND (? IS NULL OR session_id = ?)",
-                                  (*[num for num, _ in scored], session_id, session_id))
+                                  f"AND {where}", (*[num for num, _ in scored], *params))
         rows = {row[0]: row for row in found}
         return [_entry(rows[num], score) for num, score in scored if num in rows][:limit]
 
-    async def keyword_search(self, query: str, limit: int,
-                             session_id: str | None = None) -> builtins.list[tuple[int, float]]:
+    async def keyword_search(self, query: str, limit: int, session_id: str | None = None, *,
+                             scopes: Scopes | None = None) -> builtins.list[tuple[int, float]]:
         """``(num, -bm25)``, best first; LIKE matching (fraction of words found) if FTS5 refuses.
 
         Only a session filter reads ``memories`` (joining it for every match doubled the cost at
         100k rows); ``ORDER BY score DESC LIMIT`` keeps a top-k sorter, where FTS5's own ``ORDER
         BY rank`` sorts every match and measured slower."""
+        within = _within(session_id, scopes)
         match = fts_query(await self._selective_terms(fts_terms(query)))
         if match:
+            where, params = within
+            only = f" AND rowid IN (SELECT num FROM memories WHERE {where})" \
+                if where != EVERY_ROW else ""
             try:
                 return await self._fetch(
                     "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "
-                    "WHERE memories_fts MATCH ?1 AND (?2 IS NULL OR rowid IN "
-                    "(SELECT num FROM memories WHERE session_id = ?2)) ORDER BY score DESC LIMIT ?3",
-                    (match, session_id, limit))
+                    f"WHERE memories_fts MATCH ?{only} ORDER BY score DESC LIMIT ?",
+                    (match, *params, limit))
             except aiosqlite.OperationalError as exc:
                 log.info("memory_recall_like_fallback reason=%s", exc)
-        return await self._like_search(query, limit, session_id)
+        return await self._like_search(query, limit, within)
 
     async def _selective_terms(self, terms: builtins.list[str]) -> builtins.list[str]:
         if len(terms) < 2:
@@ -304,18 +332,19 @@ class SqliteMemory(Memory):
         return drop_common_terms(terms, counts, counts.pop(""))
 
     async def _like_search(self, query: str, limit: int,
-                           session_id: str | None) -> builtins.list[tuple[int, float]]:
+                           within: Within) -> builtins.list[tuple[int, float]]:
         terms = like_terms(query)
         hits = " + ".join(["((key LIKE ? ESCAPE '\\') OR (content LIKE ? ESCAPE '\\'))"] * len(terms))
         params = [p for term in terms for p in (term, term)]
+        where, scoped = within
         found = await self._fetch(
             f"SELECT num, ({hits}) AS hits FROM memories WHERE hits > 0 "
-            "AND (? IS NULL OR session_id = ?) ORDER BY hits DESC, updated_at DESC LIMIT ?",
-            (*params, session_id, session_id, limit))
+            f"AND {where} ORDER BY hits DESC, updated_at DESC LIMIT ?",
+            (*params, *scoped, limit))
         return [(num, hits / len(terms)) for num, hits in found]
 
-    async def recall(self, query: str, limit: int = 5,
-                     session_id: str | None = None) -> builtins.list[MemoryEntry]:
+    async def recall(self, query: str, limit: int = 5, session_id: str | None = None, *,
+                     scopes: Scopes | None = None) -> builtins.list[MemoryEntry]:
         if not query.strip() or limit <= 0:
             return []
         query_vector = None
@@ -328,30 +357,34 @@ class SqliteMemory(Memory):
                 await (await self.db()).commit()
             except EmbeddingError as exc:
                 log.warning("memory_recall_keyword_only reason=%s", exc)
-        return await self.recall_by_vector(query, query_vector, limit, session_id)
+        return await self.recall_by_vector(query, query_vector, limit, session_id, scopes=scopes)
 
     async def recall_by_vector(self, query: str, query_vector: Any, limit: int = 5,
-                               session_id: str | None = None) -> builtins.list[MemoryEntry]:
+                               session_id: str | None = None, *,
+                               scopes: Scopes | None = None) -> builtins.list[MemoryEntry]:
         """Recall with the query's vector already computed (None: BM25 only)."""
         candidates = max(CANDIDATES, limit)
+        within = _within(session_id, scopes)
         if query_vector is None:
-            keyword = await self.keyword_search(query, candidates, session_id)
-            return await self._rows(normalise_bm25(keyword), session_id, limit)
+            keyword = await self.keyword_search(query, candidates, session_id, scopes=scopes)
+            return await self._rows(normalise_bm25(keyword), within, limit)
         index = await self._index_ready()
+        # the vector index is not scoped: take more candidates so others' do not crowd one out
+        nearest = candidates * SCOPED_OVERFETCH if within[0] != EVERY_ROW else candidates
         if len(index) < OVERLAP_MIN_ROWS:
-            keyword = await self.keyword_search(query, candidates, session_id)
-            vector = index.search(query_vector, candidates)
+            keyword = await self.keyword_search(query, candidates, session_id, scopes=scopes)
+            vector = index.search(query_vector, nearest)
         else:
             searching = asyncio.get_running_loop().run_in_executor(
-                None, index.search, query_vector, candidates)
+                None, index.search, query_vector, nearest)
             try:
-                keyword = await self.keyword_search(query, candidates, session_id)
+                keyword = await self.keyword_search(query, candidates, session_id, scopes=scopes)
             finally:
                 vector = await searching
         merged = hybrid_merge(vector, keyword, self.vector_weight, self.keyword_weight,
                               len(vector) + len(keyword))
         relevant = [(num, score) for num, score in merged if score >= self.min_relevance]
-        return await self._rows(relevant, session_id, limit)
+        return await self._rows(relevant, within, limit)
 
     # -- upkeep -----------------------------------------------------------------------------
 

@@ -6,11 +6,14 @@ content, kept in sync by three triggers; ``memories_fts_terms`` gives each term'
 and ``embedding_cache`` (LRU by ``accessed_at``).
 Pragmas: WAL, synchronous NORMAL (a committed store survives a crash of the process), 8 MB mmap,
 2 MB page cache, temp store in memory. Opening has a timeout so a locked file cannot hang the agent.
+The database and its ``-wal`` and ``-shm`` files are 0600 whatever the umask (SQLite gives the
+journal files the database file's mode); its directory is created 0700.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import aiosqlite
@@ -70,10 +73,31 @@ PRAGMAS = (
 )
 
 
+PRIVATE = 0o600
+JOURNAL_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+def make_private(path: Path) -> None:
+    """Create ``path`` if missing and make it (and any journal file beside it) 0600."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE)
+    try:
+        if os.fstat(fd).st_mode & 0o777 != PRIVATE:
+            os.fchmod(fd, PRIVATE)
+    finally:
+        os.close(fd)
+    for suffix in JOURNAL_SUFFIXES:
+        try:
+            if os.stat(f"{path}{suffix}").st_mode & 0o777 != PRIVATE:
+                os.chmod(f"{path}{suffix}", PRIVATE)
+        except FileNotFoundError:
+            pass
+
+
 async def open_database(path: Path, timeout: float) -> aiosqlite.Connection:
     """Open (creating) the database with the schema, or raise MemoryFailure within ``timeout``."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private(path)
     except OSError as exc:
         raise MemoryFailure(f"cannot create {path.parent} for the memory database ({exc}); "
                             "check [paths] state_dir and its permissions") from exc
@@ -86,6 +110,7 @@ async def open_database(path: Path, timeout: float) -> aiosqlite.Connection:
                 await db.execute(pragma)
             await db.executescript(SCHEMA)
             await db.commit()
+            await asyncio.to_thread(make_private, path)  # -wal and -shm from before
         except BaseException:
             await db.close()
             raise

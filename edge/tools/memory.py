@@ -1,7 +1,9 @@
 """Memory tools for the model: ``memory_store``, ``memory_recall``, ``memory_forget``
-(the model reads and writes its own long-term memory).
+(the model reads and writes long-term memory for the person who asked).
 
-Each is built on a Memory; failures come back as ``ToolResult(success=False)``.
+Each is built on a Memory and an admin check, through :class:`PersonalMemory`: a person stores,
+recalls and forgets their own memories and recalls the shared ones; only an admin (or the local
+operator) stores or forgets shared ones. Failures come back as ``ToolResult(success=False)``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from edge.memory.base import Category, Memory
+from edge.config.model import ChannelsConfig
+from edge.memory.access import (
+    LOCAL_OPERATOR_CHANNELS,
+    IsAdmin,
+    PersonalMemory,
+    SharedMemoryRefused,
+    local_operator_only,
+)
+from edge.memory.base import Category, Memory, MemoryFailure
 from edge.requester import Requester
 from edge.tools.base import ModelTool, P, Tool, ToolResult
 
@@ -27,6 +37,9 @@ class StoreArgs(_Args):
     category: Literal["core", "daily", "conversation"] | str = Field(
         "core", description="core (lasting facts, preferences, decisions), daily (today's log), "
                             "conversation (short-lived), or a custom name")
+    shared: bool = Field(False, description="Visible to everyone who talks to the agent; only an "
+                                            "admin may store shared memories. Default: private to "
+                                            "the person asking")
 
 
 class RecallArgs(_Args):
@@ -39,13 +52,16 @@ class ForgetArgs(_Args):
 
 
 class _MemoryTool(ModelTool[P]):
-    def __init__(self, memory: Memory):
+    def __init__(self, memory: Memory, is_admin: IsAdmin = local_operator_only):
         self.memory = memory
+        self.personal = PersonalMemory(memory, is_admin)
 
     async def execute(self, args: dict[str, Any], requester: Requester) -> ToolResult:
         try:
             return await super().execute(args, requester)
-        except sqlite3.Error as exc:
+        except SharedMemoryRefused as exc:
+            return ToolResult(False, error=str(exc))
+        except (sqlite3.Error, MemoryFailure) as exc:
             return ToolResult(False, error=f"memory store failed: {exc}")
 
 
@@ -57,9 +73,11 @@ class MemoryStoreTool(_MemoryTool[StoreArgs]):
 
     async def run(self, params: StoreArgs, requester: Requester) -> ToolResult:
         category = Category.parse(params.category)
-        await self.memory.store(params.key, params.content, category)
-        return ToolResult(True, f"remembered '{params.key}' ({category})",
-                          data={"key": params.key, "category": category.value})
+        await self.personal.store(requester, params.key, params.content, category, params.shared)
+        shared = ", shared" if params.shared else ""
+        return ToolResult(True, f"remembered '{params.key}' ({category}{shared})",
+                          data={"key": params.key, "category": category.value,
+                                "shared": params.shared})
 
 
 class MemoryRecallTool(_MemoryTool[RecallArgs]):
@@ -68,28 +86,42 @@ class MemoryRecallTool(_MemoryTool[RecallArgs]):
     Params = RecallArgs
 
     async def run(self, params: RecallArgs, requester: Requester) -> ToolResult:
-        entries = await self.memory.recall(params.query, params.limit)
+        entries = await self.personal.recall(requester, params.query, params.limit)
         if not entries:
             return ToolResult(True, "no relevant memories", data={"entries": []})
-        lines = [f"- {e.key}: {e.content}" + (f" (score {e.score:.2f})" if e.score is not None else "")
-                 for e in entries]
-        return ToolResult(True, "\n".join(lines),
-                          data={"entries": [e.as_dict() for e in entries]})
+        lines = [f"- {e.key}{' (shared)' if e.session_id is None else ''}: {e.content}"
+                 + (f" (score {e.score:.2f})" if e.score is not None else "") for e in entries]
+        return ToolResult(True, "\n".join(lines), data={"entries": [
+            {**e.as_dict(), "shared": e.session_id is None} for e in entries]})
 
 
 class MemoryForgetTool(_MemoryTool[ForgetArgs]):
     name = "memory_forget"
-    description = "Delete the memory stored under a key."
+    description = "Delete one of the asking person's memories by its key."
     Params = ForgetArgs
 
     async def run(self, params: ForgetArgs, requester: Requester) -> ToolResult:
-        if await self.memory.forget(params.key):
+        if await self.personal.forget(requester, params.key):
             return ToolResult(True, f"forgot '{params.key}'", data={"key": params.key, "deleted": True})
         return ToolResult(False, error=f"no memory with key '{params.key}' could be deleted "
                                        f"(the {self.memory.name} backend may be append-only)",
                           data={"key": params.key, "deleted": False})
 
 
-def memory_tools(memory: Memory) -> list[Tool]:
-    return [MemoryStoreTool(memory), MemoryRecallTool(memory), MemoryForgetTool(memory)]
+def configured_admins(channels: ChannelsConfig) -> IsAdmin:
+    """Admins as configured per channel (``[channels.telegram] admins``, ``[channels.signal]
+    admins``), and the local operator (the terminal running the agent, the control socket)."""
+    admins = {"telegram": frozenset(map(str, channels.telegram.admins)),
+              "signal": frozenset(map(str, channels.signal.admins))}
+
+    def is_admin(requester: Requester) -> bool:
+        return (requester.channel in LOCAL_OPERATOR_CHANNELS
+                or requester.sender in admins.get(requester.channel, frozenset()))
+
+    return is_admin
+
+
+def memory_tools(memory: Memory, is_admin: IsAdmin = local_operator_only) -> list[Tool]:
+    return [MemoryStoreTool(memory, is_admin), MemoryRecallTool(memory, is_admin),
+            MemoryForgetTool(memory, is_admin)]
 

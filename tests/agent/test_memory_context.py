@@ -1,5 +1,5 @@
-"""Memory context: scopes, relevance and content filters, size limits; also against the real
-SQLite memory."""
+"""Memory context: scopes, relevance and content filters, size limits, quoting; also against the
+real SQLite memory."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ class Store:
         self.entries = entries
         self.asked = []
 
-    async def recall(self, query, limit=5, session_id=None):
-        self.asked.append((query, limit, session_id))
+    async def recall(self, query, limit=5, session_id=None, *, scopes=None):
+        self.asked.append((query, limit, session_id, scopes))
         return self.entries[:limit]
 
 
@@ -37,10 +37,10 @@ async def test_filters_and_limits():
     store = Store(entries)
     text = await build_memory_context(store, ChannelMessage("alice", "alice", "pump?", "cli"))
     lines = text.splitlines()
-    assert lines[0] == "[Memory context]"
-    assert [line.split(":")[0] for line in lines[1:]] == ["- k0", "- k1", "- k2", "- k3"]
-    assert all(len(line) <= 800 + len("- k0: ") for line in lines[1:])
-    assert store.asked == [("pump?", 20, None)]
+    assert lines[0] == "<recalled_memory>" and lines[-1] == "</recalled_memory>"
+    assert [line.split(" ")[1] for line in lines[1:-1]] == ["k0", "k1", "k2", "k3"]
+    assert all(len(line) <= 800 + len('- k0 (shared): ""') for line in lines[1:-1])
+    assert store.asked == [("pump?", 20, None, frozenset({None, "cli:alice"}))]
 
 
 async def test_scopes_sender_group_and_unscoped_only():
@@ -56,7 +56,7 @@ async def test_scopes_sender_group_and_unscoped_only():
 
 async def test_no_memory_or_failing_memory_gives_no_context():
     class Broken:
-        async def recall(self, query, limit=5, session_id=None):
+        async def recall(self, query, limit=5, session_id=None, *, scopes=None):
             raise OSError("database is locked")
 
     msg = ChannelMessage("a", "a", "q", "cli")
@@ -71,6 +71,6 @@ async def test_with_the_sqlite_memory(tmp_path):
     await memory.store("other", "My wifi password guess is hunter2", Category.CONVERSATION, "cli:bob")
     msg = ChannelMessage("alice", "alice", "wifi password", "cli")
     assert await build_memory_context(memory, msg) == (
-        "[Memory context]\n- wifi: The wifi password is on the router")
+        '<recalled_memory>\n- wifi (shared): "The wifi password is on the router"\n</recalled_memory>')
     assert await build_memory_context(memory, ChannelMessage("a", "a", "quantum chromodynamics", "cli")) == ""
     await memory.close()

@@ -170,7 +170,8 @@ async def test_markdown_rejected_is_resent_plain_and_photos_and_chunks(telegram,
     long_text = "\n\n".join(f"Paragraph {i}: " + "x" * 300 for i in range(20))
     replies = [(200, completion(f"*unclosed bold\n[IMAGE:{image}]")), (200, completion(long_text))]
     with OpenAIServer(replies) as model:
-        extra = f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
+        extra = (f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
+                 f'outbox = "{tmp_path}"\n')
         await start_agent(config(telegram) + extra)
         telegram.reject_markdown = True
         telegram.push_message(42, "show me the plot")

@@ -17,10 +17,10 @@ async def test_tools_store_recall_and_forget(memory):
     store, recall, forget = memory_tools(memory)
     stored = await store.execute({"key": "wifi", "content": "The wifi password is on the router"},
                                  asker("telegram:42"))
-    assert stored.success and stored.data == {"key": "wifi", "category": "core"}
+    assert stored.success and stored.data == {"key": "wifi", "category": "core", "shared": False}
     await store.execute({"key": "isp", "content": "Internet bill paid by card", "category": "bills"},
                         asker("telegram:42"))
-    assert (await memory.get("isp")).category == Category.parse("bills")
+    assert (await memory.get("telegram:42/isp")).category == Category.parse("bills")
     found = await recall.execute({"query": "what is the internet password"}, asker("telegram:42"))
     assert found.success and found.data["entries"][0]["key"] == "wifi"
     assert "- wifi: The wifi password is on the router" in found.output

@@ -57,12 +57,15 @@ async def test_missing_database_is_hydrated_from_the_snapshot(model_state_dir):
         await restored.close()
 
 
-def test_snapshot_round_trip_keeps_multiline_content():
+def test_snapshot_round_trip_keeps_multiline_content_and_owners():
     class E:
-        def __init__(self, key, content):
-            self.key, self.content = key, content
-    text = render_snapshot([E("b", "line one\n\\ backslash\n## fake heading"), E("a", "x")])
-    assert parse_snapshot(text) == [("a", "x"), ("b", "line one\n\\ backslash\n## fake heading")]
+        def __init__(self, key, content, session_id=None):
+            self.key, self.content, self.session_id = key, content, session_id
+    text = render_snapshot([E("b", "line one\n\\ backslash\n## fake heading"), E("a", "x"),
+                            E("telegram:42/c", "<!-- scope shared -->\nmine", "telegram:42")])
+    assert parse_snapshot(text) == [("a", "x", None),
+                                    ("b", "line one\n\\ backslash\n## fake heading", None),
+                                    ("telegram:42/c", "<!-- scope shared -->\nmine", "telegram:42")]
 
 
 async def test_hygiene_reembeds_entries_from_another_model(tmp_path, embedder):
