@@ -140,6 +140,13 @@ class Hardware:
 
     # the one door: name a pin and who asks; the policy, approvals and guards run here --------
 
+    def _named(self, spec: str) -> str:
+        """The pin as an approval prompt names it: its rule's label (``gpio:GPIO17 (led)``),
+        never the words the model wrote."""
+        board, pin = self.locate(spec)
+        rule = self.policy.rule(board, pin)
+        return rule.label if rule else f"{board}:{pin}"
+
     async def _permit(self, spec: str, action: Action, requester: Requester,
                       summary: str) -> PinRule:
         board, pin = self.locate(spec)
@@ -154,7 +161,7 @@ class Hardware:
     async def write(self, spec: str, on: bool, requester: Requester) -> PinRule:
         """Switch an output on or off (after the policy, approvals and one-shot guards)."""
         rule = await self._permit(spec, Action.WRITE, requester,
-                                  f"switch {spec} {'on' if on else 'off'}")
+                                  f"switch {self._named(spec)} {'on' if on else 'off'}")
         self._check_oneshot(rule, on)
         await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
         log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
@@ -164,7 +171,7 @@ class Hardware:
     async def pwm(self, spec: str, duty: float, frequency: float | None,
                   requester: Requester) -> PinRule:
         rule = await self._permit(spec, Action.PWM, requester,
-                                  f"set {spec} PWM duty to {duty:.2f}")
+                                  f"set {self._named(spec)} PWM duty to {duty:.2f}")
         self._check_oneshot(rule, duty > 0)
         line_duty = 1.0 - duty if rule.active_low else duty
         await self._actuate(rule, duty > 0,
@@ -175,7 +182,7 @@ class Hardware:
 
     async def servo(self, spec: str, angle: float, requester: Requester) -> PinRule:
         rule = await self._permit(spec, Action.SERVO, requester,
-                                  f"turn the servo on {spec} to {angle:g} degrees")
+                                  f"turn the servo on {self._named(spec)} to {angle:g} degrees")
         self._check_oneshot(rule, True)
         await self._actuate(rule, True, self.boards[rule.board].servo(rule.pin, angle))
         log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, angle,

@@ -3,12 +3,21 @@
 Memory is shown only when a memory store exists in the state directory: a SQLite file with the
 ``memories`` table (``memory/brain.db`` or any ``*.db`` there or in ``memory/``), or the
 Markdown backend's ``MEMORY.md``. Nothing is shown, rather than a made-up figure, when there is none.
+
+Error text in a status (channels' last errors, recent log events, board details) is redacted with
+the rules the logs use (:mod:`edge.redaction`), for everyone. ``format_status(status,
+full=False)`` is what a non-admin sees: states and names, no file paths, provider URLs, board
+details or error text.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+from edge.redaction import Redactor
 
 RECENT_ERRORS_SHOWN = 5
 
@@ -63,7 +72,29 @@ def format_duration(seconds: float) -> str:
     return f"{minutes}m {secs}s" if minutes else f"{secs}s"
 
 
-def format_status(status: dict) -> str:
+def redact_status(status: dict[str, Any], secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """A copy of ``status`` with its free text (errors, board details) redacted like the logs.
+
+    >>> redact_status({"channels": [{"name": "telegram", "last_error": "GET /bot1:abc failed"}]})
+    {'channels': [{'name': 'telegram', 'last_error': 'GET /bot*** failed'}]}
+    """
+    redactor = Redactor(secrets)
+
+    def clean(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+        return [{**row, key: redactor.redact(row[key])} if isinstance(row.get(key), str) else row
+                for row in rows]
+
+    out = dict(status)
+    for section, key in (("channels", "last_error"), ("recent_errors", "message"),
+                         ("boards", "detail")):
+        if isinstance(out.get(section), list):
+            out[section] = clean(out[section], key)
+    return out
+
+
+def format_status(status: dict, *, full: bool = True) -> str:
+    """The status as lines of text; ``full=False`` for a non-admin (see the module's doc)."""
+    status = redact_status(status)
     daemon = status.get("daemon") or {}
     if daemon.get("running"):
         lines = [f"edge-agent {daemon.get('version')}: running (pid {daemon.get('pid')}, "
@@ -71,10 +102,12 @@ def format_status(status: dict) -> str:
     else:
         lines = [f"edge-agent {daemon.get('version')}: daemon not running "
                  "(start it with `edge-cli run` or `systemctl start edge-agent`)"]
-    lines.append(f"config: {status.get('config', '?')}")
+    if full:
+        lines.append(f"config: {status.get('config', '?')}")
     for board in status.get("boards", []):
         state = "connected" if board["connected"] else "not connected"
-        lines.append(f"board {board['name']} ({board['kind']}): {state}, {board['detail']}")
+        detail = f", {board['detail']}" if full else ""
+        lines.append(f"board {board['name']} ({board['kind']}): {state}{detail}")
     for event in (status.get("board_events") or [])[-3:]:
         ago = format_duration(max(0.0, time.time() - event["time"]))
         where = f" {event['pin']}={event['value']:g}" if event.get("pin") else ""
@@ -82,20 +115,25 @@ def format_status(status: dict) -> str:
     for channel in status.get("channels", []):
         state = "up" if channel["healthy"] else (
             f"down since {channel['down_since']}" if channel.get("down_since") else "down")
-        error = f" (last error: {channel['last_error']})" if channel.get("last_error") else ""
+        error = (f" (last error: {channel['last_error']})"
+                 if full and channel.get("last_error") else "")
         lines.append(f"channel {channel['name']}: {state}{error}")
     provider = status.get("provider") or {}
     if provider.get("configured"):
-        lines.append(f"provider: {provider['model']} at {provider['base_url']}")
+        where = f" at {provider['base_url']}" if full else ""
+        lines.append(f"provider: {provider['model']}{where}")
     else:
         lines.append("provider: none configured (direct commands only; see [provider] in config)")
     memory = status.get("memory")
     if memory:
         count = f"{memory['entries']} entries, " if memory.get("entries") is not None else ""
-        lines.append(f"memory: {memory['backend']}, {count}{format_bytes(memory['bytes'])} "
-                     f"({memory['path']})")
+        where = f" ({memory['path']})" if full else ""
+        lines.append(f"memory: {memory['backend']}, {count}{format_bytes(memory['bytes'])}"
+                     f"{where}")
     errors = status.get("recent_errors") or []
-    if errors:
+    if errors and not full:
+        lines.append(f"{len(errors)} recent warnings or errors (an admin sees them in /status)")
+    elif errors:
         lines.append(f"last errors ({len(errors)} recent, newest last):")
         for event in errors[-RECENT_ERRORS_SHOWN:]:
             ago = format_duration(max(0.0, time.time() - event["time"]))

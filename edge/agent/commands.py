@@ -2,6 +2,13 @@
 
 They go through the same tools (and so the same policy) as the model's tool calls.
 
+Who may do what: every allowed user may read and drive pins (the policy decides), see the model's
+name and the list of models, and start their own conversation afresh. What changes the agent for
+everyone needs an admin of the channel (or the local terminal, the operator): ``/model NAME``.
+Non-admins' ``/status`` and ``/models`` leave out file paths, provider URLs, board details and
+error text; errors shown to admins are redacted like the logs. Pairing codes are issued only by
+the local operator (``edge-cli channel pair``); no chat command issues or approves one.
+
 >>> parse_command("/gpio led on")
 ('gpio', ['led', 'on'])
 >>> parse_command("turn the led on") is None
@@ -10,11 +17,12 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from edge.requester import Requester
+from edge.security.approvals import is_admin
 from edge.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -25,7 +33,7 @@ HELP = """Commands (no model needed):
   /status              agent, boards, channels and provider
   /new, /reset         start a new conversation (history cleared)
   /stop                cancel the request in progress
-  /model [NAME]        show or switch the model
+  /model [NAME]        show the model, or switch it (admins)
   /models              list the configured models
   /pins                allowlisted pins and their state
   /gpio PIN            read a pin (name or alias, e.g. led, GPIO17)
@@ -49,10 +57,17 @@ COMMAND_MENU = [
 @dataclass
 class CommandContext:
     tools: dict[str, Tool]
-    status_text: Callable[[], Awaitable[str]]
+    status_text: Callable[..., Awaitable[str]]
+    """The status as text; called with ``full=False`` for a non-admin (no paths, URLs, errors)."""
     requester: Requester
     reset_session: Callable[[], Awaitable[object]] | None = None
     provider: ModelSwitch | None = None
+    admins: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Channel -> admin senders (the approval gate's list)."""
+
+    @property
+    def is_admin(self) -> bool:
+        return is_admin(self.requester, self.admins)
 
 
 def parse_command(text: str) -> tuple[str, list[str]] | None:
@@ -72,7 +87,9 @@ async def _help(args: list[str], ctx: CommandContext) -> str:
 
 
 async def _status(args: list[str], ctx: CommandContext) -> str:
-    return await ctx.status_text()
+    if ctx.is_admin:
+        return await ctx.status_text()
+    return await ctx.status_text(full=False)
 
 
 async def _pins(args: list[str], ctx: CommandContext) -> str:
@@ -123,6 +140,9 @@ async def _model(args: list[str], ctx: CommandContext) -> str:
         return "No language model is configured; see [provider] in the config."
     if not args:
         return f"Current model: {ctx.provider.model}"
+    if not ctx.is_admin:
+        return ("Only an admin can switch the model (it changes it for everyone); ask one, or "
+                f"add {ctx.requester.sender} to [channels.{ctx.requester.channel}] admins.")
     try:
         row = ctx.provider.select(" ".join(args))
     except ValueError as exc:
@@ -134,11 +154,12 @@ async def _model(args: list[str], ctx: CommandContext) -> str:
 async def _models(args: list[str], ctx: CommandContext) -> str:
     if ctx.provider is None:
         return "No language model is configured; see [provider] in the config."
-    lines = ["Models (/model NAME switches):"]
+    lines = ["Models (an admin switches with /model NAME):"]
     for row in ctx.provider.list_models():
         mark = "*" if row.active else " "
         extra = f", fallbacks {', '.join(row.fallback_models)}" if row.fallback_models else ""
-        lines.append(f"{mark} {row.name}: {row.model} ({row.kind} at {row.base_url}{extra})")
+        where = f" at {row.base_url}" if ctx.is_admin else ""
+        lines.append(f"{mark} {row.name}: {row.model} ({row.kind}{where}{extra})")
     return "\n".join(lines)
 
 

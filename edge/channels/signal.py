@@ -5,7 +5,11 @@ an ``envelope``) and leave through JSON-RPC (``POST /api/v1/rpc``: ``send``, ``s
 
 Unknown numbers get one pairing hint (``/pair CODE`` pairs them). Approvals are answered by reply:
 the request carries a short token and ``<token> approve|deny|always`` from the requester (or an
-admin) answers it; the answer is acknowledged with a reaction.
+admin) answers it, the token in any case; the answer is acknowledged with a reaction.
+
+A message's id is ``sender:timestamp``: Signal timestamps are milliseconds chosen by the sending
+device, so two people can send at the same millisecond, and the duplicate check must tell them
+apart.
 """
 
 from __future__ import annotations
@@ -118,7 +122,7 @@ class SignalChannel(Channel):
         mentions = data.get("mentions") or []
         mentioned = any(m.get("number") == self.account for m in mentions)
         await bus.put(ChannelMessage(sender, reply_target, text.replace("\ufffc", "").strip(),
-                                     self.name, id=str(envelope.get("timestamp")),
+                                     self.name, id=f"{sender}:{envelope.get('timestamp')}",
                                      is_group=bool(group), mentioned=mentioned,
                                      attachments=tuple(a.get("id", "") for a in data.get("attachments") or [])))
 

@@ -37,15 +37,20 @@ def init(args) -> int:
 
 
 def check(args) -> int:
+    """Exit 0 when valid (warnings about risky settings go to stderr), 2 when not."""
+    from edge.config.exposure import exposure_warnings
     from edge.config.loader import load_config
     from edge.hardware import build_hardware
 
     loaded = load_config(args.config)
     build_hardware(loaded.config, resident=False)  # resolves every pin and alias
+    warnings = exposure_warnings(loaded.config)
     if args.json:
-        print(json.dumps({"ok": True, "config": loaded.source}))
+        print(json.dumps({"ok": True, "config": loaded.source, "warnings": warnings}))
     else:
-        print(f"{loaded.source}: OK")
+        for warning in warnings:
+            print(f"edge-cli: warning: {warning}", file=sys.stderr)
+        print(f"{loaded.source}: OK" + (f" ({len(warnings)} warning(s))" if warnings else ""))
     return 0
 
 

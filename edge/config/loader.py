@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic_core import ErrorDetails
 from edge.config.locate import load_raw
 from edge.config.model import BOARD_TYPES, Config
 from edge.exc import ConfigError
+from edge.logsetup import log_file_path, under_systemd
 from edge.paths import control_socket, state_dir
 
 
@@ -38,6 +40,34 @@ class LoadedConfig:
     def control_socket(self) -> Path:
         return control_socket(self.config.paths.state_dir)
 
+    def prepare_dirs(self, env: Mapping[str, str] = os.environ) -> None:
+        """Create the state directory and the log file's directory (the log file is not used
+        under systemd); a ConfigError (exit 2) naming the directory and the setting when one
+        cannot be created or written, before anything else starts."""
+        _writable_dir(self.state_dir, "the state directory ([paths] state_dir or EDGE_STATE_DIR)")
+        log_file = log_file_path(self.config.logging.file, self.state_dir)
+        if log_file is None or under_systemd(env):
+            return
+        _writable_dir(log_file.parent, "the log file's directory ([logging] file)")
+        if log_file.is_dir() or (log_file.exists() and not os.access(log_file, os.W_OK)):
+            raise ConfigError(f"{log_file}: the log file ([logging] file) is not a writable file; "
+                              'set [logging] file to another path, or "" to log to stderr only')
+
+
+def _writable_dir(path: Path, what: str) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot create {what}: {exc.strerror}; choose a directory the "
+                          "agent's user may write, or create this one for it") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"{path}: {what} is not writable by this user; choose another "
+                          f"directory, or give it to the agent's user (sudo chown)")
+
+
+SECRET_KEY = re.compile(r"(?i)(?:^|_)(?:keys?|token|secret|password|passwd)$")
+"""Keys whose values are never echoed, whatever their type (``api_key = 12345`` too)."""
+
 
 def _describe(error: ErrorDetails) -> str:
     got = error.get("input")
@@ -45,7 +75,13 @@ def _describe(error: ErrorDetails) -> str:
         return "unknown key (check the spelling; `edge-cli config init` writes every key)"
     if error["type"] == "missing":
         return "required key is missing"
-    shown = f" (got {got!r})" if not isinstance(got, dict | list) else ""
+    if any(isinstance(part, str) and SECRET_KEY.search(part) for part in error["loc"]):
+        hint = "; write it as a quoted string" if error["type"] == "string_type" else ""
+        shown = f" (value not shown: it is a secret{hint})"
+    elif isinstance(got, dict | list):
+        shown = ""
+    else:
+        shown = f" (got {got!r})"
     return f"{error['msg']}{shown}"
 
 

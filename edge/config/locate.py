@@ -20,6 +20,8 @@ from edge.exc import ConfigError
 SYSTEM_CONFIG = Path("/etc/edge-agent/config.toml")
 ENV_PREFIX = "EDGE_"
 ENV_SEPARATOR = "__"
+MAX_NESTING = 32
+"""Tables and arrays nest at most this deep; the schema needs 5."""
 
 
 def user_config_path(env: Mapping[str, str] = os.environ) -> Path:
@@ -42,23 +44,51 @@ def find_config_file(explicit: str | None = None, env: Mapping[str, str] = os.en
     return None
 
 
+def nesting_depth(value: object) -> int:
+    """How deeply tables and arrays nest in ``value`` (iterative: no recursion to exhaust).
+
+    >>> nesting_depth({"a": [[1], {"b": {}}]})
+    4
+    """
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1)
+                         for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def _too_deep(origin: str) -> ConfigError:
+    return ConfigError(f"{origin}: tables or arrays nested more than {MAX_NESTING} levels deep; "
+                       "the configuration needs far fewer (see `edge-cli config init -`)")
+
+
 def read_toml(path: Path) -> dict:
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise _too_deep(str(path)) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+    if nesting_depth(data) > MAX_NESTING:
+        raise _too_deep(str(path))
+    return data
 
 
 def _env_value(text: str):
     """Environment values are strings; JSON lists and objects are decoded (allowed_users=[1,2])."""
     if text[:1] in "[{":
         try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            pass
+            value = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return text
+        if nesting_depth(value) <= MAX_NESTING:
+            return value
     return text
 
 

@@ -13,12 +13,21 @@ class SocketForbidden(EdgeError):
     """The agent's socket exists but this user may not connect (exit 1, nothing touched)."""
 
 
+class DaemonNotAnswering(EdgeError):
+    """An agent accepted the connection but gave no usable answer in time (exit 1). Not a
+    DaemonUnavailable: an agent is there and owns the boards, so nobody falls back to them."""
+
+
 TIMEOUT_SECONDS = 10.0
+OP_TIMEOUTS = {"status": 5.0}
+"""Shorter waits where the daemon answers from memory."""
 
 
 def request(paths: list[Path], op: str, args: dict | None = None,
-            timeout: float = TIMEOUT_SECONDS) -> dict:
-    """Send one operation to the first daemon that answers; raises DaemonUnavailable."""
+            timeout: float | None = None) -> dict:
+    """Send one operation to the first daemon that answers; raises DaemonUnavailable when none
+    is there, DaemonNotAnswering when one is there but stuck or slow."""
+    timeout = OP_TIMEOUTS.get(op, TIMEOUT_SECONDS) if timeout is None else timeout
     for path in paths:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
@@ -33,13 +42,36 @@ def request(paths: list[Path], op: str, args: dict | None = None,
         except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError):
             sock.close()  # no daemon there (or a stale socket from one that died)
             continue
+        except TimeoutError:  # a full backlog: the agent is not accepting
+            sock.close()
+            raise _not_answering(path, op, timeout) from None
         except OSError:
             sock.close()
             continue
         with sock:
-            sock.sendall(json.dumps({"op": op, "args": args or {}}).encode() + b"\n")
-            reply = sock.makefile("rb").readline()
+            try:
+                sock.sendall(json.dumps({"op": op, "args": args or {}}).encode() + b"\n")
+                reply = sock.makefile("rb").readline()
+            except TimeoutError:
+                raise _not_answering(path, op, timeout) from None
+            except ConnectionError:
+                reply = b""
         if not reply:
             raise DaemonUnavailable(f"the agent at {path} closed the connection without answering")
-        return json.loads(reply)
+        try:
+            answer = json.loads(reply)
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            raise DaemonNotAnswering(f"the agent at {path} answered {op} with something that is "
+                                     "not a reply; check that it is edge-agent and that edge-cli "
+                                     "is the same version (`edge-cli --version`)")
+        return answer
     raise DaemonUnavailable("no running agent found at " + ", ".join(map(str, paths)))
+
+
+def _not_answering(path: Path, op: str, timeout: float) -> DaemonNotAnswering:
+    return DaemonNotAnswering(
+        f"the agent at {path} accepted the connection but did not answer {op} within "
+        f"{timeout:g} s; it may be stuck: check `edge-cli logs`, then restart it "
+        "(`sudo systemctl restart edge-agent`, or stop and start `edge-cli run`)")

@@ -2,6 +2,11 @@
 
 Each operation returns an :class:`OpResult`; refusals and failures are results, not exceptions,
 with exit code 1 (usage errors 2), as the CLI contract requires.
+
+``models.select`` changes the agent for everyone, so it is for the local operator only: the
+control server passes ``operator=True`` for a peer whose kernel credentials make it one (see
+:func:`edge.control.server.is_local_operator`); every other caller is refused. On chat channels
+the same switch is ``/model NAME``, which needs an admin (:mod:`edge.agent.commands`).
 """
 
 from __future__ import annotations
@@ -73,10 +78,18 @@ def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
                      "active": {"name": active["name"], "model": active["model"]}})
 
 
+OPERATOR_OPS = frozenset({"models.select"})
+"""Operations that change the agent for everyone: the local operator only."""
+
+
 async def run_op(target: OpTarget, op: str, args: dict[str, Any],
-                 requester: Requester) -> OpResult:
+                 requester: Requester, *, operator: bool = False) -> OpResult:
     if op == "status":
         return OpResult(True, "", await target.status())
+    if op in OPERATOR_OPS and not operator:
+        return OpResult(False, f"{op} is for the local operator only (root, the agent's user, or "
+                        f"a member of the control socket's group); {requester.caller} is not one",
+                        exit_code=1)
     if op in ("models", "models.select"):
         return model_op(target, op, args)
     tool_name = TOOL_OPS.get(op)

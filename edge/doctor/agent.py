@@ -11,7 +11,9 @@ from edge.exc import DaemonUnavailable, EdgeError
 
 
 def check_config(explicit: str | None):
-    """(Check, LoadedConfig or None)."""
+    """(Check, LoadedConfig or None). Valid but risky settings (``allowed_users = ["*"]`` on a
+    network channel) make it a warning."""
+    from edge.config.exposure import exposure_warnings
     from edge.config.loader import load_config
     from edge.redaction import secret_values
 
@@ -30,6 +32,10 @@ def check_config(explicit: str | None):
         return Check("config", "fail", f"{loaded.path} holds a secret and is world-readable",
                      f"sudo chmod o-rwx {loaded.path}, or move the secret to /etc/edge-agent/env"
                      ), loaded
+    risks = exposure_warnings(loaded.config)
+    if risks:
+        return Check("config", "warn", f"{loaded.path} is valid, but " + "; ".join(risks),
+                     "give each network channel an explicit list of allowed users"), loaded
     return Check("config", "ok", f"{loaded.path} is valid"), loaded
 
 

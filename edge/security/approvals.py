@@ -8,7 +8,12 @@
 - ``readonly``: nothing actuates a pin, whoever asks; pins can only be read.
 
 "Always" remembers the approval for that caller, pin and action until restart. No answer within
-the timeout means deny. Only the requester, or a configured admin, can answer.
+the timeout means deny. Only the requester, or a configured admin, can answer. Tokens are
+case-insensitive (``A1B2C3 approve`` answers ``a1b2c3``).
+
+Admins (``[channels.telegram] admins``, ``[channels.signal] admins``) are who may change the agent
+for everyone from a network channel (``/model NAME``), answer anyone's approval and see the full
+``/status``; the local terminal (channel ``cli``) is the operator and counts as an admin.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import asyncio
 import enum
 import logging
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -26,6 +32,19 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 TRUSTED_CHANNELS = frozenset({"cli"})
+"""The local terminal: the operator, who needs no approval and counts as an admin."""
+
+
+def is_admin(requester: Requester, admins: Mapping[str, frozenset[str]]) -> bool:
+    """The operator's terminal, or a sender listed as an admin of its channel.
+
+    >>> is_admin(Requester("telegram", "42"), {"telegram": frozenset({"42"})})
+    True
+    >>> is_admin(Requester("telegram", "7"), {"telegram": frozenset({"42"})})
+    False
+    """
+    return (requester.channel in TRUSTED_CHANNELS
+            or requester.sender in admins.get(requester.channel, frozenset()))
 
 
 class Decision(str, enum.Enum):
@@ -59,6 +78,9 @@ class ApprovalGate:
     approvers: dict[str, Approver] = field(default_factory=dict)
     _pending: dict[str, PendingApproval] = field(default_factory=dict)
     _always: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def is_admin(self, ctx: Requester) -> bool:
+        return is_admin(ctx, self.admins)
 
     def needs_approval(self, ctx: Requester) -> bool:
         return self.autonomy == "supervised" and ctx.via_model and ctx.channel not in TRUSTED_CHANNELS
@@ -97,7 +119,7 @@ class ApprovalGate:
 
     def answer(self, channel: str, token: str, responder: str, decision: Decision) -> str:
         """Record an answer from ``responder``; returns what to tell them."""
-        pending = self._pending.get(token)
+        pending = self._pending.get(token.strip().lower())
         if pending is None or pending.future.done():
             return "That approval request has expired or was already answered."
         if responder != pending.requester and responder not in self.admins.get(channel, frozenset()):

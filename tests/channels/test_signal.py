@@ -127,3 +127,42 @@ async def test_dropped_stream_reconnects(signal_daemon, start_agent):
     health = (await agent.runtime.status())["channels"][0]
     assert health["healthy"] and health["restarts"] == 1
     assert "closed the event stream" in health["last_error"]
+
+
+def _receive(sender: str, text: str, timestamp: int) -> dict:
+    return {"envelope": {"sourceNumber": sender, "timestamp": timestamp,
+                         "dataMessage": {"timestamp": timestamp, "message": text}}}
+
+
+async def test_same_millisecond_from_two_senders_are_two_messages():
+    """Signal timestamps are chosen by the sending device: they collide across senders."""
+    from edge.agent.preflight import ChannelAccess, Preflight
+    from edge.channels.signal import SignalChannel
+
+    channel = SignalChannel("http://127.0.0.1:9", "+4900", {OWNER, FRIEND})
+    bus: asyncio.Queue = asyncio.Queue()
+    try:
+        for sender in (OWNER, FRIEND, OWNER):  # the third is a real duplicate (redelivery)
+            await channel._handle(_receive(sender, "/gpio led", 1700000000000), bus)
+    finally:
+        await channel.aclose()
+    messages = [bus.get_nowait() for _ in range(bus.qsize())]
+    preflight = Preflight({"signal": ChannelAccess({OWNER, FRIEND})})
+    admitted = [m.sender for m in messages if preflight.admit(m) is None]
+    assert admitted == [OWNER, FRIEND]
+
+
+async def test_approval_tokens_are_answered_in_any_case(signal_daemon, start_agent, mock_factory):
+    replies = [(200, completion(None, [{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}])),
+               (200, completion("LED on."))]
+    with OpenAIServer(replies) as model:
+        extra = f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
+        await start_agent(config(signal_daemon, extra))
+        await connected(signal_daemon)
+        signal_daemon.push_message(OWNER, "switch the led on")
+        request = await until(lambda: [m for m in messages_to(signal_daemon, OWNER) if "Approve" in m])
+        assert request[0].startswith("Approve: switch gpio:GPIO17 (led) on?")
+        token = request[0].split('"')[1].split()[0]
+        signal_daemon.push_message(OWNER, f"{token.upper()} APPROVE")
+        await until(lambda: "LED on." in messages_to(signal_daemon, OWNER))
+        assert mock_factory.pin(17).state == 1

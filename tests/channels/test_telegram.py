@@ -93,7 +93,7 @@ async def test_approval_only_from_the_requester(telegram, start_agent, mock_fact
         await start_agent(config(telegram) + extra)
         telegram.push_message(42, "turn on the led")
         request = await until(lambda: [p for p in telegram.sent() if "reply_markup" in p])
-        assert request[0]["text"] == "Approve: switch led on?"
+        assert request[0]["text"] == "Approve: switch gpio:GPIO17 (led) on?"
         buttons = request[0]["reply_markup"]["inline_keyboard"][0]
         assert [b["text"] for b in buttons] == ["Approve", "Deny", "Always"]
         message = {"message_id": 5, "chat": {"id": 42, "type": "private"}, "text": request[0]["text"]}

@@ -167,7 +167,7 @@ def test_doctor_command_exit_codes_and_json(server, tmp_path, capsys, monkeypatc
     failing = [line for line in text.splitlines() if line.startswith("[FAIL]")]
     # the only thing that may fail here is the clock, when this machine says it is unsynced
     assert all(line.startswith("[FAIL] clock") for line in failing), text
-    assert code == (1 if failing else 0)
+    assert code == (1 if failing else 4)  # 4: no failure, but warnings (simulated pins)
     assert "[ok  ] provider:" in text
 
 
@@ -178,3 +178,16 @@ def test_config_errors_are_reported_with_a_fix(tmp_path, capsys):
     checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
     assert checks["config"]["status"] == "fail" and "base_urll" in checks["config"]["detail"]
     assert "edge-cli config check" in checks["config"]["fix"]
+
+
+@pytest.mark.parametrize("section", ['[channels.telegram]\nallowed_users = ["*"]',
+                                     '[channels.signal]\nallowed_numbers = ["*"]'])
+def test_a_wildcard_allowlist_on_a_network_channel_is_a_warning(tmp_path, isolated_env, section):
+    from edge.doctor.agent import check_config
+
+    path = tmp_path / "config.toml"
+    path.write_text(section + "\n")
+    path.chmod(0o600)
+    check, loaded = check_config(str(path))
+    assert loaded is not None and check.status == "warn"
+    assert '= ["*"]: anyone on' in check.detail and "explicit list" in check.fix
