@@ -9,7 +9,7 @@ from edge.agent.dispatch import Dispatcher, max_in_flight
 from edge.agent.hooks import Cancel
 from edge.channels.base import Channel, ChannelMessage
 from edge.channels.supervisor import ListenerSupervisor
-from tests.agent.test_pipeline import ScriptedProvider
+from tests.fakes.scripted_provider import ScriptedProvider
 from tests.helpers import msg
 
 

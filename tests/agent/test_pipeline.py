@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from edge.agent.sessions import read_transcript
-from edge.providers.base import ChatResponse, Provider, ProviderError
+from edge.providers.base import ProviderError
 from edge.providers.openai import OpenAICompatibleProvider
-from tests.agent.conftest import msg
 from tests.fakes.openai_server import OpenAIServer, completion, error_body
+from tests.fakes.scripted_provider import ScriptedProvider, StreamingProvider
+from tests.helpers import msg
 
 
 async def test_direct_commands_use_the_tools(make_agent, mock_factory):
@@ -57,42 +56,6 @@ async def test_model_cannot_actuate_a_refused_pin(make_agent, mock_factory):
         await provider.aclose()
     assert mock_factory.pin(5).state == 0
     assert "not in the allowlist" in server.requests[1]["messages"][-1]["content"]
-
-
-class ScriptedProvider(Provider):
-    """A provider object that answers from a list (for paths no HTTP server is needed for)."""
-
-    name = "scripted"
-    model = ""
-
-    def __init__(self, replies, delay=0.0):
-        self.replies = list(replies)
-        self.seen = []
-        self.model = "scripted-model"
-        self.delay = delay
-
-    async def chat(self, messages, tools=None, *, model=None):
-        self.seen.append(list(messages))
-        await asyncio.sleep(self.delay)
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply if isinstance(reply, ChatResponse) else ChatResponse(reply)
-
-    async def aclose(self):
-        pass
-
-
-class StreamingProvider(ScriptedProvider):
-    """Streams each scripted reply word by word, in the provider layer's event types."""
-
-    async def stream(self, messages, tools=None, *, model=None):
-        from edge.providers.base import StreamDone, TextDelta
-
-        response = await self.chat(messages, tools)
-        for word in response.text.split(" "):
-            yield TextDelta(word + " ")
-        yield StreamDone(response)
 
 
 async def test_streamed_text_reaches_the_sink_and_the_reply_is_whole(make_agent):

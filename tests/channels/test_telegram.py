@@ -11,7 +11,8 @@ import pytest
 
 from edge.channels.pairing import PairingCodes
 from tests.fakes.openai_server import OpenAIServer, completion
-from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram, texts_to
+from tests.fakes.telegram_server import telegram_config as config
 from tests.helpers import until
 
 
@@ -19,24 +20,6 @@ from tests.helpers import until
 def telegram():
     with FakeTelegram() as server:
         yield server
-
-
-def config(server, extra="", allowed='["42", "43"]', drafts=False):
-    return f"""
-[channels.cli]
-enabled = false
-[channels.telegram]
-bot_token = "{server.token}"
-api_base = "{server.api_base}"
-allowed_users = {allowed}
-poll_timeout_seconds = 1
-stream_drafts = {str(drafts).lower()}
-{extra}
-"""
-
-
-def texts_to(server, chat_id):
-    return [p["text"] for p in server.sent() if str(p["chat_id"]) == str(chat_id)]
 
 
 async def test_allowed_user_switches_the_led_and_gets_a_reply(telegram, start_agent, mock_factory):

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from edge.channels.telegram_updates import parse_update, update_id_of
-from tests.channels.test_telegram_hostile import MALFORMED, mutate
+from tests.fakes.telegram_updates import MALFORMED, mutate
 
 REAL = {"update_id": 7, "message": {
     "message_id": 3, "date": 1_700_000_000, "text": "@edge_test_bot /gpio led on",

@@ -234,3 +234,24 @@ class FakeTelegram(LoopbackServer):
     def m_sendPhoto(self, params):
         return self.ok({"message_id": self.next_message_id, "date": 0, "chat": {"id": 1, "type": "private"},
                         "photo": [{"file_id": "f", "width": 1, "height": 1}]})
+
+
+def telegram_config(server: FakeTelegram, extra: str = "", allowed: str = '["42", "43"]',
+                    drafts: bool = False) -> str:
+    """A config that talks to ``server`` only (no terminal channel)."""
+    return f"""
+[channels.cli]
+enabled = false
+[channels.telegram]
+bot_token = "{server.token}"
+api_base = "{server.api_base}"
+allowed_users = {allowed}
+poll_timeout_seconds = 1
+stream_drafts = {str(drafts).lower()}
+{extra}
+"""
+
+
+def texts_to(server: FakeTelegram, chat_id: object) -> list[str]:
+    """The texts sent to ``chat_id``, in order."""
+    return [p["text"] for p in server.sent() if str(p["chat_id"]) == str(chat_id)]
