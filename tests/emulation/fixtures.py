@@ -45,6 +45,17 @@ def stock_firmata():
     return stock_firmata_hex()
 
 
+@pytest.fixture
+def stock_simavr_uno(arduino_firmware, stock_firmata, tmp_path):
+    """An Uno in simavr running stock StandardFirmata only."""
+    emulator_bin, _ = arduino_firmware
+    emulator = SimAvr(emulator_bin, stock_firmata, tmp_path)
+    emulator.sketch = "stock"
+    emulator.start()
+    yield emulator
+    emulator.stop()
+
+
 @pytest.fixture(params=FIRMATA_SKETCHES)
 def firmata_uno(request, arduino_firmware, tmp_path):
     """An Uno in simavr running each Firmata sketch in turn; ``.sketch`` says which."""

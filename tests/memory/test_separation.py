@@ -85,9 +85,9 @@ async def test_another_users_prompt_never_holds_alice_memories(memory, tools):
     assert "pump when anyone" in mine
 
 
-async def test_forgetting_another_users_key_fails_like_a_missing_key(memory, tools):
-    if memory.name == "markdown":
-        pytest.skip("the markdown backend forgets nothing")
+async def test_forgetting_another_users_key_fails_like_a_missing_key(tmp_path):
+    memory = SqliteMemory(tmp_path / "brain.db", NoopEmbedding())  # markdown forgets nothing
+    tools = memory_tools(memory, admins)
     await alice_plants(memory, tools)
     _, _, forget = tools
     attempt = await forget.execute({"key": "wifi"}, BOB)
@@ -102,6 +102,8 @@ async def test_forgetting_another_users_key_fails_like_a_missing_key(memory, too
     assert (await forget.execute({"key": "wifi"}, ALICE)).success
     assert (await forget.execute({"key": autosaved[0]}, ALICE)).success
     assert await memory.count() == 1
+    await memory.close()
+
 
 
 async def test_storing_the_same_key_never_overwrites_another_users_memory(memory, tools):

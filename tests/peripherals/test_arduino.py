@@ -48,9 +48,16 @@ async def test_handshake_finds_our_firmware_and_its_watchdog(uno):
     assert uno.status().info["watchdog"] == "firmware"
 
 
-async def test_stock_firmata_is_found_without_a_watchdog_and_status_warns(firmata_uno, any_uno):
-    if firmata_uno.sketch != "stock":
-        pytest.skip("stock StandardFirmata only")
+@pytest.fixture
+async def stock_uno(stock_simavr_uno):
+    board = ArduinoBoard("uno", str(stock_simavr_uno.link), watchdog_ms=800)
+    await board.connect()
+    yield board
+    await board.close()
+
+
+async def test_stock_firmata_is_found_without_a_watchdog_and_status_warns(stock_uno):
+    any_uno = stock_uno
     assert any_uno.connected and not any_uno.has_watchdog
     status = any_uno.status()
     assert status.detail.startswith("StandardFirmata") and "host-side safe state only" in status.detail
