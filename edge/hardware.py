@@ -13,7 +13,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from edge.ratelimit import SharedWindow
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import RATE_WINDOW_SECONDS, Action, PinRule, SecurityPolicy
-from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode
+from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode, Pull
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
 from peripherals.supervisor import BoardSupervisor
@@ -34,13 +34,43 @@ RECENT_EVENTS_KEPT = 20
 ONE_SHOT_RATES = "one-shot-actuations.json"
 
 
+@dataclass(frozen=True)
+class Pin:
+    """One allowlisted pin's physical facts, from its config: mode, safe level, on-time limit,
+    pull, aliases, wiring (``active_low``) and debounce. The policy decides what is allowed."""
+
+    board: str
+    pin: str
+    mode: PinMode
+    safe: bool | None = None
+    max_on_seconds: float | None = None
+    pull: Pull = Pull.UP
+    aliases: tuple[str, ...] = ()
+    active_low: bool = False
+    bounce_ms: int = 0
+
+    def line(self, on: bool) -> bool:
+        """The electrical level (True: high) that means ``on`` for this pin."""
+        return on != self.active_low
+
+    @property
+    def label(self) -> str:
+        return f"{self.board}:{self.pin}" + (f" ({', '.join(self.aliases)})" if self.aliases else "")
+
+    @property
+    def rule(self) -> PinRule:
+        """What the policy allows on this pin."""
+        return PinRule(self.board, self.pin, self.mode, self.label)
+
+
 class Hardware:
-    def __init__(self, boards: dict[str, Board], policy: SecurityPolicy, *, resident: bool,
-                 hold_seconds: float | None = None):
+    def __init__(self, boards: dict[str, Board], pins: list[Pin], policy: SecurityPolicy, *,
+                 resident: bool, hold_seconds: float | None = None):
         """``resident``: a long-lived daemon that claims every allowlisted pin and runs timers.
         ``hold_seconds``: a one-shot command that stays this long to hold what it set, then
         returns it to its safe level (``edge-cli gpio write --hold``)."""
         self.boards = boards
+        self.pins = {(p.board, p.pin): p for p in pins}
         self.policy = policy
         self.resident = resident
         self.hold_seconds = hold_seconds
@@ -96,18 +126,18 @@ class Hardware:
     async def _board_up(self, name: str) -> None:
         """Claim the board's allowlisted pins and tell firmware with a watchdog the safe values.
         A pin that cannot be claimed is logged and retried on its next use; the others work."""
-        for rule in self.policy.rules:
+        for rule in self.pins.values():
             if rule.board == name:
                 try:
                     await self.claim(rule)
                 except BoardError as exc:
                     log.error("pin_claim_failed board=%s pin=%s error=%r", name, rule.pin, str(exc))
         try:
-            await self.boards[name].declare_safe_state(self.policy.safe_levels(name))
+            await self.boards[name].declare_safe_state(self.safe_levels(name))
         except BoardError as exc:
             log.error("safe_state_declare_failed board=%s error=%r", name, str(exc))
 
-    async def claim(self, rule: PinRule) -> None:
+    async def claim(self, rule: Pin) -> None:
         """Set the pin up; an output starts at its safe level (off when it has none), so an
         active-low relay never clicks on while it is claimed. A one-shot command adopts an
         output the board already drives at the level it has (a read reports it, a write does
@@ -121,7 +151,7 @@ class Hardware:
         await setup(rule.pin, rule.mode, rule.pull, initial=initial, bounce_ms=rule.bounce_ms)
         self._claimed.add(key)
 
-    def _check_oneshot(self, rule: PinRule, on: bool) -> None:
+    def _check_oneshot(self, rule: Pin, on: bool) -> None:
         """Without a running agent, refuse what would not be true once this process exits:
         a level on a board that does not keep it (the Pi header), an on-time nobody would end."""
         if self.resident:
@@ -144,21 +174,22 @@ class Hardware:
         """The pin as an approval prompt names it: its rule's label (``gpio:GPIO17 (led)``),
         never the words the model wrote."""
         board, pin = self.locate(spec)
-        rule = self.policy.rule(board, pin)
-        return rule.label if rule else f"{board}:{pin}"
+        known = self.pins.get((board, pin))
+        return known.label if known else f"{board}:{pin}"
 
     async def _permit(self, spec: str, action: Action, requester: Requester,
-                      summary: str) -> PinRule:
+                      summary: str) -> Pin:
         board, pin = self.locate(spec)
-        return await self.policy.permit(board, pin, action, requester, summary)
+        rule = await self.policy.permit(board, pin, action, requester, summary)
+        return self.pins[(rule.board, rule.pin)]
 
-    async def read(self, spec: str, requester: Requester) -> tuple[PinRule, float]:
+    async def read(self, spec: str, requester: Requester) -> tuple[Pin, float]:
         """The pin's rule and logical value: 1 is on (a low line on an active-low pin); PWM pins
         report their duty."""
         rule = await self._permit(spec, Action.READ, requester, f"read {spec}")
         return rule, await self._read(rule)
 
-    async def write(self, spec: str, on: bool, requester: Requester) -> PinRule:
+    async def write(self, spec: str, on: bool, requester: Requester) -> Pin:
         """Switch an output on or off (after the policy, approvals and one-shot guards)."""
         rule = await self._permit(spec, Action.WRITE, requester,
                                   f"switch {self._named(spec)} {'on' if on else 'off'}")
@@ -169,7 +200,7 @@ class Hardware:
         return rule
 
     async def pwm(self, spec: str, duty: float, frequency: float | None,
-                  requester: Requester) -> PinRule:
+                  requester: Requester) -> Pin:
         rule = await self._permit(spec, Action.PWM, requester,
                                   f"set {self._named(spec)} PWM duty to {duty:.2f}")
         self._check_oneshot(rule, duty > 0)
@@ -180,7 +211,7 @@ class Hardware:
                  rule.board, rule.pin, duty, frequency, requester.caller)
         return rule
 
-    async def servo(self, spec: str, angle: float, requester: Requester) -> PinRule:
+    async def servo(self, spec: str, angle: float, requester: Requester) -> Pin:
         rule = await self._permit(spec, Action.SERVO, requester,
                                   f"turn the servo on {self._named(spec)} to {angle:g} degrees")
         self._check_oneshot(rule, True)
@@ -189,7 +220,7 @@ class Hardware:
                  requester.caller)
         return rule
 
-    async def make_safe(self, spec: str, requester: Requester) -> PinRule:
+    async def make_safe(self, spec: str, requester: Requester) -> Pin:
         """Return an allowlisted output to its safe level (off when it has none)."""
         rule = await self._permit(spec, Action.SAFE, requester, f"return {spec} to its safe level")
         on = bool(rule.safe)
@@ -198,7 +229,7 @@ class Hardware:
                  "on" if on else "off", requester.caller)
         return rule
 
-    async def _read(self, rule: PinRule) -> float:
+    async def _read(self, rule: Pin) -> float:
         if (not self.resident and rule.mode is not PinMode.INPUT
                 and not self.boards[rule.board].holds_levels):
             raise BoardError(f"{rule.label} is an output and no agent is driving it: board "
@@ -208,7 +239,7 @@ class Hardware:
         level = await self.boards[rule.board].read(rule.pin)
         return _logical(rule, level)
 
-    async def _actuate(self, rule: PinRule, on: bool, act: Coroutine[Any, Any, None]) -> None:
+    async def _actuate(self, rule: Pin, on: bool, act: Coroutine[Any, Any, None]) -> None:
         """Claim, arm the auto-off timer, then act; a cancelled caller (``/stop``, a newer
         message, the turn's timeout) neither interrupts the act half way on a serial link nor
         leaves an output on without its timer."""
@@ -220,7 +251,7 @@ class Hardware:
         self._schedule_auto_off(rule, on)
         await asyncio.shield(act)
 
-    def _schedule_auto_off(self, rule: PinRule, on: bool) -> None:
+    def _schedule_auto_off(self, rule: Pin, on: bool) -> None:
         key = (rule.board, rule.pin)
         if not on:
             timer = self._timers.pop(key, None)
@@ -229,7 +260,7 @@ class Hardware:
         elif rule.max_on_seconds and key not in self._timers:
             self._timers[key] = asyncio.create_task(self._auto_off(rule))
 
-    async def _auto_off(self, rule: PinRule) -> None:
+    async def _auto_off(self, rule: Pin) -> None:
         await asyncio.sleep(rule.max_on_seconds or 0.0)
         self._timers.pop((rule.board, rule.pin), None)
         try:
@@ -249,7 +280,7 @@ class Hardware:
             timer.cancel()
         self._timers.clear()
         for name, board in self.boards.items():
-            safe = {pin: level for pin, level in self.policy.safe_levels(name).items()
+            safe = {pin: level for pin, level in self.safe_levels(name).items()
                     if (name, pin) in self._claimed}
             try:
                 if self.resident:
@@ -262,18 +293,28 @@ class Hardware:
 
     def _log_safe_state(self, board: str, levels: dict[str, bool], failed: list[str]) -> None:
         for pin, line in levels.items():
-            rule = self.policy.rule(board, pin)
+            rule = self.pins.get((board, pin))
             if pin in failed or rule is None:
                 continue
             log.info("safe_state board=%s pin=%s value=%s line=%s", board, pin,
                      "on" if rule.safe else "off", "high" if line else "low")
+
+    def pin_list(self) -> list[Pin]:
+        """Every allowlisted pin with its facts, in config order."""
+        return list(self.pins.values())
+
+    def safe_levels(self, board: str) -> dict[str, bool]:
+        """Each output's safe level on ``board`` as a line level (True: high): a safe "off" on
+        an active-low pin is a high line."""
+        return {p.pin: p.line(p.safe) for p in self.pins.values()
+                if p.board == board and p.safe is not None}
 
     def subscribe(self, listener: BoardListener) -> Callable[[], None]:
         """Events from every board that reports them: input changes (logical values, like
         :meth:`read`), firmware watchdog trips, boards going down and coming back. Listeners run
         on the event loop."""
         def logical(event: BoardEvent) -> None:
-            rule = self.policy.rule(event.board, event.pin) if event.pin else None
+            rule = self.pins.get((event.board, event.pin)) if event.pin else None
             if rule is not None and rule.active_low and event.value is not None:
                 event = replace(event, value=_logical(rule, event.value))
             listener(event)
@@ -291,10 +332,10 @@ class Hardware:
         statuses = []
         for board in self.boards.values():
             status = board.status()
-            for pin in status.pins:
-                rule = self.policy.rule(status.name, pin.name)
-                if rule is not None:
-                    pin.value = _logical(rule, pin.value)
+            for state in status.pins:
+                known = self.pins.get((status.name, state.name))
+                if known is not None:
+                    state.value = _logical(known, state.value)
             statuses.append(status)
         return statuses
 
@@ -317,7 +358,7 @@ def _check_aliases(name: str, board: Board, aliases: dict[str, str]) -> None:
                               "that is not a pin name")
 
 
-def _logical(rule: PinRule, level: float) -> float:
+def _logical(rule: Pin, level: float) -> float:
     """A board's electrical reading as the pin's logical value (inverted when active-low)."""
     if rule.active_low and rule.mode is not PinMode.ANALOG:
         return 1.0 - level
@@ -326,10 +367,11 @@ def _logical(rule: PinRule, level: float) -> float:
 
 def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                    hold_seconds: float | None = None, state_dir: Path | None = None) -> Hardware:
-    """``state_dir``: where one-shot commands (not ``resident``) count actuations together."""
-    """Boards and policy from config; unknown or duplicate pins are ConfigErrors naming the key."""
+    """Boards, their pins and the policy from config; unknown or duplicate pins are ConfigErrors
+    naming the key. ``state_dir``: where one-shot commands (not ``resident``) count actuations
+    together."""
     boards: dict[str, Board] = {}
-    rules: list[PinRule] = []
+    pins: list[Pin] = []
     for name, section in config.boards.items():
         options = section.model_dump(exclude={"type", "pins"})
         try:
@@ -355,12 +397,12 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
             seen[pin] = key
             safe = None if pin_cfg.safe is None else pin_cfg.safe == "on"
             aliases = tuple(a for a, target in section.aliases.items() if board.resolve(a) == pin)
-            rules.append(PinRule(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds,
-                                 pin_cfg.pull, aliases, pin_cfg.active_low, pin_cfg.bounce_ms))
+            pins.append(Pin(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds,
+                            pin_cfg.pull, aliases, pin_cfg.active_low, pin_cfg.bounce_ms))
     gate = ApprovalGate(config.security.autonomy, config.security.approval_timeout_seconds)
     rates = None
     if not resident and state_dir is not None:
         rates = SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_RATES)
-    policy = SecurityPolicy(rules, config.security.max_actuations_per_minute, approvals=gate,
-                            rates=rates)
-    return Hardware(boards, policy, resident=resident, hold_seconds=hold_seconds)
+    policy = SecurityPolicy([p.rule for p in pins], config.security.max_actuations_per_minute,
+                            approvals=gate, rates=rates)
+    return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds)

@@ -29,7 +29,7 @@ def hardware_for(text, write_config, env, mock_factory, resident=True):
 
 def test_pin_keys_resolve_to_canonical_rules(write_config, isolated_env, mock_factory):
     hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
-    rules = {r.pin: r for r in hw.policy.rules}
+    rules = {r.pin: r for r in hw.pin_list()}
     assert set(rules) == {"GPIO22", "GPIO23", "GPIO17"}
     assert rules["GPIO22"].aliases == ("pump",) and rules["GPIO22"].max_on_seconds == 0.2
     assert rules["GPIO23"].safe is True
@@ -146,7 +146,7 @@ async def test_input_events_are_recorded_and_reach_the_prompt(default_config, mo
         await asyncio.sleep(0.01)
     (event,) = hw.events()
     assert (event["board"], event["kind"], event["pin"], event["value"]) == ("gpio", "input", "GPIO27", 0.0)
-    section = hardware_section(hw.status(), hw.policy, hw.events())
+    section = hardware_section(hw.status(), hw.pin_list(), hw.events())
     assert "Recent events reported by the boards" in section and "gpio input GPIO27=0" in section
     await hw.shutdown()
 
@@ -178,3 +178,12 @@ async def test_readonly_refuses_every_actuation_whoever_asks(write_config, isola
     read = await tools["gpio_read"].execute({"pin": "GPIO23"}, asker("cli:root"))
     assert read.success
     await hw.shutdown()
+
+
+def test_safe_levels_are_line_levels_kept_with_the_hardware(write_config, isolated_env, mock_factory):
+    assert hardware_for(TIMED, write_config, isolated_env, mock_factory).safe_levels("gpio") == \
+        {"GPIO22": False, "GPIO23": True}
+    low = hardware_for(ACTIVE_LOW, write_config, isolated_env, mock_factory)
+    assert low.safe_levels("gpio") == {"GPIO22": True}  # safe "off" on an active-low relay: high
+    assert low.safe_levels("other") == {}
+    assert {r.label for r in low.policy.rules} == {"gpio:GPIO22 (relay)", "gpio:GPIO23", "gpio:GPIO5"}

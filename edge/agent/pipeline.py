@@ -183,7 +183,7 @@ class Agent:
             workspace=self.settings.workspace, channel=msg.channel, reply_target=msg.reply_target,
             sender=msg.sender, channel_capabilities=self.channel_capabilities.get(msg.channel, ""),
             summary=session.entry.summary, memory=await build_memory_context(self.memory, msg))
-        system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.policy, prompt,
+        system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.pin_list(), prompt,
                                      self.hardware.events(last=PROMPT_EVENTS))
         return await run_tool_loop(provider, [ChatMessage.system(system), *history],
                                    self.tools, msg.requester.asking_model(),

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from edge.hardware import Pin
 from edge.messages import ToolSpec
-from edge.security.policy import SecurityPolicy
 from peripherals.base import BoardStatus
 
 BOOTSTRAP_FILES = ("IDENTITY.md", "SOUL.md", "USER.md", "AGENTS.md")
@@ -61,7 +61,7 @@ def tools_section(specs: list[ToolSpec]) -> str:
     return "\n".join(["## Tools"] + [f"- {s.name}: {s.description}" for s in specs])
 
 
-def hardware_section(boards: list[BoardStatus], policy: SecurityPolicy,
+def hardware_section(boards: list[BoardStatus], pins: list[Pin],
                      events: list[dict] | None = None) -> str:
     lines = ["## Hardware Access"]
     for b in boards:
@@ -69,7 +69,7 @@ def hardware_section(boards: list[BoardStatus], policy: SecurityPolicy,
         state = "connected" if b.connected else "NOT connected"
         lines.append(f"Board {b.name} ({b.kind}, {sim}, {state}).")
     lines.append("Pins you may use (the policy decides, not you; anything else is refused):")
-    for r in policy.rules:
+    for r in pins:
         alias = f" alias {', '.join(r.aliases)}" if r.aliases else ""
         extras = []
         if r.safe is not None:
@@ -78,7 +78,7 @@ def hardware_section(boards: list[BoardStatus], policy: SecurityPolicy,
             extras.append(f"auto-off after {r.max_on_seconds:g} s")
         tail = f" [{', '.join(extras)}]" if extras else ""
         lines.append(f"- {r.board}:{r.pin}{alias}: {r.mode.value}{tail}")
-    if not policy.rules:
+    if not pins:
         lines.append("- none")
     if events:
         lines.append("Recent events reported by the boards (newest last):")
@@ -139,9 +139,9 @@ def project_context(workspace: Path | None) -> str:
     return "## Project Context\n" + "\n\n".join(parts) if parts else ""
 
 
-def build_system_prompt(specs: list[ToolSpec], boards: list[BoardStatus], policy: SecurityPolicy,
+def build_system_prompt(specs: list[ToolSpec], boards: list[BoardStatus], pins: list[Pin],
                         ctx: PromptContext, events: list[dict] | None = None) -> str:
-    sections = [tools_section(specs), hardware_section(boards, policy, events),
+    sections = [tools_section(specs), hardware_section(boards, pins, events),
                 task_section(ctx.instructions),
                 SAFETY]
     if ctx.workspace is not None:

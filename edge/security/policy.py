@@ -4,7 +4,7 @@ The policy, not the model, decides: every tool receives the policy at constructi
 calls :meth:`SecurityPolicy.authorize` inside
 ``execute``. Anything not listed is refused, and every refusal is logged with who asked.
 
->>> policy = SecurityPolicy([PinRule("gpio", "GPIO17", PinMode.OUTPUT, safe=False)])
+>>> policy = SecurityPolicy([PinRule("gpio", "GPIO17", PinMode.OUTPUT)])
 >>> policy.authorize("gpio", "GPIO17", Action.WRITE, Requester("cli", "me")).pin
 'GPIO17'
 """
@@ -21,7 +21,7 @@ from edge.exc import PolicyDenied
 from edge.ratelimit import RateLimiter, SlidingWindow
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
-from peripherals.base import PinMode, Pull
+from peripherals.base import PinMode
 
 log = logging.getLogger(__name__)
 
@@ -49,23 +49,18 @@ ALLOWED_MODES = {
 
 @dataclass(frozen=True)
 class PinRule:
+    """What is allowed on one pin: it is on the allowlist, in ``mode``. The pin's physical facts
+    (safe level, on-time limit, pull, wiring) live with the hardware (:class:`edge.hardware.Pin`);
+    ``label`` names it in refusals (``gpio:GPIO17 (led)``)."""
+
     board: str
     pin: str
     mode: PinMode
-    safe: bool | None = None
-    max_on_seconds: float | None = None
-    pull: Pull = Pull.UP
-    aliases: tuple[str, ...] = ()
-    active_low: bool = False
-    bounce_ms: int = 0
+    label: str = ""
 
-    def line(self, on: bool) -> bool:
-        """The electrical level (True: high) that means ``on`` for this pin."""
-        return on != self.active_low
-
-    @property
-    def label(self) -> str:
-        return f"{self.board}:{self.pin}" + (f" ({', '.join(self.aliases)})" if self.aliases else "")
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", f"{self.board}:{self.pin}")
 
 
 class SecurityPolicy:
@@ -85,12 +80,6 @@ class SecurityPolicy:
 
     def rule(self, board: str, pin: str) -> PinRule | None:
         return self._rules.get((board, pin))
-
-    def safe_levels(self, board: str) -> dict[str, bool]:
-        """Each output's safe level on ``board`` as a line level (True: high): a safe "off" on
-        an active-low pin is a high line."""
-        return {r.pin: r.line(r.safe) for r in self._rules.values()
-                if r.board == board and r.safe is not None}
 
     def _deny(self, reason: str, board: str, pin: str, action: Action,
               requester: Requester) -> PolicyDenied:

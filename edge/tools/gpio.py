@@ -10,9 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from edge.hardware import Hardware
+from edge.hardware import Hardware, Pin
 from edge.requester import Requester
-from edge.security.policy import PinRule
 from edge.tools.base import ModelTool, P, Tool, ToolResult
 from peripherals.exc import BoardError
 
@@ -44,14 +43,14 @@ class NoArgs(_Args):
     pass
 
 
-def pin_data(rule: PinRule, value: float | None) -> dict:
+def pin_data(rule: Pin, value: float | None) -> dict:
     return {"board": rule.board, "pin": rule.pin, "aliases": list(rule.aliases),
             "mode": rule.mode.value, "value": value,
             "safe": None if rule.safe is None else ("on" if rule.safe else "off"),
             "active_low": rule.active_low}
 
 
-def describe_level(rule: PinRule, value: float) -> str:
+def describe_level(rule: Pin, value: float) -> str:
     if rule.mode.value == "pwm" and value not in (0.0, 1.0):
         return f"duty {value:.2f}"
     return "on" if value else "off"
@@ -128,7 +127,7 @@ class BoardStatusTool(_PinTool[NoArgs]):
     async def run(self, params: NoArgs, requester: Requester) -> ToolResult:
         boards = [status.as_dict() for status in self.hardware.status()]
         pins = []
-        for rule in self.hardware.policy.rules:
+        for rule in self.hardware.pin_list():
             value = None
             if self.hardware.resident:
                 try:

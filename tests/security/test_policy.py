@@ -14,7 +14,7 @@ from tests.helpers import asker
 
 @pytest.fixture
 def policy():
-    rules = [PinRule("gpio", "GPIO17", PinMode.OUTPUT, safe=False, aliases=("led",)),
+    rules = [PinRule("gpio", "GPIO17", PinMode.OUTPUT, "gpio:GPIO17 (led)"),
              PinRule("gpio", "GPIO27", PinMode.INPUT),
              PinRule("gpio", "GPIO18", PinMode.PWM)]
     return SecurityPolicy(rules, max_actuations_per_minute=3)
@@ -53,6 +53,3 @@ def test_rate_limit_is_per_caller_and_slides():
     policy.authorize("gpio", "GPIO17", Action.WRITE, asker("a"))
 
 
-def test_safe_levels_per_board(policy):
-    assert policy.safe_levels("gpio") == {"GPIO17": False}
-    assert policy.safe_levels("other") == {}
