@@ -86,7 +86,7 @@ def test_a_missing_pin_factory_is_a_clear_error_not_a_traceback(guest):
     env = {"PYTHONPATH": "/tmp/nolgpio"}
     guest.run(["rm", "-rf", STATE])
     status = edge(guest, "status", "--json", env=env)
-    assert status["rc"] == 0 and "Traceback" not in status["stderr"], status
+    assert status["rc"] == 3 and "Traceback" not in status["stderr"], status  # 3: no agent running
     (board,) = json.loads(status["stdout"])["data"]["boards"]
     assert board["connected"] is False and board["simulated"] is False
     assert "lgpio is not installed" in board["detail"]
@@ -111,7 +111,7 @@ def test_a_chip_the_agent_may_not_open_says_how_to_fix_it(guest):
                         user=nobody, timeout=120)
     finally:
         guest.chmod("/dev/gpiochip0", 0o660)
-    assert out["rc"] == 0 and "Traceback" not in out["stderr"], out
+    assert out["rc"] == 3 and "Traceback" not in out["stderr"], out
     (board,) = json.loads(out["stdout"])["data"]["boards"]
     assert board["connected"] is False
     assert "cannot open /dev/gpiochip0: permission denied" in board["detail"]
