@@ -108,6 +108,9 @@ def format_status(status: dict, *, full: bool = True) -> str:
         state = "connected" if board["connected"] else "not connected"
         detail = f", {board['detail']}" if full else ""
         lines.append(f"board {board['name']} ({board['kind']}): {state}{detail}")
+        warning = (board.get("info") or {}).get("warning")
+        if warning and full:
+            lines.append(f"  warning: {warning}")
     for event in (status.get("board_events") or [])[-3:]:
         ago = format_duration(max(0.0, time.time() - event["time"]))
         where = f" {event['pin']}={event['value']:g}" if event.get("pin") else ""

@@ -187,3 +187,23 @@ def test_safe_levels_are_line_levels_kept_with_the_hardware(write_config, isolat
     assert low.safe_levels("gpio") == {"GPIO22": True}  # safe "off" on an active-low relay: high
     assert low.safe_levels("other") == {}
     assert {r.label for r in low.policy.rules} == {"gpio:GPIO22 (relay)", "gpio:GPIO23", "gpio:GPIO5"}
+
+
+def test_status_and_doctor_show_a_board_warning(monkeypatch):
+    from edge.doctor.agent import check_boards
+    from edge.status import format_status
+
+    board = {"name": "uno", "kind": "arduino", "connected": True, "simulated": False,
+             "detail": "StandardFirmata 2.4", "pins": [],
+             "info": {"watchdog": "none", "warning": "no firmware watchdog: D13 stay as they are"}}
+    text = format_status({"daemon": {"running": True, "version": "x", "pid": 1}, "boards": [board]},
+                         full=True)
+    assert "warning: no firmware watchdog" in text
+
+    class Loaded:
+        class config:
+            boards = {"uno": object()}
+
+    monkeypatch.setattr("edge.doctor.agent.board_statuses", lambda loaded: ([board], "running agent"))
+    check = check_boards(Loaded())
+    assert check.status == "warn" and "no firmware watchdog" in check.detail and "firmware flash" in check.fix

@@ -81,6 +81,12 @@ def check_boards(loaded) -> Check:
                if not b.get("simulated") and b.get("info", {}).get("pin_factory")]
     if drivers:
         detail += f" ({'; '.join(drivers)})"
+    warnings = [f"{b['name']}: {b['info']['warning']}" for b in boards
+                if (b.get("info") or {}).get("warning")]
+    if warnings:
+        return Check("boards", "warn", f"{detail}; " + "; ".join(warnings),
+                     "flash our firmware (`edge-cli firmware flash arduino`) for a watchdog that "
+                     "makes outputs safe when the host dies")
     if simulated:
         return Check("boards", "warn", f"{detail}; simulated: {', '.join(simulated)}",
                      "set simulate = false on a Pi to drive real pins")
