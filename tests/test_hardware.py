@@ -207,3 +207,30 @@ def test_status_and_doctor_show_a_board_warning(monkeypatch):
     monkeypatch.setattr("edge.doctor.agent.board_statuses", lambda loaded: ([board], "running agent"))
     check = check_boards(Loaded())
     assert check.status == "warn" and "no firmware watchdog" in check.detail and "firmware flash" in check.fix
+
+
+async def test_a_cancelled_turn_never_leaves_an_output_on_without_its_timer(mock_factory):
+    from edge.hardware import Hardware, Pin
+    from edge.security.policy import SecurityPolicy
+    from peripherals.base import PinMode
+    from peripherals.gpio import GpioBoard
+
+    class SlowLink(GpioBoard):  # a write that takes a while, like a serial round trip
+        async def write(self, pin: str, value: bool) -> None:
+            await asyncio.sleep(0.2)
+            await super().write(pin, value)
+
+    pump = Pin("gpio", "GPIO22", PinMode.OUTPUT, safe=False, max_on_seconds=0.4)
+    hw = Hardware({"gpio": SlowLink("gpio", pin_factory=mock_factory)}, [pump],
+                  SecurityPolicy([pump.rule]), resident=True)
+    await hw.start()
+    turn = asyncio.create_task(hw.write("GPIO22", True, asker("telegram:42")))
+    await asyncio.sleep(0.05)
+    turn.cancel()  # /stop, a newer message or the turn's timeout, mid-write
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    await asyncio.sleep(0.3)
+    assert mock_factory.pin(22).state == 1  # the write was not cut half way...
+    await asyncio.sleep(0.5)
+    assert mock_factory.pin(22).state == 0  # ...and its auto-off timer was armed before it
+    await hw.shutdown()
