@@ -5,13 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, SecretStr, Tag, model_validator
 
 from peripherals.base import PinMode, Pull
 
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+def _as_text(value: object) -> object:
+    """An id written as a TOML integer (``allowed_users = [123456789]``) is the same id as text;
+    anything else (a float, a table) is left for the validator to refuse."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+UserId = Annotated[str, BeforeValidator(_as_text)]
+"""A Telegram user id or Signal number: text, or a TOML integer taken as text."""
 
 
 class PathsConfig(Section):
@@ -281,9 +291,9 @@ class TelegramChannelConfig(Section):
     """Telegram Bot API long polling; enabled when bot_token is set."""
 
     bot_token: SecretStr | None = None
-    allowed_users: list[str] = Field(default_factory=list)
+    allowed_users: list[UserId] = Field(default_factory=list)
     """Numeric Telegram user ids; empty = nobody (pair with `edge-cli channel pair telegram`)."""
-    admins: list[str] = Field(default_factory=list)
+    admins: list[UserId] = Field(default_factory=list)
     """User ids who may answer anyone's approval requests."""
     api_base: str = "https://api.telegram.org"
     groups: TelegramGroupsConfig = Field(default_factory=TelegramGroupsConfig)
@@ -305,9 +315,9 @@ class SignalChannelConfig(Section):
 
     http_url: str = ""
     account: str = ""
-    allowed_numbers: list[str] = Field(default_factory=list)
+    allowed_numbers: list[UserId] = Field(default_factory=list)
     """Phone numbers (+4915...) or UUIDs; empty = nobody."""
-    admins: list[str] = Field(default_factory=list)
+    admins: list[UserId] = Field(default_factory=list)
     group_ids: list[str] = Field(default_factory=list)
     """Groups the agent listens in; messages from other groups are ignored."""
     require_mention_in_groups: bool = True

@@ -98,3 +98,11 @@ def test_safe_level_on_an_input_pin_is_refused(isolated_env, write_config):
 def test_example_config_is_valid_and_matches_the_defaults():
     example = Config.model_validate(tomllib.loads(example_text()))
     assert example.model_dump() == Config().model_dump()
+
+
+def test_telegram_ids_may_be_toml_integers(write_config, isolated_env):
+    from edge.config.loader import load_config as load
+
+    text = "[channels.telegram]\nallowed_users = [123456789, \"42\"]\nadmins = [123456789]\n"
+    telegram = load(str(write_config(text)), env=isolated_env).config.channels.telegram
+    assert telegram.allowed_users == ["123456789", "42"] and telegram.admins == ["123456789"]
