@@ -15,11 +15,11 @@ from edge.agent.dispatch import Dispatcher
 from edge.agent.pipeline import Agent, AgentSettings
 from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.sessions import SessionStore
-from edge.channels.base import ChannelMessage
+from edge.channels.base import Channel, ChannelMessage
 from edge.config.model import Config
 from edge.hardware import build_hardware
 from edge.messages import ToolCall
-from edge.providers.base import ChatResponse
+from edge.providers.base import ChatResponse, Provider
 from edge.tools.gpio import hardware_tools
 
 ITERATIONS = 10
@@ -27,7 +27,7 @@ SENDERS = 50
 PER_SENDER = 40
 
 
-class ZeroLatencyModel:
+class ZeroLatencyModel(Provider):
     """Calls gpio_read until ITERATIONS rounds are done, then answers."""
 
     name = "stub"
@@ -37,7 +37,7 @@ class ZeroLatencyModel:
         self.tool_rounds = tool_rounds
         self.calls = 0
 
-    async def chat(self, messages, tools=None):
+    async def chat(self, messages, tools=None, *, model=None):
         self.calls += 1
         if self.calls % (self.tool_rounds + 1):
             return ChatResponse("", [ToolCall(f"c{self.calls}", "gpio_read", '{"pin": "led"}')])
@@ -47,7 +47,7 @@ class ZeroLatencyModel:
         pass
 
 
-class CountingChannel:
+class CountingChannel(Channel):
     name = "bench"
 
     def __init__(self):

@@ -262,6 +262,8 @@ class TelegramChannel(Channel):
         try:
             await self.api.call(method, params)
         except TelegramError as exc:
+            if exc.not_modified:
+                return
             if exc.code == 429 and chat_id is not None:
                 self.pacing.hold(chat_id, exc.retry_after or 1.0)
             log.info("telegram_reply_failed method=%s chat=%s code=%d", method, chat_id, exc.code)
@@ -345,9 +347,15 @@ class TelegramChannel(Channel):
         try:
             await self._chat_call(recipient, "editMessageText", {**params, "parse_mode": "Markdown"})
         except TelegramError as exc:
+            if exc.not_modified:  # the draft already shows the whole reply
+                return
             if not exc.markdown_rejected:
                 raise
-            await self._chat_call(recipient, "editMessageText", params)
+            try:
+                await self._chat_call(recipient, "editMessageText", params)
+            except TelegramError as plain:
+                if not plain.not_modified:
+                    raise
 
     async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
         buttons = [[{"text": label, "callback_data": f"appr:{token}:{decision.value}"}

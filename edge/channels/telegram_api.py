@@ -33,6 +33,11 @@ class TelegramError(Exception):
     def markdown_rejected(self) -> bool:
         return self.code == 400 and "can't parse entities" in self.description.lower()
 
+    @property
+    def not_modified(self) -> bool:
+        """An edit to the text the message already has: the message says what it should."""
+        return self.code == 400 and "message is not modified" in self.description.lower()
+
 
 class TelegramNetworkError(Exception):
     """The Bot API could not be reached (connection, timeout, a dropped long poll)."""

@@ -184,3 +184,16 @@ async def test_streamed_reply_is_a_draft_edited_in_place(telegram, start_agent):
     edits = telegram.sent("editMessageText")
     assert final[0]["message_id"] == edits[0]["message_id"] and final[0] is edits[-1]
     assert len(edits) < 10  # edits are rate-bounded, not one per chunk
+
+
+async def test_an_edit_to_identical_text_counts_as_delivered(telegram, start_agent, caplog):
+    text = "short"  # one chunk: the draft already shows the whole reply when it is finalised
+    with OpenAIServer([(200, completion(text))]) as model:
+        extra = (f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n')
+        agent = await start_agent(config(telegram, drafts=True) + extra)
+        telegram.push_message(42, "hi")
+        await until(lambda: texts_to(telegram, 42))
+        await asyncio.sleep(0.5)
+    assert texts_to(telegram, 42) == ["short"]  # sent once, never again as a "retry"
+    assert "delivery_failed" not in caplog.text and "not modified" not in caplog.text
+    await agent.stop()

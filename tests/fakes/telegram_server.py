@@ -32,6 +32,8 @@ class FakeTelegram(LoopbackServer):
         self.reject_markdown = False
         self.next_update_id = 100
         self.next_message_id = 1
+        self.texts: dict[int, str] = {}
+        """Each sent message's current text (an edit to the same text is refused, as by Telegram)."""
         self.flood_limit: tuple[int, float] | None = None
         """(messages, seconds): more sends than this to one chat within the window get 429."""
         self.blocked: set[int] = set()
@@ -215,9 +217,15 @@ class FakeTelegram(LoopbackServer):
                    "chat": {"id": params["chat_id"], "type": "private"}, "text": params["text"]}
         self.next_message_id += 1
         self.delivered.append(params)
+        self.texts[message["message_id"]] = params["text"]
         return self.ok(message)
 
     def m_editMessageText(self, params):
+        if self.texts.get(params["message_id"]) == params["text"]:  # as the real Bot API does
+            return self.error(400, "Bad Request: message is not modified: specified new message "
+                                   "content and reply markup are exactly the same as a current "
+                                   "content and reply markup of the message")
+        self.texts[params["message_id"]] = params["text"]
         return self.ok({"message_id": params["message_id"], "text": params["text"],
                         "chat": {"id": params["chat_id"], "type": "private"}, "date": 0})
 
