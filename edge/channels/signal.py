@@ -23,7 +23,7 @@ import re
 import httpx
 
 from edge.channels.base import Channel, ChannelMessage, SendMessage
-from edge.channels.pairing import Pair, pairing_hint
+from edge.channels.pairing import Pair, Strangers
 from edge.httpclient import async_client
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate, Decision
@@ -56,7 +56,8 @@ class SignalChannel(Channel):
         self.pair = pair
         self._client = async_client(self.base, timeout=httpx.Timeout(RPC_TIMEOUT, read=None))
         self._ids = itertools.count(1)
-        self._hinted: set[str] = set()
+        self.strangers = Strangers(self.name, pair)
+        """Pairing guesses and replies to senders not on the allowlist, rate-limited."""
         self.connected = False
 
     async def rpc(self, method: str, params: dict) -> object:
@@ -130,15 +131,13 @@ class SignalChannel(Channel):
         log.info("signal_unknown_sender sender=%s", sender)
         if group:
             return
-        words = text.split()
-        if words and words[0] == "/pair" and self.pair is not None:
-            paired = len(words) == 2 and await self.pair(self.name, sender, words[1])
-            await self.send(SendMessage("Paired: you can now use this agent. /help lists the commands."
-                                        if paired else "That pairing code is wrong or has expired.",
-                                        sender))
-        elif sender not in self._hinted:
-            self._hinted.add(sender)
-            await self.send(SendMessage(pairing_hint(self.name), sender))
+        reply = await self.strangers.answer(sender, text)
+        if reply is None:
+            return
+        try:  # best effort: a stranger's reply never fails the event stream
+            await self.send(SendMessage(reply, sender))
+        except (SignalRPCError, httpx.HTTPError) as exc:
+            log.info("signal_reply_failed to=%s error=%s", sender, type(exc).__name__)
 
     async def send(self, message: SendMessage) -> None:
         await self.rpc("send", {**self._target(message.recipient), "message": message.content})

@@ -166,3 +166,13 @@ async def test_approval_tokens_are_answered_in_any_case(signal_daemon, start_age
         signal_daemon.push_message(OWNER, f"{token.upper()} APPROVE")
         await until(lambda: "LED on." in messages_to(signal_daemon, OWNER))
         assert mock_factory.pin(17).state == 1
+
+
+async def test_pairing_guesses_are_limited_per_sender(signal_daemon, start_agent, tmp_path):
+    await start_agent(config(signal_daemon))
+    await connected(signal_daemon)
+    for guess in range(8):
+        signal_daemon.push_message(STRANGER, f"/pair WRONG{guess}")
+    await asyncio.sleep(1.5)
+    replies = messages_to(signal_daemon, STRANGER)
+    assert replies.count("That pairing code is wrong or has expired.") == 5  # then silence
