@@ -96,6 +96,9 @@ class Channel(Protocol):
     """The channel can ask a person to approve an actuation (:meth:`request_approval`)."""
     last_ok: float | None = None
     """When the channel last worked (epoch seconds); status uses it for "down since"."""
+    failing_since: float | None = None
+    """When the current run of failures began (epoch seconds), None while it works: status
+    reports the channel down from then, without waiting for a restart."""
 
     async def listen(self, bus: asyncio.Queue[ChannelMessage]) -> None:
         """Push inbound messages onto ``bus``; return when the source ends, raise on failure."""

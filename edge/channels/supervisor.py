@@ -87,10 +87,12 @@ class ListenerSupervisor:
     async def health(self) -> dict:
         """Healthy only when listening and the channel agrees; a channel that is listening but
         unwell (a stalled poller) is down since its ``last_ok`` time, when it has one."""
-        healthy = self.down_since is None and await self.channel.health_check()
-        since = self.down_since
-        if not healthy and since is None:
-            since = self.channel.last_ok or time.time()
+        failing = self.channel.failing_since
+        healthy = self.down_since is None and failing is None and await self.channel.health_check()
+        since: float | None = None
+        if not healthy:  # the first failure, not a later restart
+            known = [t for t in (self.down_since, failing) if t is not None]
+            since = min(known) if known else (self.channel.last_ok or time.time())
         down = None if healthy else time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
         return {"name": self.channel.name, "healthy": healthy, "down_since": down,
                 "restarts": self.restarts, "last_error": self.last_error}

@@ -48,7 +48,7 @@ from edge.security.approvals import ApprovalGate, Decision
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_LENGTH = 4096
-STALL_GRACE_SECONDS = 30.0
+STALL_GRACE_SECONDS = 5.0
 BACKOFF_START, BACKOFF_MAX = 1.0, 60.0
 CONFLICT_BACKOFF = 10.0
 FLOOD_RETRIES = 2
@@ -93,6 +93,7 @@ class TelegramChannel(Channel):
         self._background: set[asyncio.Task] = set()
         self.last_poll: float | None = None
         self.last_ok: float | None = None
+        self.failing_since: float | None = None
         """Wall-clock time of the last successful poll, for "down since"."""
         self.last_error: str | None = None
         self._last_edit: dict[str, float] = {}
@@ -133,9 +134,11 @@ class TelegramChannel(Channel):
             if offset is not None:
                 params["offset"] = offset
             try:
-                updates = await self.api.call("getUpdates", params, timeout=self.poll_timeout + 15)
+                updates = await self.api.call("getUpdates", params,
+                                              timeout=self.poll_timeout + STALL_GRACE_SECONDS)
             except TelegramError as exc:
                 self.last_error = str(exc)
+                self._failing()
                 if exc.code == 409:
                     log.error("telegram_conflict another poller uses this bot token; backing off")
                     await asyncio.sleep(CONFLICT_BACKOFF)
@@ -149,11 +152,13 @@ class TelegramChannel(Channel):
                 continue
             except TelegramNetworkError as exc:
                 self.last_error = str(exc)
+                self._failing()
                 log.warning("telegram_poll_failed error=%s retry_in=%.0fs", exc, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX)
                 continue
             self.last_poll, self.last_ok = time.monotonic(), time.time()
+            self.failing_since = None
             backoff = BACKOFF_START
             if not isinstance(updates, list):
                 log.warning("telegram_poll_ignored reason=result_not_a_list")
@@ -365,6 +370,10 @@ class TelegramChannel(Channel):
                               extra={"reply_markup": {"inline_keyboard": buttons}})
 
     # -- health ----------------------------------------------------------------------------
+
+    def _failing(self) -> None:
+        if self.failing_since is None:
+            self.failing_since = time.time()
 
     def stalled(self) -> bool:
         """Started polling but no successful poll for longer than the timeout plus grace."""

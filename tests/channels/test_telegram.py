@@ -197,3 +197,22 @@ async def test_an_edit_to_identical_text_counts_as_delivered(telegram, start_age
     assert texts_to(telegram, 42) == ["short"]  # sent once, never again as a "retry"
     assert "delivery_failed" not in caplog.text and "not modified" not in caplog.text
     await agent.stop()
+
+
+async def test_failing_polls_are_reported_down_at_once_since_the_first_failure(telegram, start_agent):
+    import time as clock
+
+    agent = await start_agent(config(telegram))  # poll_timeout_seconds = 1
+    await until(lambda: agent.runtime.channels["telegram"].last_poll)
+    failed_at = clock.time()
+    telegram.failures = [(502, "Bad Gateway", None)] * 50
+    started = clock.monotonic()
+    down = None
+    while down is None and clock.monotonic() - started < 8:  # poll timeout plus a few seconds
+        (channel,) = (await agent.runtime.status())["channels"]
+        down = channel if not channel["healthy"] else None
+        await asyncio.sleep(0.05)
+    assert down is not None, "a failing poller must be reported down within seconds"
+    since = clock.mktime(clock.strptime(down["down_since"], "%Y-%m-%dT%H:%M:%S"))
+    assert failed_at - 1 <= since <= failed_at + 3  # the first failure, not a later restart
+    await agent.stop()
