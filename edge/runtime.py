@@ -98,10 +98,19 @@ class Runtime:
             "channels": channels,
             "provider": {"configured": provider.configured,
                          "model": self.provider.model if self.provider else provider.model,
-                         "base_url": provider.base_url},
+                         "base_url": provider.base_url, **self._provider_health()},
             "memory": memory_store_summary(self.loaded.state_dir),
             "recent_errors": self.recent_events.snapshot(),
         }, secret_values(self.config))
+
+    def _provider_health(self) -> dict[str, Any]:
+        """``failing_since`` and ``last_error`` while the model is failing to answer."""
+        failure = self.agent.provider_failure if self.agent is not None else None
+        if failure is None:
+            return {"failing_since": None, "last_error": None}
+        when, why = failure
+        return {"failing_since": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when)),
+                "last_error": why}
 
     async def status_text(self, full: bool = True) -> str:
         return format_status(await self.status(), full=full)

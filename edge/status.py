@@ -89,6 +89,8 @@ def redact_status(status: dict[str, Any], secrets: Iterable[str] = ()) -> dict[s
                          ("boards", "detail")):
         if isinstance(out.get(section), list):
             out[section] = clean(out[section], key)
+    if isinstance(out.get("provider"), dict):
+        (out["provider"],) = clean([out["provider"]], "last_error")
     return out
 
 
@@ -124,7 +126,11 @@ def format_status(status: dict, *, full: bool = True) -> str:
     provider = status.get("provider") or {}
     if provider.get("configured"):
         where = f" at {provider['base_url']}" if full else ""
-        lines.append(f"provider: {provider['model']}{where}")
+        failing = ""
+        if provider.get("failing_since"):
+            why = f": {provider['last_error']}" if full and provider.get("last_error") else ""
+            failing = f", FAILING since {provider['failing_since']}{why}"
+        lines.append(f"provider: {provider['model']}{where}{failing}")
     else:
         lines.append("provider: none configured (direct commands only; see [provider] in config)")
     memory = status.get("memory")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,8 @@ class Agent:
     memory: Memory | None = None
     channel_capabilities: dict[str, str] = field(default_factory=dict)
     failed_turns: int = field(default=0, init=False)
+    provider_failure: tuple[float, str] | None = field(default=None, init=False)
+    """(when, why) the model last failed to answer, until it answers again: status shows it."""
     """Turns the model could not answer (timeout, provider failure): a piped run exits 1."""
 
     def __post_init__(self) -> None:
@@ -111,6 +114,12 @@ class Agent:
                              provider=self.provider,
                              admins=self.hardware.policy.approvals.admins)
         return await run_command(msg.content, ctx)
+
+    def _provider_failed(self, reason: str) -> None:
+        if self.provider_failure is None:  # since the first failure of a run
+            self.provider_failure = (time.time(), reason)
+        else:
+            self.provider_failure = (self.provider_failure[0], reason)
 
     async def respond(self, msg: ChannelMessage, on_text: TextSink | None = None) -> str:
         """The model's reply to one (possibly debounced) message; ``on_text`` receives the
@@ -133,14 +142,17 @@ class Agent:
                                                         on_text)
         except TimeoutError:
             self.failed_turns += 1
+            self._provider_failed(f"no answer within {self.settings.timeout_budget:g} s")
             await self.sessions.append(session, [user_turn, ChatMessage.assistant(TIMED_OUT_TURN)])
             return (f"The request timed out after {self.settings.timeout_budget:g} s. "
                     "Try something simpler, or /new to start afresh.")
         except ProviderError as exc:
             self.failed_turns += 1
+            self._provider_failed(str(exc))
             log.error("provider_failed by=%s error=%s", msg.caller, exc)
             await self.sessions.append(session, [user_turn, ChatMessage.assistant(FAILED_TURN)])
             return f"The language model could not answer: {exc}"
+        self.provider_failure = None
         reply = sanitize_response(reply) or "(no reply)"
         await self.sessions.append(session, [user_turn, ChatMessage.assistant(reply)])
         await self._autosave(msg)

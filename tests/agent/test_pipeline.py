@@ -185,3 +185,22 @@ async def test_transcript_lines_are_durable_json(make_agent, tmp_path):
     session = await agent.sessions.open(msg("x").session_key)
     records = read_transcript(agent.sessions.transcript_path(session.entry))
     assert [(r["role"], r["content"]) for r in records] == [("user", "hello"), ("assistant", "one")]
+
+
+async def test_a_failing_model_shows_on_the_provider_line_until_it_answers(make_agent):
+    from edge.status import format_status
+
+    agent = make_agent(ScriptedProvider([ProviderError("connection refused"), ProviderError("still down"),
+                                         "back"]))
+    await agent.respond(msg("one"))
+    first = agent.provider_failure
+    await agent.respond(msg("two"))
+    assert agent.provider_failure is not None and agent.provider_failure[0] == first[0]  # since the first
+    assert agent.provider_failure[1] == "still down"
+    status = {"daemon": {"running": True}, "provider": {"configured": True, "model": "m", "base_url": "u",
+                                                       "failing_since": "2026-11-24T06:00:00",
+                                                       "last_error": "still down"}}
+    assert "FAILING since 2026-11-24T06:00:00: still down" in format_status(status)
+    assert "still down" not in format_status(status, full=False)
+    await agent.respond(msg("three"))
+    assert agent.provider_failure is None
