@@ -45,6 +45,10 @@ def listing_from_config(config_path: str | None) -> OpResult:
     from edge.providers.factory import describe_models, describe_routes
 
     config = load_config(config_path).config.provider
+    if not config.configured:
+        return OpResult(False, "no provider is configured: set [provider] model (and base_url or "
+                        "preset) in the config; `edge-cli config init` writes a commented example",
+                        {"models": [], "routes": []}, exit_code=1)
     rows = describe_models(config)
     for index, row in enumerate(rows):
         row["active"] = index == 0

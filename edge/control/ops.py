@@ -28,6 +28,10 @@ class OpResult:
     data: dict[str, Any] = field(default_factory=dict)
     exit_code: int = 0
 
+    def __post_init__(self) -> None:
+        if not self.ok and self.exit_code == 0:  # a failure never exits 0
+            self.exit_code = 1
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok, "exit_code": self.exit_code, "data": self.data}
         out["message" if self.ok else "error"] = self.message
@@ -69,8 +73,8 @@ def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
     if op == "models.select":
         try:
             switch.select(str(args.get("name") or ""))
-        except ValueError as exc:
-            return OpResult(False, str(exc), exit_code=2)
+        except ValueError as exc:  # an unknown name: the switch failed, nothing changed
+            return OpResult(False, str(exc), exit_code=1)
     rows = [m.as_dict() for m in switch.list_models()]
     active = next(r for r in rows if r["active"])
     return OpResult(True, f"active: {active['name']} {active['model']}",

@@ -146,3 +146,13 @@ async def test_agent_command_api_setting_model_and_listing_available_models(setu
     assert switch.is_context_overflow(ProviderError(
         "local returned HTTP 400: This model's maximum context length is 8192 tokens", status=400))
     assert not switch.is_context_overflow(ProviderError("HTTP 500: boom", status=500))
+
+
+def test_models_without_a_provider_exits_1(tmp_path, capsys, monkeypatch):
+    from edge.cli.main import main
+
+    monkeypatch.setenv("EDGE_STATE_DIR", str(tmp_path / "state"))
+    config = tmp_path / "config.toml"
+    config.write_text("[channels.cli]\nenabled = true\n")
+    assert main(["models", "--config", str(config), "--json"]) == 1
+    assert "no provider is configured" in capsys.readouterr().out
