@@ -96,12 +96,20 @@ class Runtime:
             "boards": [s.as_dict() for s in self.hardware.status()],
             "board_events": self.hardware.events(),
             "channels": channels,
-            "provider": {"configured": provider.configured,
-                         "model": self.provider.model if self.provider else provider.model,
-                         "base_url": provider.base_url, **self._provider_health()},
+            "provider": {"configured": provider.configured, **self._active_endpoint(),
+                         **self._provider_health()},
             "memory": memory_store_summary(self.loaded.state_dir),
             "recent_errors": self.recent_events.snapshot(),
         }, secret_values(self.config))
+
+    def _active_endpoint(self) -> dict[str, Any]:
+        """The model and endpoint in use now (after ``models use``), else the configured ones."""
+        provider = self.config.provider
+        if self.provider is not None:
+            for row in self.provider.list_models():
+                if row.active:
+                    return {"model": row.model, "base_url": row.base_url, "endpoint": row.name}
+        return {"model": provider.model, "base_url": provider.base_url, "endpoint": None}
 
     def _provider_health(self) -> dict[str, Any]:
         """``failing_since`` and ``last_error`` while the model is failing to answer."""

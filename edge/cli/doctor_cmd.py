@@ -51,7 +51,7 @@ def run_checks(config_path: str | None, user: str) -> list:
     checks.append(host.check_pin_factory(raw))
     if loaded is not None:
         checks.append(agent.check_boards(loaded))
-    checks.append(remote.check_provider(raw))
+    checks.append(remote.check_provider(raw, agent.running_provider(loaded)))
     checks.extend(remote.check_channels(raw))
     checks.append(host.check_disk(state_dir(configured_state if isinstance(configured_state, str)
                                             else None)))

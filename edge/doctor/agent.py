@@ -62,6 +62,21 @@ def board_statuses(loaded) -> tuple[list[dict], str]:
         return asyncio.run(_direct_board_status(loaded.config)), "direct connection"
 
 
+def running_provider(loaded) -> dict | None:
+    """The running agent's provider section (the model in use now), or None without an agent."""
+    if loaded is None:
+        return None
+    from edge.control import client
+    from edge.paths import socket_candidates
+
+    try:
+        reply = client.request(socket_candidates(loaded.config.paths.state_dir), "status")
+    except EdgeError:
+        return None
+    provider = (reply.get("data") or {}).get("provider")
+    return provider if isinstance(provider, dict) else None
+
+
 def check_boards(loaded) -> Check:
     if not loaded.config.boards:
         return Check("boards", "warn", "no boards configured", "add a [boards.NAME] section")

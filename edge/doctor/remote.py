@@ -20,11 +20,18 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def check_provider(raw: dict) -> Check:
+def check_provider(raw: dict, active: dict | None = None) -> Check:
+    """Reach the provider and check its model; ``active`` (the running agent's ``model`` and
+    ``base_url`` after ``edge-cli models use``) wins over the config's."""
     import httpx
 
     provider = raw.get("provider") or {}
     base_url, model = provider.get("base_url") or "", provider.get("model") or ""
+    if active and active.get("model") and active.get("base_url"):
+        sections = [provider, *(f for f in provider.get("fallbacks") or [] if isinstance(f, dict))]
+        same = next((s for s in sections if s.get("base_url") == active["base_url"]), {})
+        provider = {**provider, "api_key": same.get("api_key", provider.get("api_key"))}
+        base_url, model = str(active["base_url"]), str(active["model"])
     if not (base_url and model):
         return Check("provider", "skip", "no provider configured (direct commands only)")
     url = base_url.rstrip("/") + "/models"

@@ -73,6 +73,14 @@ def test_provider_reachable_with_one_request(server):
     assert (check.status, check.detail) == ("ok", f"{server}/v1 reachable, model tiny-model")
 
 
+def test_provider_check_uses_the_model_the_running_agent_uses(server):
+    configured = provider(server + "/v1", model="gpt-9")  # switched away with `models use`
+    active = {"model": "tiny-model", "base_url": server + "/v1"}
+    assert remote.check_provider(configured, active).status == "ok"
+    assert remote.check_provider(provider(server + "/v1"), {"model": "gpt-9",
+                                                             "base_url": server + "/v1"}).status == "fail"
+
+
 def test_provider_failures_say_how_to_fix(server, closed_port):
     wrong_key = remote.check_provider(provider(server + "/v1", key="sk-wrong"))
     assert wrong_key.status == "fail" and "EDGE_PROVIDER__API_KEY" in wrong_key.fix
