@@ -36,7 +36,9 @@ class ListenerSupervisor:
         self.stall_check = stall_check if stall_check is not None else STALL_CHECK_SECONDS
         self.on_change = on_change
         """Called when the listener goes up or down (the service's status line follows)."""
-        self.down_since: float | None = time.time()
+        self.down_since: float | None = None
+        """When the listener went down (None while it runs, and before it first starts: the
+        service's READY line lists channels as they are, not as down for the first moment)."""
         self.restarts = 0
         self.last_error: str | None = None
 
