@@ -96,6 +96,18 @@ async def act(args: Namespace, memory: Memory) -> int:
     return 0
 
 
+def model_not_prepared(loaded) -> bool:
+    """True when this command will make the embedding model's cached copy first (a pause)."""
+    from edge.memory.embedders import MODEL_CACHE_DIR
+    from edge.memory.model_file import QUANTIZED_SUFFIX
+
+    memory = loaded.config.memory
+    if memory.backend != "sqlite" or memory.embedder != "onnx" or not memory.quantize:
+        return False
+    cache = loaded.state_dir / MODEL_CACHE_DIR
+    return not any(cache.glob(f"*.{QUANTIZED_SUFFIX}.onnx"))
+
+
 def run(args: Namespace) -> int:
     import asyncio
 
@@ -103,6 +115,9 @@ def run(args: Namespace) -> int:
     from edge.memory.factory import build_memory
 
     loaded = load_config(args.config)
+    if args.action in ("store", "search", "reindex") and model_not_prepared(loaded):
+        print("edge-cli: preparing the embedding model for first use (it is re-quantised once "
+              "into the state directory; a few seconds)...", file=sys.stderr, flush=True)
 
     async def once() -> int:
         memory = await build_memory(loaded.config.memory, loaded.state_dir)

@@ -39,7 +39,7 @@ async def test_forget_tool_explains_append_only_backend(tmp_path):
 
 
 @pytest.fixture
-def cli_state(tmp_path, model_state_dir, monkeypatch):
+def cli_state(tmp_path, model_state_dir, embedder, monkeypatch):
     """A state dir that reuses the session's re-quantised model file."""
     (tmp_path / "models").mkdir()
     for model in (model_state_dir / "models").glob("*.onnx"):
@@ -96,3 +96,15 @@ def test_bad_embedder_is_a_config_error(tmp_path):
     (tmp_path / "config.toml").write_text('[memory]\nembedder = "word2vec"\n')
     with pytest.raises(ConfigError, match="embedder must be onnx"):
         load_config(str(tmp_path / "config.toml"), env={})
+
+
+def test_the_first_memory_command_says_the_model_is_being_prepared(cli_state, capsys):
+    # cli_state links the session's cached model (made by the embedder fixture) into its state dir
+    code, _, err = run_cli(capsys, "store", "tz", "The user lives in Lisbon")
+    assert code == 0 and "preparing the embedding model" not in err  # the model is cached here
+    for model in (cli_state / "models").glob("*.onnx"):
+        model.unlink()
+    from edge.cli.memory_cmd import model_not_prepared
+    from edge.config.loader import load_config
+
+    assert model_not_prepared(load_config(None))
