@@ -28,43 +28,38 @@ SAFE_PATH = re.compile(r"[A-Za-z0-9._:+-]{1,200}$")
 GPIO_RULE = 'SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"'
 
 
+def _board_names(data: dict, key: str, pattern: re.Pattern[str], fix: str) -> dict[str, str]:
+    """Board name -> the value of ``key`` for boards that set it, each checked against
+    ``pattern`` (they are written into udev rules: nothing may break out of the quotes)."""
+    found: dict[str, str] = {}
+    for name, table in (data.get("boards") or {}).items():
+        value = table.get(key) if isinstance(table, dict) else None
+        if value is None:
+            continue
+        value = str(value)
+        if not SAFE_NAME.match(name):
+            raise ConfigError(f"boards.{name}: a board with {key} needs a name of letters, "
+                              "digits, '-' or '_' (it becomes /dev/edge-<name>)")
+        if not pattern.match(value):
+            raise ConfigError(f"boards.{name}.{key}: {value!r} {fix}")
+        found[name] = value
+    return found
+
+
 def board_serials(data: dict) -> dict[str, str]:
     """Board name -> USB serial number for boards that set ``serial_number``."""
-    boards = data.get("boards") or {}
-    found: dict[str, str] = {}
-    for name, table in boards.items():
-        serial = table.get("serial_number") if isinstance(table, dict) else None
-        if serial is None:
-            continue
-        serial = str(serial)
-        if not SAFE_NAME.match(name):
-            raise ConfigError(f"boards.{name}: a board with serial_number needs a name of letters, "
-                              "digits, '-' or '_' (it becomes /dev/edge-<name>)")
-        if not SAFE_SERIAL.match(serial):
-            raise ConfigError(f"boards.{name}.serial_number: {serial!r} is not a USB serial number "
-                              "(letters, digits, '.', ':', '-', '_'); copy it from "
-                              "`udevadm info -q property -n /dev/ttyACM0 | grep ID_SERIAL_SHORT`")
-        found[name] = serial
-    return found
+    return _board_names(data, "serial_number", SAFE_SERIAL,
+                        "is not a USB serial number (letters, digits, '.', ':', '-', '_'); copy it "
+                        "from `udevadm info -q property -n /dev/ttyACM0 | grep ID_SERIAL_SHORT`")
 
 
 def board_usb_paths(data: dict) -> dict[str, str]:
     """Board name -> udev ID_PATH for boards without a serial number that set ``usb_path``."""
-    found: dict[str, str] = {}
-    for name, table in (data.get("boards") or {}).items():
-        path = table.get("usb_path") if isinstance(table, dict) else None
-        if path is None or table.get("serial_number") is not None:
-            continue
-        path = str(path)
-        if not SAFE_NAME.match(name):
-            raise ConfigError(f"boards.{name}: a board with usb_path needs a name of letters, "
-                              "digits, '-' or '_' (it becomes /dev/edge-<name>)")
-        if not SAFE_PATH.match(path):
-            raise ConfigError(f"boards.{name}.usb_path: {path!r} is not a udev ID_PATH; copy it "
-                              "from `edge-cli boards discover` or `udevadm info -q property -n "
-                              "/dev/ttyUSB0 | grep ID_PATH=`")
-        found[name] = path
-    return found
+    serials = board_serials(data)
+    paths = _board_names(data, "usb_path", SAFE_PATH,
+                         "is not a udev ID_PATH; copy it from `edge-cli boards discover` or "
+                         "`udevadm info -q property -n /dev/ttyUSB0 | grep ID_PATH=`")
+    return {name: path for name, path in paths.items() if name not in serials}
 
 
 def render_rules(data: dict, source: str = "the config") -> str:
