@@ -93,16 +93,27 @@ async def test_groups_need_a_mention_and_must_be_listed(signal_daemon, start_age
     assert mock_factory.pin(17).state == 1
 
 
+LED_ON_BY_MODEL = [(200, completion(None, [{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}])),
+                   (200, completion("LED on."))]
+
+
+async def approval_request(signal_daemon, start_agent, model) -> str:
+    """The owner asks the model to switch the LED on; returns the approval prompt it gets."""
+    extra = f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
+    await start_agent(config(signal_daemon, extra))
+    await connected(signal_daemon)
+    signal_daemon.push_message(OWNER, "switch the led on")
+    request = await until(lambda: [m for m in messages_to(signal_daemon, OWNER) if "Approve" in m])
+    return request[0]
+
+
+def token_of(request: str) -> str:
+    return request.split('"')[1].split()[0]
+
+
 async def test_approval_by_token_reply_only_from_the_requester(signal_daemon, start_agent, mock_factory):
-    replies = [(200, completion(None, [{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}])),
-               (200, completion("LED on."))]
-    with OpenAIServer(replies) as model:
-        extra = f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
-        await start_agent(config(signal_daemon, extra))
-        await connected(signal_daemon)
-        signal_daemon.push_message(OWNER, "switch the led on")
-        request = await until(lambda: [m for m in messages_to(signal_daemon, OWNER) if "Approve" in m])
-        token = request[0].split('"')[1].split()[0]
+    with OpenAIServer(LED_ON_BY_MODEL) as model:
+        token = token_of(await approval_request(signal_daemon, start_agent, model))
         signal_daemon.push_message(FRIEND, f"{token} approve")
         await until(lambda: messages_to(signal_daemon, FRIEND))
         assert messages_to(signal_daemon, FRIEND) == [
@@ -153,16 +164,10 @@ async def test_same_millisecond_from_two_senders_are_two_messages():
 
 
 async def test_approval_tokens_are_answered_in_any_case(signal_daemon, start_agent, mock_factory):
-    replies = [(200, completion(None, [{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}])),
-               (200, completion("LED on."))]
-    with OpenAIServer(replies) as model:
-        extra = f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
-        await start_agent(config(signal_daemon, extra))
-        await connected(signal_daemon)
-        signal_daemon.push_message(OWNER, "switch the led on")
-        request = await until(lambda: [m for m in messages_to(signal_daemon, OWNER) if "Approve" in m])
-        assert request[0].startswith("Approve: switch gpio:GPIO17 (led) on?")
-        token = request[0].split('"')[1].split()[0]
+    with OpenAIServer(LED_ON_BY_MODEL) as model:
+        request = await approval_request(signal_daemon, start_agent, model)
+        assert request.startswith("Approve: switch gpio:GPIO17 (led) on?")
+        token = token_of(request)
         signal_daemon.push_message(OWNER, f"{token.upper()} APPROVE")
         await until(lambda: "LED on." in messages_to(signal_daemon, OWNER))
         assert mock_factory.pin(17).state == 1
