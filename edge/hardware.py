@@ -170,29 +170,27 @@ class Hardware:
 
     # the one door: name a pin and who asks; the policy, approvals and guards run here --------
 
-    def _named(self, spec: str) -> str:
-        """The pin as an approval prompt names it: its rule's label (``gpio:GPIO17 (led)``),
-        never the words the model wrote."""
-        board, pin = self.locate(spec)
-        known = self.pins.get((board, pin))
-        return known.label if known else f"{board}:{pin}"
-
     async def _permit(self, spec: str, action: Action, requester: Requester,
                       summary: str) -> Pin:
+        """Locate the pin and ask the policy. ``summary`` (what an approval prompt says) names
+        the pin with ``{pin}``, filled with its label (``gpio:GPIO17 (led)``), never with the
+        words the model wrote."""
         board, pin = self.locate(spec)
-        rule = await self.policy.permit(board, pin, action, requester, summary)
+        known = self.pins.get((board, pin))
+        label = known.label if known else f"{board}:{pin}"
+        rule = await self.policy.permit(board, pin, action, requester, summary.format(pin=label))
         return self.pins[(rule.board, rule.pin)]
 
     async def read(self, spec: str, requester: Requester) -> tuple[Pin, float]:
         """The pin's rule and logical value: 1 is on (a low line on an active-low pin); PWM pins
         report their duty."""
-        rule = await self._permit(spec, Action.READ, requester, f"read {spec}")
+        rule = await self._permit(spec, Action.READ, requester, "read {pin}")
         return rule, await self._read(rule)
 
     async def write(self, spec: str, on: bool, requester: Requester) -> Pin:
         """Switch an output on or off (after the policy, approvals and one-shot guards)."""
         rule = await self._permit(spec, Action.WRITE, requester,
-                                  f"switch {self._named(spec)} {'on' if on else 'off'}")
+                                  "switch {pin} " + ("on" if on else "off"))
         self._check_oneshot(rule, on)
         await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
         log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
@@ -202,7 +200,7 @@ class Hardware:
     async def pwm(self, spec: str, duty: float, frequency: float | None,
                   requester: Requester) -> Pin:
         rule = await self._permit(spec, Action.PWM, requester,
-                                  f"set {self._named(spec)} PWM duty to {duty:.2f}")
+                                  f"set {{pin}} PWM duty to {duty:.2f}")
         self._check_oneshot(rule, duty > 0)
         line_duty = 1.0 - duty if rule.active_low else duty
         await self._actuate(rule, duty > 0,
@@ -213,7 +211,7 @@ class Hardware:
 
     async def servo(self, spec: str, angle: float, requester: Requester) -> Pin:
         rule = await self._permit(spec, Action.SERVO, requester,
-                                  f"turn the servo on {self._named(spec)} to {angle:g} degrees")
+                                  f"turn the servo on {{pin}} to {angle:g} degrees")
         self._check_oneshot(rule, True)
         await self._actuate(rule, True, self.boards[rule.board].servo(rule.pin, angle))
         log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, angle,
@@ -222,7 +220,7 @@ class Hardware:
 
     async def make_safe(self, spec: str, requester: Requester) -> Pin:
         """Return an allowlisted output to its safe level (off when it has none)."""
-        rule = await self._permit(spec, Action.SAFE, requester, f"return {spec} to its safe level")
+        rule = await self._permit(spec, Action.SAFE, requester, "return {pin} to its safe level")
         on = bool(rule.safe)
         await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
         log.info("safe_state board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
