@@ -103,7 +103,7 @@ STATUS_NOT_RUNNING = 3
 ``systemctl status`` uses): the status is still printed, and scripts can tell."""
 
 
-async def _hold(seconds: float, result: OpResult, quiet: bool) -> bool:
+async def _hold(seconds: float, quiet: bool) -> bool:
     """Wait ``seconds`` or until a signal; True when the whole time was held."""
     import asyncio  # here, not at the top: the client path stays light (tests/cli/test_lightweight)
 
@@ -164,7 +164,7 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
             result = await run_op(runtime, op, op_args, requester)
             if hold is None or not result.ok:
                 return result
-            held = await _hold(hold, result, quiet)
+            held = await _hold(hold, quiet)
             restored = await run_op(runtime, "gpio.safe", _restore_args(result), requester)
             return _with_hold(result, held, restored, hold)
         finally:
@@ -179,7 +179,7 @@ def _via_daemon(paths, op: str, op_args: dict, hold: float | None, quiet: bool) 
     result = OpResult.from_dict(client.request(paths, op, op_args))
     if hold is None or not result.ok:
         return result
-    held = asyncio.run(_hold(hold, result, quiet))
+    held = asyncio.run(_hold(hold, quiet))
     try:
         restored = OpResult.from_dict(client.request(paths, "gpio.safe", _restore_args(result)))
     except DaemonUnavailable as exc:  # the agent stopped meanwhile: its shutdown made it safe
