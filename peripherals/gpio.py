@@ -101,7 +101,7 @@ class GpioBoard(Board):
             self.error = self.detail = str(exc)
             self.info = {"pin_factory": self.factory_name, "chip": "", "model": ""}
             return False
-        self._use(loaded.factory, False)
+        self.factory, self.simulated, self.error = loaded.factory, False, ""
         self._loaded = loaded
         self.info = {"pin_factory": loaded.name, "chip": loaded.chip, "model": loaded.model,
                      "revision": loaded.revision}
