@@ -117,13 +117,13 @@ class CommandLineError(Exception):
 def fail(message: str, code: int, as_json: bool, usage: str = "") -> int:
     """Report an error: one JSON object on stdout with --json (scripts never get empty stdout),
     else the usage (for usage errors) and the message on stderr."""
-    if as_json:
-        import json
+    if usage and not as_json:
+        print(f"{usage}{message}", file=sys.stderr)
+        return code
+    from edge.cli.output import emit
+    from edge.control.ops import OpResult
 
-        print(json.dumps({"ok": False, "error": message, "exit_code": code, "data": {}}, indent=2))
-    else:
-        print(f"{usage}{message}" if usage else f"edge-cli: {message}", file=sys.stderr)
-    return code
+    return emit(OpResult(False, message, {}, code), as_json)
 
 
 def skip_httpx_command_line() -> None:
