@@ -5,13 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, SecretStr, Tag, model_validator
+from pydantic import BeforeValidator, Discriminator, Field, SecretStr, Tag, model_validator
 
+from edge.config.section import Section
 from peripherals.base import PinMode, Pull
-
-
-class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
 
 
 def _as_text(value: object) -> object:
