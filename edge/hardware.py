@@ -79,6 +79,8 @@ class Hardware:
         self._supervisor: asyncio.Task | None = None
         self.recent_events: deque[tuple[float, BoardEvent]] = deque(maxlen=RECENT_EVENTS_KEPT)
         """What the boards reported by themselves, newest last (status, the model's prompt)."""
+        self._listeners: list[BoardListener] = []
+        """Subscribers told of each actuation (``kind="output"``), whoever asked for it."""
 
     def locate(self, spec: str) -> tuple[str, str]:
         """(board, canonical pin) for ``led``, ``GPIO17``, ``BOARD11`` or ``board:pin``."""
@@ -119,6 +121,8 @@ class Hardware:
             self.subscribe(self._record_event)
 
     def _record_event(self, event: BoardEvent) -> None:
+        if event.kind == "output":  # our own actuations are logged where they happen
+            return
         self.recent_events.append((time.time(), event))
         log.info("board_event board=%s kind=%s pin=%s value=%s",
                  event.board, event.kind, event.pin, event.value)
@@ -195,6 +199,7 @@ class Hardware:
         await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
         log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
                  "on" if on else "off", requester.caller)
+        self._output_changed(rule, float(on))
         return rule
 
     async def pwm(self, spec: str, duty: float, frequency: float | None,
@@ -207,6 +212,7 @@ class Hardware:
                             self.boards[rule.board].pwm(rule.pin, line_duty, frequency))
         log.info("actuation board=%s pin=%s duty=%.3f frequency=%s by=%s",
                  rule.board, rule.pin, duty, frequency, requester.caller)
+        self._output_changed(rule, duty)
         return rule
 
     async def servo(self, spec: str, angle: float, requester: Requester) -> Pin:
@@ -216,6 +222,7 @@ class Hardware:
         await self._actuate(rule, True, self.boards[rule.board].servo(rule.pin, angle))
         log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, angle,
                  requester.caller)
+        self._output_changed(rule, angle)
         return rule
 
     async def make_safe(self, spec: str, requester: Requester) -> Pin:
@@ -225,6 +232,7 @@ class Hardware:
         await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
         log.info("safe_state board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
                  "on" if on else "off", requester.caller)
+        self._output_changed(rule, float(on))
         return rule
 
     async def _read(self, rule: Pin) -> float:
@@ -264,6 +272,7 @@ class Hardware:
         try:
             await self.boards[rule.board].write(rule.pin, rule.line(False))
             log.info("auto_off board=%s pin=%s after=%gs", rule.board, rule.pin, rule.max_on_seconds)
+            self._output_changed(rule, 0.0)
         except BoardError as exc:
             log.error("auto_off_failed board=%s pin=%s error=%r", rule.board, rule.pin, exc)
 
@@ -307,10 +316,21 @@ class Hardware:
         return {p.pin: p.line(p.safe) for p in self.pins.values()
                 if p.board == board and p.safe is not None}
 
+    def _output_changed(self, rule: Pin, value: float) -> None:
+        """Tell subscribers an output now has ``value`` (logical: 1/0, a PWM duty, a servo angle)."""
+        event = BoardEvent(rule.board, "output", rule.pin, value)
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # the pin has changed: a broken observer must not undo that
+                log.exception("output_listener_failed board=%s pin=%s", rule.board, rule.pin)
+
     def subscribe(self, listener: BoardListener) -> Callable[[], None]:
         """Events from every board that reports them: input changes (logical values, like
-        :meth:`read`), firmware watchdog trips, boards going down and coming back. Listeners run
-        on the event loop."""
+        :meth:`read`), firmware watchdog trips, boards going down and coming back; and
+        ``output`` after each actuation through this door or its timers (write, pwm, servo,
+        make_safe, auto-off: 1/0, the duty or the angle), whoever asked. Listeners run on the
+        event loop."""
         def logical(event: BoardEvent) -> None:
             rule = self.pins.get((event.board, event.pin)) if event.pin else None
             if rule is not None and rule.active_low and event.value is not None:
@@ -318,10 +338,13 @@ class Hardware:
             listener(event)
 
         unsubscribers = [board.subscribe(logical) for board in self.boards.values()]
+        self._listeners.append(listener)
 
         def unsubscribe_all() -> None:
             for unsubscribe in unsubscribers:
                 unsubscribe()
+            if listener in self._listeners:
+                self._listeners.remove(listener)
 
         return unsubscribe_all
 

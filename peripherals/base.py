@@ -80,7 +80,8 @@ class BoardEvent:
 
     ``kind`` is ``input`` (a watched input changed; ``pin`` and ``value`` set), ``watchdog`` (the
     firmware drove its safe values because the host fell silent), ``down`` or ``up`` (the link
-    was lost or re-established)."""
+    was lost or re-established). The agent's hardware layer adds ``output`` for its own
+    actuations (``value``: 1/0, a PWM duty or a servo angle); boards never send it."""
 
     board: str
     kind: str

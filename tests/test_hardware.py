@@ -134,6 +134,40 @@ async def test_shutdown_restores_safe_levels(write_config, isolated_env, mock_fa
     assert mock_factory.pin(23).state == 1
 
 
+async def test_every_actuation_is_told_to_subscribers_whoever_asked(write_config, isolated_env,
+                                                                     mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
+    await hw.start()
+    events = []
+    unsubscribe = hw.subscribe(events.append)
+    await hw.write("pump", True, asker("telegram:42"))
+    await hw.pwm("GPIO17", 0.25, None, asker("mqtt:x"))
+    await hw.make_safe("GPIO23", asker("cli:me"))
+    await asyncio.sleep(0.35)  # pump's max_on_seconds runs out
+    outputs = [(e.board, e.pin, e.value) for e in events if e.kind == "output"]
+    assert outputs == [("gpio", "GPIO22", 1.0), ("gpio", "GPIO17", 0.25), ("gpio", "GPIO23", 1.0),
+                       ("gpio", "GPIO22", 0.0)]
+    assert hw.events() == []  # our own actuations are logged, not board reports
+    unsubscribe()
+    await hw.write("pump", True, asker("t"))
+    assert len([e for e in events if e.kind == "output"]) == 4
+    await hw.shutdown()
+
+
+async def test_a_failing_output_subscriber_does_not_fail_the_actuation(write_config, isolated_env,
+                                                                       mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
+    await hw.start()
+
+    def broken(event):
+        raise RuntimeError("observer bug")
+
+    hw.subscribe(broken)
+    await hw.write("pump", True, asker("t"))
+    assert mock_factory.pin(22).state == 1
+    await hw.shutdown()
+
+
 async def test_input_events_are_recorded_and_reach_the_prompt(default_config, mock_factory):
     from edge.agent.prompt import hardware_section
 
