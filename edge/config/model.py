@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Discriminator, Field, SecretStr, Tag, model_validator
 
+from edge.config.mqtt import MqttConfig
 from edge.config.section import Section
 from peripherals.base import PinMode, Pull
 
@@ -387,3 +388,4 @@ class Config(Section):
     boards: dict[str, BoardConfig] = Field(default_factory=_default_boards)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    mqtt: MqttConfig = Field(default_factory=MqttConfig)
