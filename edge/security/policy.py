@@ -87,16 +87,29 @@ class SecurityPolicy:
                     board, pin, action.value, requester.caller, reason)
         return PolicyDenied(reason)
 
-    def authorize(self, board: str, pin: str, action: Action, requester: Requester) -> PinRule:
-        """The rule that allows ``action``; raises PolicyDenied (and logs) otherwise."""
+    def refusal(self, board: str, pin: str, action: Action) -> str | None:
+        """Why ``action`` on the pin is refused whoever asks and whenever (the allowlist, the
+        pin's mode, ``readonly`` autonomy), or None. Rate limits and approvals depend on the
+        moment and are decided when it happens. Automation checks its rules with this before
+        the agent starts."""
         rule = self._rules.get((board, pin))
         if rule is None:
-            raise self._deny(f"{board}:{pin} is not in the allowlist; add it under "
-                             f"[boards.{board}.pins] in the config to allow it",
-                             board, pin, action, requester)
+            return (f"{board}:{pin} is not in the allowlist; add it under "
+                    f"[boards.{board}.pins] in the config to allow it")
         if rule.mode not in ALLOWED_MODES[action]:
-            raise self._deny(f"{rule.label} is configured as {rule.mode.value}, "
-                             f"which does not allow {action.value}", board, pin, action, requester)
+            return (f"{rule.label} is configured as {rule.mode.value}, "
+                    f"which does not allow {action.value}")
+        if self.approvals.autonomy == "readonly" and action not in (Action.READ, Action.SAFE):
+            return ("autonomy is readonly: nothing may actuate pins; set [security] autonomy = "
+                    "\"supervised\" or \"full\" to allow it")
+        return None
+
+    def authorize(self, board: str, pin: str, action: Action, requester: Requester) -> PinRule:
+        """The rule that allows ``action``; raises PolicyDenied (and logs) otherwise."""
+        reason = self.refusal(board, pin, action)
+        if reason is not None:
+            raise self._deny(reason, board, pin, action, requester)
+        rule = self._rules[(board, pin)]
         if action not in (Action.READ, Action.SAFE):
             self._take_rate_slot(rule, action, requester)
         return rule

@@ -1,0 +1,220 @@
+"""Rules at work: board events and sensor readings in, actions out, each as caller ``rule:NAME``
+through the same policy as a chat command.
+
+The event path is short on purpose (a dict lookup, the rule's state, a task): an input edge on a
+pin switches a relay within a few milliseconds of our own time (``bench/bench_automation.py``).
+A refused action is logged every time and notified to the admins once, until the rule acts
+successfully again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from edge.automation.actions import (
+    ActionRunner,
+    AutomationAction,
+    Notifier,
+    Surroundings,
+    check_action,
+    parse_action,
+)
+from edge.automation.rules import BoardTrigger, PinTrigger, RuleState, ThresholdTrigger, Trigger, parse_when
+from edge.config.rules import RuleConfig
+from edge.exc import ConfigError, EdgeError, PolicyDenied
+from edge.requester import Requester
+from peripherals.base import BoardEvent
+from peripherals.exc import BoardError
+
+log = logging.getLogger(__name__)
+
+
+class Reading(Protocol):
+    quantity: str
+    value: float
+    unit: str
+
+
+ReadingListener = Callable[[str, Reading], None]
+
+
+@dataclass
+class Rule:
+    name: str
+    when: str
+    trigger: Trigger
+    then: tuple[AutomationAction, ...]
+    on_clear: tuple[AutomationAction, ...]
+    state: RuleState
+    enabled: bool = True
+    last_result: str | None = None
+    last_error: str | None = None
+    refusal_notified: bool = False
+    pending: asyncio.TimerHandle | None = field(default=None, repr=False)
+
+    @property
+    def requester(self) -> Requester:
+        return Requester("rule", self.name)
+
+
+def build_rules(configs: Sequence[RuleConfig], where: Surroundings) -> list[Rule]:
+    """Rules from config, every trigger and action checked; a ConfigError names the rule."""
+    rules, seen = [], set()
+    for index, cfg in enumerate(configs):
+        label = f"rules[{index}] ({cfg.name})"
+        if cfg.name in seen:
+            raise ConfigError(f"{label}: another rule is already called {cfg.name!r}")
+        seen.add(cfg.name)
+        try:
+            trigger = parse_when(cfg.when, where.hardware, where.sensors)
+            then = tuple(parse_action(text) for text in cfg.then)
+            on_clear = tuple(parse_action(text) for text in cfg.on_clear)
+            for action in then + on_clear:
+                check_action(action, where)
+        except (ValueError, BoardError) as exc:
+            raise ConfigError(f"{label}: {exc}") from None
+        if on_clear and not isinstance(trigger, ThresholdTrigger):
+            raise ConfigError(f"{label}: on_clear applies to sensor thresholds only")
+        if cfg.hysteresis and not isinstance(trigger, ThresholdTrigger):
+            raise ConfigError(f"{label}: hysteresis applies to sensor thresholds only")
+        rules.append(Rule(cfg.name, cfg.when, trigger, then, on_clear,
+                          RuleState(hysteresis=cfg.hysteresis, for_seconds=cfg.for_seconds,
+                                    cooldown_seconds=cfg.cooldown_seconds), cfg.enabled))
+    return rules
+
+
+class RuleEngine:
+    def __init__(self, rules: Sequence[Rule], runner: ActionRunner, notifier: Notifier, *,
+                 clock: Callable[[], float] = time.monotonic):
+        self.rules = list(rules)
+        self.runner, self.notifier, self.clock = runner, notifier, clock
+        self._by_pin: dict[tuple[str, str], list[Rule]] = {}
+        self._by_board: dict[str, list[Rule]] = {}
+        self._by_reading: dict[tuple[str, str], list[Rule]] = {}
+        for rule in self.rules:
+            if not rule.enabled:
+                continue
+            trigger = rule.trigger
+            if isinstance(trigger, PinTrigger):
+                self._by_pin.setdefault((trigger.board, trigger.pin), []).append(rule)
+            elif isinstance(trigger, BoardTrigger):
+                self._by_board.setdefault(trigger.board, []).append(rule)
+            else:
+                self._by_reading.setdefault((trigger.sensor, trigger.quantity), []).append(rule)
+        self._levels: dict[tuple[str, str], float] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    # what happens ---------------------------------------------------------------------------
+
+    def on_event(self, event: BoardEvent) -> None:
+        """A board event (from :meth:`Hardware.subscribe`, on the event loop)."""
+        if event.kind == "input" and event.pin is not None:
+            key = (event.board, event.pin)
+            self._levels[key] = event.value or 0.0
+            for rule in self._by_pin.get(key, ()):
+                self._pin_event(rule, event)
+        for rule in self._by_board.get(event.board, ()):
+            if rule.trigger.matches(event):  # type: ignore[union-attr]
+                self._fire(rule, rule.then, {"event": f"board {event.board} {event.kind}",
+                                             "board": event.board})
+
+    def _pin_event(self, rule: Rule, event: BoardEvent) -> None:
+        trigger = rule.trigger
+        assert isinstance(trigger, PinTrigger)
+        if rule.pending is not None:  # the level waited for did not hold
+            rule.pending.cancel()
+            rule.pending = None
+        if not trigger.matches(event):
+            return
+        context = {"event": f"{rule.when}", "board": event.board, "pin": event.pin,
+                   "value": event.value}
+        if rule.state.for_seconds:
+            rule.pending = asyncio.get_running_loop().call_later(
+                rule.state.for_seconds, self._held, rule, context)
+        else:
+            self._fire(rule, rule.then, context)
+
+    def _held(self, rule: Rule, context: dict[str, Any]) -> None:
+        rule.pending = None
+        trigger = rule.trigger
+        assert isinstance(trigger, PinTrigger)
+        level = self._levels.get((trigger.board, trigger.pin))
+        if level is not None and trigger.holds(level):
+            self._fire(rule, rule.then, context)
+
+    def on_reading(self, sensor: str, reading: Reading) -> None:
+        """A sensor reading (from the sensor hub, on the event loop)."""
+        for rule in self._by_reading.get((sensor, reading.quantity), ()):
+            trigger = rule.trigger
+            assert isinstance(trigger, ThresholdTrigger)
+            verdict = rule.state.on_reading(trigger, reading.value, self.clock())
+            if verdict is None:
+                continue
+            context = {"event": f"{rule.when} ({'passed' if verdict == 'fire' else 'cleared'})",
+                       "sensor": sensor, "quantity": reading.quantity,
+                       "value": f"{reading.value:g}", "unit": reading.unit}
+            actions = rule.then if verdict == "fire" else rule.on_clear
+            if actions:
+                self._start(rule, actions, context)
+
+    # acting ---------------------------------------------------------------------------------
+
+    def _fire(self, rule: Rule, actions: tuple[AutomationAction, ...],
+              context: Mapping[str, Any]) -> None:
+        if not rule.state.fire(self.clock()):
+            log.debug("rule_suppressed name=%s reason=cooldown", rule.name)
+            return
+        self._start(rule, actions, context)
+
+    def _start(self, rule: Rule, actions: tuple[AutomationAction, ...],
+               context: Mapping[str, Any]) -> None:
+        log.info("rule_fired name=%s event=%r", rule.name, context.get("event"))
+        task = asyncio.create_task(self._run(rule, actions, {"rule": rule.name, **context}),
+                                   name=f"rule-{rule.name}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, rule: Rule, actions: tuple[AutomationAction, ...],
+                   context: Mapping[str, Any]) -> None:
+        for action in actions:
+            try:
+                rule.last_result = await self.runner.run(action, rule.requester, context)
+                rule.last_error = None
+                rule.refusal_notified = False
+            except PolicyDenied as exc:  # the policy logged it; the admins hear of it once
+                rule.last_error = f"refused: {exc}"
+                if not rule.refusal_notified:
+                    rule.refusal_notified = True
+                    await self.notifier.notify(
+                        ("admins",), f"Rule {rule.name}: {action} was refused: {exc}")
+                return
+            except (EdgeError, BoardError) as exc:
+                rule.last_error = str(exc)
+                log.error("rule_action_failed name=%s action=%r error=%r", rule.name,
+                          str(action), str(exc))
+                return
+
+    async def aclose(self) -> None:
+        for rule in self.rules:
+            if rule.pending is not None:
+                rule.pending.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Each rule for status, ``edge-cli rules`` and ``/rules``."""
+        now = self.clock()
+        return [{"name": r.name, "when": r.when, "then": [str(a) for a in r.then],
+                 "on_clear": [str(a) for a in r.on_clear], "enabled": r.enabled,
+                 "active": r.state.active, "fired": r.state.fired,
+                 "suppressed": r.state.suppressed,
+                 "last_fired_ago": None if r.state.last_fired is None
+                 else round(now - r.state.last_fired, 1),
+                 "last_result": r.last_result, "last_error": r.last_error}
+                for r in self.rules]
