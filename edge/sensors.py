@@ -1,0 +1,209 @@
+"""The sensors the agent reads, as one object beside :class:`~edge.hardware.Hardware`: each is
+polled every ``interval_seconds`` in a thread (drivers block), its last readings kept for status,
+tools and chat, and every reading handed to listeners (rules, MQTT) on the event loop.
+
+A sensor that fails keeps its last good readings (marked with their age) and its error; the
+heartbeat reports it once it has been failing longer than its threshold. Analog pins of Arduino
+and STM32 boards are sensors too: they are read through the hardware's one door (the policy
+allows reads of allowlisted pins) as caller ``sensor:NAME``, and scaled (``0.42`` -> ``21.3 °C``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from edge.exc import EdgeError
+from edge.requester import Requester
+from peripherals.exc import BoardError
+from peripherals.sensors.base import Reading, Scaling, Sensor
+
+log = logging.getLogger(__name__)
+
+ReadingListener = Callable[[str, Reading], None]
+
+
+class Measure(Protocol):
+    """How the hub takes one sensor's readings (a driver in a thread, or a board's pin)."""
+
+    units: Mapping[str, str]
+
+    async def measure(self) -> dict[str, Reading]: ...
+
+    def describe(self) -> str: ...
+
+    def close(self) -> None: ...
+
+
+class DriverMeasure:
+    """A blocking driver from :mod:`peripherals.sensors`, read in a thread."""
+
+    def __init__(self, sensor: Sensor):
+        self.sensor = sensor
+        self.units = sensor.units
+
+    async def measure(self) -> dict[str, Reading]:
+        return await asyncio.to_thread(self.sensor.read)
+
+    def describe(self) -> str:
+        return self.sensor.describe()
+
+    def close(self) -> None:
+        self.sensor.close()
+
+
+class PinReader(Protocol):
+    async def read(self, spec: str, requester: Requester) -> tuple[Any, float]: ...
+
+
+class AnalogPinMeasure:
+    """An analog pin of a microcontroller board (``uno:A0``): 0..1 of the reference, scaled."""
+
+    def __init__(self, name: str, hardware: PinReader, pin: str, scaling: Scaling):
+        self.hardware, self.pin, self.scaling = hardware, pin, scaling
+        self.requester = Requester("sensor", name)
+        self.units = {scaling.quantity: scaling.unit}
+
+    async def measure(self) -> dict[str, Reading]:
+        _, raw = await self.hardware.read(self.pin, self.requester)
+        return {self.scaling.quantity: self.scaling.reading(raw)}
+
+    def describe(self) -> str:
+        return f"analog pin {self.pin}"
+
+    def close(self) -> None:
+        return None
+
+
+@dataclass
+class SensorState:
+    name: str
+    kind: str
+    source: Measure
+    interval: float
+    readings: dict[str, Reading] = field(default_factory=dict)
+    read_at: float | None = None
+    """When the readings were taken (epoch seconds)."""
+    error: str | None = None
+    failing_since: float | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+
+
+class SensorHub:
+    def __init__(self, sensors: list[SensorState], *, clock: Callable[[], float] = time.time):
+        self.sensors = {s.name: s for s in sensors}
+        self.clock = clock
+        self._listeners: list[ReadingListener] = []
+        self._tasks: list[asyncio.Task] = []
+
+    # what MQTT, rules and tools see -----------------------------------------------------------
+
+    def describe(self) -> dict[str, dict[str, str]]:
+        """Sensor -> quantity -> unit, known before the first reading."""
+        return {name: dict(s.source.units) for name, s in self.sensors.items()}
+
+    def latest(self) -> dict[str, dict[str, Reading]]:
+        return {name: dict(s.readings) for name, s in self.sensors.items() if s.readings}
+
+    def subscribe(self, listener: ReadingListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    async def measure(self, name: str) -> dict[str, Reading]:
+        """Read ``name`` now (not waiting for its interval); raises on failure after recording
+        it. Two reads of one sensor never overlap: a second caller waits for the first."""
+        state = self.sensors.get(name)
+        if state is None:
+            known = ", ".join(self.sensors) or "none configured"
+            raise EdgeError(f"no sensor {name!r} (sensors: {known}); add a [sensors.{name}] "
+                            "section to the config")
+        async with state.lock:
+            try:
+                readings = await state.source.measure()
+            except (BoardError, EdgeError, OSError) as exc:
+                self._failed(state, exc)
+                raise
+            state.readings.update(readings)
+            state.read_at = self.clock()
+            if state.error is not None:
+                log.info("sensor_recovered sensor=%s", name)
+            state.error, state.failing_since = None, None
+        for reading in readings.values():
+            for listener in list(self._listeners):
+                try:
+                    listener(name, reading)
+                except Exception:  # one bad listener must not silence the others
+                    log.exception("sensor_listener_failed sensor=%s", name)
+        return readings
+
+    async def read_now(self, name: str) -> str:
+        readings = await self.measure(name)
+        return f"{name}: " + ", ".join(f"{q} {r}" for q, r in readings.items())
+
+    def _failed(self, state: SensorState, exc: Exception) -> None:
+        if state.error != str(exc):
+            log.warning("sensor_read_failed sensor=%s error=%r", state.name, str(exc))
+        state.error = str(exc)
+        if state.failing_since is None:
+            state.failing_since = self.clock()
+
+    def down(self) -> dict[str, str]:
+        """Failing sensors and why (the heartbeat's view)."""
+        return {f"sensor {n}": s.error for n, s in self.sensors.items() if s.error is not None}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Each sensor for ``edge-cli sensors``, ``/sensors`` and status."""
+        now = self.clock()
+        return [{"name": s.name, "kind": s.kind, "where": s.source.describe(),
+                 "interval_seconds": s.interval,
+                 "readings": {q: {"value": r.value, "unit": r.unit} for q, r in s.readings.items()},
+                 "age_seconds": None if s.read_at is None else round(now - s.read_at, 1),
+                 "error": s.error,
+                 "failing_since": s.failing_since}
+                for s in self.sensors.values()]
+
+    # running ----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        for state in self.sensors.values():
+            self._tasks.append(asyncio.create_task(self._poll(state), name=f"sensor-{state.name}"))
+
+    async def _poll(self, state: SensorState) -> None:
+        while True:
+            try:
+                await self.measure(state.name)
+            except (BoardError, EdgeError, OSError):
+                pass  # recorded; the next round tries again
+            except Exception as exc:  # a driver bug must not end the polling
+                log.exception("sensor_poll_failed sensor=%s", state.name)
+                self._failed(state, exc)
+            await asyncio.sleep(state.interval)
+
+    async def aclose(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        for state in self.sensors.values():
+            try:
+                state.source.close()
+            except Exception as exc:
+                log.warning("sensor_close_failed sensor=%s error=%r", state.name, str(exc))
+
+
+def format_rows(rows: list[dict[str, Any]]) -> str:
+    """The sensors as lines of text (``/sensors``, ``edge-cli sensors``)."""
+    if not rows:
+        return "No sensors configured (add [sensors.NAME] sections)."
+    lines = []
+    for row in rows:
+        values = ", ".join(f"{q} {r['value']:g} {r['unit']}".rstrip()
+                           for q, r in row["readings"].items()) or "no reading yet"
+        age = f" ({row['age_seconds']:g} s ago)" if row["age_seconds"] is not None else ""
+        error = f"  FAILING: {row['error']}" if row["error"] else ""
+        lines.append(f"{row['name']} ({row['where']}): {values}{age}{error}")
+    return "\n".join(lines)
