@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Discriminator, Field, SecretStr, Tag, model_validator
 
 from edge.config.mqtt import MqttConfig
+from edge.config.schedules import ScheduleConfig, duplicate_names
 from edge.config.section import Section
 from peripherals.base import PinMode, Pull
 
@@ -389,3 +390,11 @@ class Config(Section):
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     mqtt: MqttConfig = Field(default_factory=MqttConfig)
+    schedules: list[ScheduleConfig] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_schedule_names(self) -> Config:
+        if duplicate := duplicate_names(self.schedules):
+            raise ValueError(f"schedules: names must be unique; {', '.join(map(repr, duplicate))} "
+                             "appears more than once")
+        return self

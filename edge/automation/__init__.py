@@ -1,0 +1,1 @@
+"""Automation: schedules, rules and alerts that act through the security policy."""

@@ -1,0 +1,156 @@
+"""``[[schedules]]``: jobs that run an action at cron times, every interval, or once.
+
+>>> job = ScheduleConfig(name="pump", cron="0 6 * * *", timezone="Europe/Berlin",
+...                      action="gpio write pump on for 30s")
+>>> job.kind, job.spec, job.timezone_name
+('cron', 'cron 0 6 * * *', 'Europe/Berlin')
+>>> parse_every("1h30m")
+datetime.timedelta(seconds=5400)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import CroniterBadDateError, CroniterError, croniter
+from pydantic import Field, field_validator, model_validator
+
+from edge.config.rules import check_name
+from edge.config.section import Section
+from edge.durations import parse_duration
+
+_CRON_ALIASES = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
+                 "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
+                 "@hourly": "0 * * * *"}
+_RANDOM_OR_HASHED = re.compile(r"(?<![A-Za-z])[HR](?![A-Za-z])", re.IGNORECASE)
+
+
+def parse_every(text: str) -> timedelta:
+    """``every``: a positive duration as :func:`edge.durations.parse_duration` reads it."""
+    return timedelta(seconds=parse_duration(text))
+
+
+def cron_fields(expression: str) -> str:
+    """The five fields of ``expression`` (``@daily`` and the other aliases expanded), validated;
+    a ValueError carrying croniter's reason otherwise."""
+    text = " ".join(expression.split())
+    text = _CRON_ALIASES.get(text.lower(), text)
+    if len(text.split()) != 5:
+        raise ValueError(f"invalid cron expression {expression!r}: it needs five fields (minute hour "
+                         "day-of-month month day-of-week), e.g. \"0 6 * * *\"")
+    if _RANDOM_OR_HASHED.search(text):
+        raise ValueError(f"invalid cron expression {expression!r}: the random (R) and hashed (H) "
+                         "extensions are not supported; write the times out")
+    try:
+        croniter(text, datetime(2000, 1, 1)).get_next(datetime)
+    except CroniterBadDateError:
+        raise ValueError(f"invalid cron expression {expression!r}: it matches no date (e.g. 30 February)") \
+            from None
+    except (CroniterError, ValueError) as exc:
+        raise ValueError(f"invalid cron expression {expression!r}: {exc}") from None
+    return text
+
+
+def parse_at(text: str) -> datetime:
+    """``"2026-12-01 06:00"`` (naive: local time in the job's zone) or ISO 8601, with an offset
+    (``2026-12-01T06:00+01:00``, ``...Z``) or without."""
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"at = {text!r} is not a time; write \"2026-12-01 06:00\" (local) or ISO 8601 "
+                         "with an offset, \"2026-12-01T06:00:00+01:00\"") from None
+
+
+def local_zone() -> tzinfo:
+    """The system's zone: ``TZ``, else the zone ``/etc/localtime`` links to, else its contents, else UTC."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    if name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    localtime = Path("/etc/localtime")
+    try:
+        target = str(localtime.resolve())
+        if "zoneinfo/" in target:
+            return ZoneInfo(target.split("zoneinfo/", 1)[1])
+        with localtime.open("rb") as file:
+            return ZoneInfo.from_file(file, key="localtime")
+    except (OSError, ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+class ScheduleConfig(Section):
+    """One ``[[schedules]]`` entry: exactly one of ``cron``, ``every`` or ``at``, and an action."""
+
+    name: str
+    """Letters, digits, ``_`` and ``-``; unique; the action runs as caller ``schedule:NAME``."""
+    cron: str | None = None
+    """Five fields (minute hour day-of-month month day-of-week), in ``timezone``."""
+    every: str | None = None
+    """``"90s"``, ``"10m"``, ``"1h30m"``, ``"2d"``: real time from the last run (first: from when
+    the job was first seen), unaffected by DST."""
+    at: str | None = None
+    """Once: ``"2026-12-01 06:00"`` (in ``timezone``) or ISO 8601 with an offset."""
+    timezone: str = ""
+    """An IANA zone (``Europe/Berlin``); empty: the system's zone."""
+    catch_up: Literal["skip", "once"] = "skip"
+    """Fires missed while the agent was down: ``skip`` logs them, ``once`` runs the job once."""
+    action: str = Field(min_length=1)
+    enabled: bool = True
+
+    _name = field_validator("name")(classmethod(lambda cls, v: check_name(v)))
+
+    @model_validator(mode="after")
+    def _valid(self) -> ScheduleConfig:
+        what = f"schedule {self.name!r}"
+        given = [key for key in ("cron", "every", "at") if getattr(self, key) is not None]
+        if len(given) != 1:
+            raise ValueError(f"{what}: give exactly one of cron, every or at (got "
+                             f"{', '.join(given) or 'none'})")
+        if self.timezone:
+            try:
+                ZoneInfo(self.timezone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"{what}: unknown timezone {self.timezone!r}; use an IANA name such "
+                                 "as \"Europe/Berlin\" or \"UTC\"") from None
+        try:
+            if self.cron is not None:
+                cron_fields(self.cron)
+            elif self.every is not None:
+                try:
+                    parse_every(self.every)
+                except ValueError as exc:
+                    raise ValueError(f"every = {exc}") from None
+            elif self.at is not None:
+                parse_at(self.at)
+        except ValueError as exc:
+            raise ValueError(f"{what}: {exc}") from None
+        return self
+
+    @property
+    def kind(self) -> Literal["cron", "every", "at"]:
+        return "cron" if self.cron is not None else "every" if self.every is not None else "at"
+
+    @property
+    def spec(self) -> str:
+        """``cron 0 6 * * *``, ``every 10m`` or ``at 2026-12-01 06:00``: how listings show the timing."""
+        return f"{self.kind} {getattr(self, self.kind)}"
+
+    @property
+    def timezone_name(self) -> str:
+        return self.timezone or str(getattr(local_zone(), "key", None) or "local")
+
+    def zone(self) -> tzinfo:
+        return ZoneInfo(self.timezone) if self.timezone else local_zone()
+
+
+def duplicate_names(schedules: list[ScheduleConfig]) -> list[str]:
+    counts = Counter(job.name for job in schedules)
+    return sorted(name for name, count in counts.items() if count > 1)
