@@ -15,3 +15,13 @@ class PinModeError(BoardError):
 
 class BoardUnavailable(BoardError):
     """The board cannot be reached (unplugged, no permission, no driver)."""
+
+
+class SensorError(BoardError):
+    """A sensor reading failed or was implausible (bad CRC, power-on value, no answer); the
+    next read may succeed."""
+
+
+class SensorUnavailable(SensorError):
+    """A sensor cannot be used at all as set up (bus or driver not enabled, no permission, no
+    such device, the wrong chip); the message names the fix."""

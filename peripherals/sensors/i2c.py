@@ -1,0 +1,135 @@
+"""One chip on an I2C bus through smbus2 (``/dev/i2c-N``), with errors that say what to do.
+
+The bus is opened through ``open_bus`` (``smbus2.SMBus`` unless a test gives a loopback chip),
+so every driver above here talks to a real object with smbus2's methods, never to a patch.
+
+>>> chip = I2CChip(1, 0x76)
+>>> chip.where
+'0x76 on /dev/i2c-1'
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from smbus2 import SMBus
+
+from peripherals.exc import SensorError, SensorUnavailable
+
+
+class SMBusLike(Protocol):
+    """The part of ``smbus2.SMBus`` the drivers use."""
+
+    def read_byte_data(self, i2c_addr: int, register: int, force: bool | None = None) -> int: ...
+
+    def write_byte_data(self, i2c_addr: int, register: int, value: int,
+                        force: bool | None = None) -> None: ...
+
+    def read_word_data(self, i2c_addr: int, register: int, force: bool | None = None) -> int: ...
+
+    def write_word_data(self, i2c_addr: int, register: int, value: int,
+                        force: bool | None = None) -> None: ...
+
+    def read_i2c_block_data(self, i2c_addr: int, register: int, length: int,
+                            force: bool | None = None) -> list[int]: ...
+
+    def close(self) -> None: ...
+
+
+BusOpener = Callable[[int], SMBusLike]
+
+ENABLE_I2C = ("enable I2C with `sudo raspi-config nonint do_i2c 0` (or dtparam=i2c_arm=on in "
+              "/boot/firmware/config.txt) and reboot")
+
+
+class I2CChip:
+    """A chip at ``address`` on bus ``bus``. Every transfer error becomes a SensorError saying
+    what to check; the bus is closed then and opened again by the next transfer."""
+
+    def __init__(self, bus: int, address: int, open_bus: BusOpener | None = None):
+        self.bus, self.address = bus, address
+        self._open_bus: BusOpener = open_bus or SMBus
+        self._smbus: SMBusLike | None = None
+
+    @property
+    def where(self) -> str:
+        return f"0x{self.address:02x} on /dev/i2c-{self.bus}"
+
+    def _opened(self) -> SMBusLike:
+        if self._smbus is None:
+            try:
+                self._smbus = self._open_bus(self.bus)
+            except FileNotFoundError:
+                raise SensorUnavailable(f"no /dev/i2c-{self.bus}: {ENABLE_I2C}; `ls /dev/i2c-*` "
+                                        "lists the buses there are") from None
+            except PermissionError:
+                raise SensorUnavailable(f"permission denied on /dev/i2c-{self.bus}: add the "
+                                        "agent's user to the i2c group (`sudo usermod -aG i2c "
+                                        "$USER`, then log in again or restart the service)") from None
+            except OSError as exc:
+                raise SensorUnavailable(f"cannot open /dev/i2c-{self.bus}: {exc.strerror}") from None
+        return self._smbus
+
+    def close(self) -> None:
+        if self._smbus is not None:
+            smbus, self._smbus = self._smbus, None
+            try:
+                smbus.close()
+            except OSError:
+                pass
+
+    def _failed(self, exc: OSError, what: str) -> SensorError:
+        self.close()
+        if exc.errno in (errno.EREMOTEIO, errno.ENXIO, errno.EIO, errno.ETIMEDOUT):
+            return SensorError(f"no answer from {self.where} ({what}: {exc.strerror}): check the "
+                               f"wiring (SDA, SCL, 3.3 V, GND) and the address (`i2cdetect -y "
+                               f"{self.bus}` lists the chips that answer)")
+        return SensorError(f"{what} failed at {self.where}: {exc.strerror or exc}")
+
+    def read_byte(self, register: int) -> int:
+        try:
+            return self._opened().read_byte_data(self.address, register)
+        except OSError as exc:
+            raise self._failed(exc, f"reading register 0x{register:02x}") from None
+
+    def write_byte(self, register: int, value: int) -> None:
+        try:
+            self._opened().write_byte_data(self.address, register, value)
+        except OSError as exc:
+            raise self._failed(exc, f"writing register 0x{register:02x}") from None
+
+    def read_block(self, register: int, length: int) -> bytes:
+        try:
+            return bytes(self._opened().read_i2c_block_data(self.address, register, length))
+        except OSError as exc:
+            raise self._failed(exc, f"reading {length} bytes from 0x{register:02x}") from None
+
+    def read_word_be(self, register: int) -> int:
+        """A 16-bit register sent most significant byte first (SMBus words are LSB first)."""
+        try:
+            word = self._opened().read_word_data(self.address, register)
+        except OSError as exc:
+            raise self._failed(exc, f"reading register 0x{register:02x}") from None
+        return swap16(word)
+
+    def write_word_be(self, register: int, value: int) -> None:
+        try:
+            self._opened().write_word_data(self.address, register, swap16(value))
+        except OSError as exc:
+            raise self._failed(exc, f"writing register 0x{register:02x}") from None
+
+
+def swap16(word: int) -> int:
+    """The two bytes of a 16-bit word swapped.
+
+    >>> hex(swap16(0x1234))
+    '0x3412'
+    """
+    return ((word & 0xFF) << 8) | ((word >> 8) & 0xFF)
+
+
+def little_endian(data: Sequence[int], offset: int, *, signed: bool) -> int:
+    """The 16-bit little-endian word at ``offset`` (calibration words are stored so)."""
+    return int.from_bytes(bytes(data[offset:offset + 2]), "little", signed=signed)
