@@ -13,6 +13,7 @@ import argparse
 import getpass
 import signal
 import sys
+from collections.abc import Callable
 
 from edge.cli.output import emit
 from edge.config.locate import load_raw
@@ -82,6 +83,10 @@ def _seconds(text: str) -> float:
     if not 0 < value <= 86400:
         raise argparse.ArgumentTypeError("give a number of seconds above 0 and at most 86400")
     return value
+
+
+BOARD_OPS = frozenset({"pins", "gpio.read", "gpio.write", "gpio.pwm", "gpio.safe"})
+"""Operations on the pins: done without an agent, the user is told so."""
 
 
 def operation(args) -> tuple[str, dict]:
@@ -191,6 +196,18 @@ def _via_daemon(paths, op: str, op_args: dict, hold: float | None, quiet: bool) 
 def run(args) -> int:
     op, op_args = operation(args)
     hold = args.hold if op in ("gpio.write", "gpio.pwm") else None
+    code, result = perform(args, op, op_args, hold=hold,
+                           render=format_status if op == "status" else None)
+    if op == "status" and code == 0 and not result.data.get("daemon", {}).get("running"):
+        return STATUS_NOT_RUNNING
+    return code
+
+
+def perform(args, op: str, op_args: dict, *, hold: float | None = None,
+            render: Callable[[dict], str] | None = None) -> tuple[int, OpResult]:
+    """Run ``op`` through the daemon when one is running, else directly on the boards (never
+    behind the back of an agent that holds them); print the outcome. The exit code and the
+    result."""
     raw = load_raw(args.config)
     state_dir = (raw.data.get("paths") or {}).get("state_dir")
     configured = state_dir if isinstance(state_dir, str) else None
@@ -205,12 +222,8 @@ def run(args) -> int:
             result = OpResult(False, f"an agent is running (pid {owner[1]}, lock {owner[0]}) but "
                               "its control socket did not answer; check `edge-cli logs`, or "
                               "restart it (`sudo systemctl restart edge-agent`)", exit_code=1)
-            return emit(result, args.json, via="daemon")
+            return emit(result, args.json, via="daemon"), result
         result, via = run_direct(args.config, op, op_args, hold, args.json), "direct"
-        if not args.json and op != "status" and result.ok:
+        if not args.json and op in BOARD_OPS and result.ok:
             print("edge-cli: no running agent; acted on the board directly", file=sys.stderr)
-    render = format_status if op == "status" else None
-    code = emit(result, args.json, via=via, render=render)
-    if op == "status" and code == 0 and not result.data.get("daemon", {}).get("running"):
-        return STATUS_NOT_RUNNING
-    return code
+    return emit(result, args.json, via=via, render=render), result
