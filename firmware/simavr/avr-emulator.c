@@ -1,6 +1,6 @@
 /* A small simavr front end for the Arduino Uno (ATmega328P at 16 MHz) used by edge-agent's tests.
  *
- *   avr-emulator [--link PATH] [--boot OPTIBOOT.hex] [FIRMWARE.elf|.hex]
+ *   avr-emulator [--link PATH] [--boot OPTIBOOT.hex] [--no-autoreset] [FIRMWARE.elf|.hex]
  *
  * The firmware is an ELF file or an Intel hex file (a stock prebuilt sketch, such as
  * StandardFirmata.cpp.hex), loaded at address 0.
@@ -11,17 +11,32 @@
  *   start              run
  *   pin D2 1           drive an input pin (D0..D13, A0..A5) high or low
  *   adc A0 2500        set an ADC input in millivolts
+ *   autoreset 0        cut (0) or restore (1) the reset on open, like the Uno's RESET-EN trace
  *   quit
  * On stdout, one line per output-pin change: "edge D13 1 <simulated microseconds>".
  * With --boot, the Intel hex bootloader is loaded at its own address and the CPU starts there
  * (Optiboot: a STK500v1 upload over the pty, then the new sketch runs).
- * There is no DTR over a pty: a real Uno resets when its port opens; this one does not. */
+ *
+ * Reset on open (auto-reset). A real Uno resets whenever the host opens its serial port: opening
+ * a tty raises DTR (and RTS), and the Uno couples DTR's edge through a 100 nF capacitor to the
+ * RESET pin; closing it drops DTR, which resets nothing. A pty has no DTR, so the front end
+ * watches the port itself: libsimavrparts' uart_pty keeps the slave side open in this process
+ * (so the master never sees a hang-up), and inotify on the slave node reports every open and
+ * close by other processes. When the count of host opens goes from 0 to 1 the AVR is reset as
+ * by its RESET pin (MCUSR.EXTRF set, the CPU at the reset vector: with --boot the bootloader
+ * runs first and starts the sketch, as on a real board; without, the sketch starts at once).
+ * The front end prints "reset <simulated microseconds>", then "edge <pin> 0" for every output it
+ * had reported high (a reset makes every pin a high-impedance input: whatever it drove is off).
+ * An open before "start" is the power-on state, not a reset. --no-autoreset (or "autoreset 0")
+ * models a board with auto-reset disabled (RESET-EN cut, or a capacitor from RESET to 5 V),
+ * which keeps its levels across opens. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +61,7 @@ static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static char queue[16][64];
 static int queue_len;
 static volatile int running, quitting;
+static int autoreset = 1, port_watch = -1, host_opens;
 static int last_level[3][8];
 static const char port_names[3] = {'B', 'C', 'D'};
 static const uint8_t ddr_addr[3] = {0x24, 0x27, 0x2A};
@@ -116,6 +132,8 @@ static void run_command(const char *line)
         return;
     if (!strcmp(word, "start")) {
         running = 1;
+    } else if (!strcmp(word, "autoreset") && sscanf(line, "autoreset %u", &value) == 1) {
+        autoreset = value != 0;
     } else if (!strcmp(word, "quit")) {
         quitting = 1;
     } else if (!strcmp(word, "pin") && sscanf(line, "pin %7s %u", name, &value) == 2 &&
@@ -139,6 +157,57 @@ static void drain_commands(void)
         run_command(queue[i]);
     queue_len = 0;
     pthread_mutex_unlock(&queue_lock);
+}
+
+/* Watch the pty's slave node for opens and closes by the host (see the header comment). */
+static void watch_port(const char *slave)
+{
+    port_watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (port_watch < 0 || inotify_add_watch(port_watch, slave, IN_OPEN | IN_CLOSE) < 0) {
+        perror("avr-emulator: inotify on the pty (no reset on open)");
+        port_watch = -1;
+    }
+}
+
+/* Whether the host's opens of the port went from none to one since the last call (DTR rose). */
+static int port_opened(void)
+{
+    char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    int opened = 0;
+    ssize_t n;
+    if (port_watch < 0)
+        return 0;
+    while ((n = read(port_watch, events, sizeof events)) > 0)
+        for (char *at = events; at < events + n;) {
+            const struct inotify_event *event = (const struct inotify_event *)at;
+            if (event->mask & IN_OPEN)
+                opened |= host_opens++ == 0;
+            else if (event->mask & IN_CLOSE && host_opens > 0)
+                host_opens--;
+            at += sizeof *event + event->len;
+        }
+    return opened;
+}
+
+/* What DTR does to a real Uno through its reset capacitor: an external reset. Every pin becomes
+   an input, so each output reported high is reported off. */
+static void reset_as_by_dtr(void)
+{
+    avr_reset(avr);
+    avr->pc = avr->reset_pc; /* the bootloader with --boot, else the sketch's vector */
+    avr->data[MCUSR_ADDR] = EXTRF;
+    avr->state = cpu_Running;
+    printf("reset %llu\n", (unsigned long long)(avr_cycles_to_nsec(avr, avr->cycle) / 1000));
+    for (int port = 0; port < 3; port++)
+        for (int bit = 0; bit < 8; bit++)
+            if (last_level[port][bit] == 1) {
+                char label[8];
+                pin_label(port, bit, label, sizeof label);
+                last_level[port][bit] = 0;
+                printf("edge %s 0 %llu\n", label,
+                       (unsigned long long)(avr_cycles_to_nsec(avr, avr->cycle) / 1000));
+            }
+    fflush(stdout);
 }
 
 static uint64_t wall_ns(void)
@@ -228,11 +297,13 @@ int main(int argc, char **argv)
             link = argv[++i];
         else if (!strcmp(argv[i], "--boot") && i + 1 < argc)
             boot = argv[++i];
+        else if (!strcmp(argv[i], "--no-autoreset"))
+            autoreset = 0;
         else
             elf = argv[i];
     }
     if (!elf && !boot) {
-        fprintf(stderr, "usage: %s [--link PATH] [--boot BOOTLOADER.hex] "
+        fprintf(stderr, "usage: %s [--link PATH] [--boot BOOTLOADER.hex] [--no-autoreset] "
                 "[FIRMWARE.elf|FIRMWARE.hex]\n", argv[0]);
         return 2;
     }
@@ -272,6 +343,7 @@ int main(int argc, char **argv)
         if (symlink(uart.pty.slavename, link) != 0)
             perror(link);
     }
+    watch_port(uart.pty.slavename);
     printf("pty %s\n", uart.pty.slavename);
     fflush(stdout);
 
@@ -279,6 +351,7 @@ int main(int argc, char **argv)
     pthread_create(&reader, NULL, read_commands, NULL);
     while (!running && !quitting) {
         drain_commands();
+        port_opened(); /* an open before the start meets the power-on state: no reset */
         usleep(1000);
     }
     uint64_t start = wall_ns();
@@ -290,6 +363,12 @@ int main(int argc, char **argv)
             state = bootloader_handover(state);
         if ((n & 1023) == 0) {
             drain_commands();
+            if (port_opened() && autoreset) {
+                reset_as_by_dtr();
+                state = avr->state;
+                start = wall_ns(); /* real-time pacing starts again with the reset */
+                start_cycle = avr->cycle;
+            }
             uint64_t sim = avr_cycles_to_nsec(avr, avr->cycle - start_cycle);
             uint64_t wall = wall_ns() - start;
             if (sim > wall + 1000000) { /* ahead of real time: wait */

@@ -1,6 +1,10 @@
 """An Arduino firmware (ours as ELF, or a stock build as Intel hex) in our simavr front end
 (firmware/simavr), its UART on a pseudo-terminal reached through a per-test symlink, output-pin
-edges read from the front end's stdout."""
+edges read from the front end's stdout.
+
+Like a real Uno, the emulated one resets when the host opens its port (the DTR auto-reset; the
+front end's header comment says how it sees the open): each driver that connects restarts the
+sketch. ``auto_reset=False`` (or :meth:`set_auto_reset`) is a board with auto-reset disabled."""
 
 from __future__ import annotations
 
@@ -11,9 +15,11 @@ from pathlib import Path
 
 
 class SimAvr:
-    def __init__(self, emulator: Path, elf: Path | None, workdir: Path, boot: Path | None = None):
-        """``elf``: the firmware, ELF or Intel ``.hex``."""
+    def __init__(self, emulator: Path, elf: Path | None, workdir: Path, boot: Path | None = None,
+                 auto_reset: bool = True):
+        """``elf``: the firmware, ELF or Intel ``.hex``; ``auto_reset``: reset when the port opens."""
         self.emulator, self.elf, self.boot = emulator, elf, boot
+        self.auto_reset = auto_reset
         self.sketch = "edge"
         """Which firmware runs: ``edge`` (ours) or ``stock`` (StandardFirmata)."""
 
@@ -21,6 +27,8 @@ class SimAvr:
         self.proc: subprocess.Popen | None = None
         self.edges: list[tuple[str, int, float]] = []
         """(pin, level, host monotonic time) for every output-pin change."""
+        self.resets: list[float] = []
+        """Host monotonic time of every reset on open."""
         self._acks: list[str] = []
 
     def start(self, run: bool = True) -> None:
@@ -29,9 +37,11 @@ class SimAvr:
         args = [str(self.emulator), "--link", str(self.link)]
         if self.boot:
             args += ["--boot", str(self.boot)]
+        if not self.auto_reset:
+            args.append("--no-autoreset")
         if self.elf:
             args.append(str(self.elf))
-        self.edges, self._acks = [], []
+        self.edges, self.resets, self._acks = [], [], []
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
         for line in self.proc.stdout:  # simavr's own chatter comes first
@@ -51,6 +61,8 @@ class SimAvr:
             words = line.split()
             if words[:1] == ["edge"]:
                 self.edges.append((words[1], int(words[2]), time.monotonic()))
+            elif words[:1] == ["reset"]:
+                self.resets.append(time.monotonic())
             elif words[:1] == ["ok"]:
                 self._acks.append(words[1])
 
@@ -62,6 +74,11 @@ class SimAvr:
         while len(self._acks) <= count:
             assert time.monotonic() < deadline, f"avr-emulator did not take {text!r}"
             time.sleep(0.002)
+
+    def set_auto_reset(self, on: bool) -> None:
+        """Restore or cut the reset on open, as the Uno's RESET-EN solder bridge does."""
+        self.auto_reset = on
+        self.command(f"autoreset {int(on)}")
 
     def drive(self, pin: str, level: int) -> None:
         self.command(f"pin {pin} {level}")

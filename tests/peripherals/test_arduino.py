@@ -5,6 +5,7 @@ runs on both."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -173,12 +174,14 @@ async def test_servos_are_set_up_again_after_a_reconnect(any_uno, firmata_uno):
 
 
 async def test_adopting_an_output_keeps_its_level(any_uno, firmata_uno):
-    """What a one-shot command sees: a second driver (a new process) adopts D12 at the level the
-    first left it, reads it, and writing D13 on the same port leaves D12 alone."""
+    """What a one-shot command sees on a board with auto-reset disabled (README): a second
+    driver (a new process) adopts D12 at the level the first left it, reads it, and writing D13
+    on the same port leaves D12 alone."""
     await any_uno.setup_pin("D12", PinMode.OUTPUT)
     await any_uno.write("D12", True)
     firmata_uno.wait_edge("D12", 1)
     await any_uno.close()
+    firmata_uno.set_auto_reset(False)
     before = len(firmata_uno.levels("D12"))
     second = ArduinoBoard("uno", str(firmata_uno.link), watchdog_ms=0)
     await second.connect()
@@ -201,3 +204,25 @@ async def test_discovery_waits_for_stock_firmata_to_start(firmata_uno):
     firmata_uno.start()  # just out of reset, as when discovery opens the port
     found = await confirm(FoundPort(str(firmata_uno.link), likely="arduino"))
     assert found.confirmed == "arduino", found.detail
+
+
+async def test_opening_the_port_resets_the_board_as_dtr_does(any_uno, firmata_uno):
+    """A real Uno resets when its port opens (DTR, through the reset capacitor), and so does the
+    emulated one: a level the previous connection left goes through the reset when the next one
+    opens the port, and the driver still connects within its handshake timeout (stock Firmata
+    takes about 2.8 s to answer after a reset)."""
+    await any_uno.setup_pin("D12", PinMode.OUTPUT)
+    await any_uno.write("D12", True)
+    firmata_uno.wait_edge("D12", 1)
+    await any_uno.close()
+    resets, before = len(firmata_uno.resets), len(firmata_uno.levels("D12"))
+    second = ArduinoBoard("uno", str(firmata_uno.link), watchdog_ms=0)
+    opened = time.monotonic()
+    await second.connect()
+    try:
+        assert time.monotonic() - opened < second.handshake_timeout
+        assert len(firmata_uno.resets) == resets + 1 and firmata_uno.resets[-1] > opened
+        assert firmata_uno.levels("D12")[before:] == [0]  # released by the reset, not by the driver
+        assert (await asyncio.to_thread(second._query_pin, 12))[1] == 0
+    finally:
+        await second.close()
