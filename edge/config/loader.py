@@ -18,6 +18,7 @@ from pydantic_core import ErrorDetails
 
 from edge.config.locate import load_raw
 from edge.config.model import BOARD_TYPES, Config
+from edge.config.sensors import SENSOR_TYPES
 from edge.exc import ConfigError
 from edge.logsetup import log_file_path, under_systemd
 from edge.paths import control_socket, state_dir
@@ -85,13 +86,17 @@ def _describe(error: ErrorDetails) -> str:
     return f"{error['msg']}{shown}"
 
 
+UNION_TAGS = {"boards": BOARD_TYPES, "sensors": SENSOR_TYPES}
+"""Sections chosen by ``type``: pydantic names the type in an error's location, we do not."""
+
+
 def format_validation_error(exc: ValidationError, origin: str,
                             env_keys: Mapping[tuple[str, ...], str]) -> str:
     lines = [f"{origin}: invalid configuration"]
     for error in exc.errors():
         loc = tuple(str(part) for part in error["loc"])
-        if loc[:1] == ("boards",) and len(loc) > 2 and loc[2] in BOARD_TYPES:
-            loc = loc[:2] + loc[3:]  # drop the union tag pydantic puts after the board name
+        if len(loc) > 2 and loc[2] in UNION_TAGS.get(loc[0], ()):
+            loc = loc[:2] + loc[3:]  # drop the union tag pydantic puts after the section's name
         where = ".".join(loc) or "(top level)"
         var = next((name for keys, name in env_keys.items() if loc[: len(keys)] == keys), None)
         suffix = f"  [from {var}]" if var else ""

@@ -8,8 +8,10 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Discriminator, Field, SecretStr, Tag, model_validator
 
 from edge.config.mqtt import MqttConfig
+from edge.config.rules import HeartbeatConfig, RuleConfig
 from edge.config.schedules import ScheduleConfig, duplicate_names
 from edge.config.section import Section
+from edge.config.sensors import SensorConfig, SensorName
 from peripherals.base import PinMode, Pull
 
 
@@ -391,6 +393,9 @@ class Config(Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     mqtt: MqttConfig = Field(default_factory=MqttConfig)
     schedules: list[ScheduleConfig] = Field(default_factory=list)
+    rules: list[RuleConfig] = Field(default_factory=list)
+    heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
+    sensors: dict[SensorName, SensorConfig] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_schedule_names(self) -> Config:
