@@ -4,8 +4,10 @@ message, in arrival order:
 1. hook ``on_message_received`` (modify or cancel);
 2. preflight: duplicate ids, sender allowlist, mention in groups (before commands: they actuate);
 3. ``/stop`` cancels the scope's running turn; other commands are answered without the model;
-4. text is debounced per scope (300 ms) and becomes a model turn; with
-   ``interrupt_on_new_message`` a newer turn cancels the scope's running one and waits for it;
+4. text becomes a model turn, debounced per scope (300 ms) on channels where people send bursts
+   (``Channel.merges_bursts``; a terminal line goes at once); with ``interrupt_on_new_message`` a
+   newer turn cancels the scope's running one and waits for it, unless its channel says its
+   messages are answered in order (``Channel.newer_message_interrupts``, piped input);
 5. the reply passes hook ``on_message_sending``, then is chunked and delivered with retry.
 
 A scope is channel + reply target + sender + thread; scopes never cancel each other, and work
@@ -87,13 +89,15 @@ class Dispatcher:
             await self.debouncer.flush(msg.interruption_scope)
             self._spawn(msg.interruption_scope, lambda: self._command(msg))
         else:
-            await self.debouncer.submit(msg, mergeable=not msg.attachments)
+            mergeable = self.channels[msg.channel].merges_bursts and not msg.attachments
+            await self.debouncer.submit(msg, mergeable=mergeable)
 
     async def _start_turn(self, messages: list[ChannelMessage]) -> None:
         msg = merge(messages) if len(messages) > 1 else messages[0]
         scope = msg.interruption_scope
         running = self._turns.get(scope)
-        if self.interrupt and running is not None and not running.done():
+        interrupts = self.interrupt and self.channels[msg.channel].newer_message_interrupts
+        if interrupts and running is not None and not running.done():
             log.info("turn_interrupted scope_sender=%s by_id=%s", msg.sender, msg.id)
             running.cancel()
         self._turns[scope] = self._spawn(scope, lambda: self._turn(msg))

@@ -94,6 +94,13 @@ class Channel(Protocol):
     """Replies appear as a draft edited while the model streams (:meth:`send_draft`...)."""
     supports_approvals: bool = False
     """The channel can ask a person to approve an actuation (:meth:`request_approval`)."""
+    merges_bursts: bool = True
+    """Texts from one sender arriving within ``[agent] debounce_ms`` become one turn: people on
+    chat apps send a thought in bursts. False where every message is complete as it arrives (a
+    terminal line): it goes to the agent at once."""
+    newer_message_interrupts: bool = True
+    """With ``[agent] interrupt_on_new_message``, a newer message cancels the sender's running
+    turn. False where messages are a script to answer in order (piped input)."""
     last_ok: float | None = None
     """When the channel last worked (epoch seconds); status uses it for "down since"."""
     failing_since: float | None = None

@@ -19,13 +19,19 @@ EOF_MARK = None
 
 
 class CliChannel(Channel):
+    """A line is a whole message, so it starts its turn at once (no debounce). Typed in a
+    terminal, a newer line interrupts the running turn as on any chat; piped lines are a script
+    and each is answered in order."""
+
     name = "cli"
+    merges_bursts = False
 
     def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None):
         self._stdin = stdin or sys.stdin
         self._stdout = stdout or sys.stdout
         self.sender = getpass.getuser()
         self.interactive = self._stdin.isatty()
+        self.newer_message_interrupts = self.interactive
         self._listening = False
 
     def _prompt(self) -> None:

@@ -4,13 +4,17 @@ preflight before commands, supervised listeners."""
 from __future__ import annotations
 
 import asyncio
+import io
+import os
+import pty
 
 from edge.agent.dispatch import Dispatcher, max_in_flight
 from edge.agent.hooks import Cancel
 from edge.channels.base import Channel, ChannelMessage
+from edge.channels.cli import CliChannel
 from edge.channels.supervisor import ListenerSupervisor
 from tests.fakes.scripted_provider import ScriptedProvider
-from tests.helpers import msg
+from tests.helpers import msg, until
 
 
 class Recorder(Channel):
@@ -118,6 +122,62 @@ async def test_debounced_texts_become_one_turn(make_agent):
     channel = Recorder()
     await run_dispatcher(make_agent(provider), channel, [msg("hello"), msg("are you there")], debounce=0.05)
     assert channel.sent == [("alice", "reply to hello\nare you there")]
+
+
+async def test_a_terminal_line_starts_its_turn_at_once_without_the_chat_debounce(make_agent):
+    """Chat channels wait ``debounce_ms`` for the rest of a burst; a terminal line is whole."""
+    provider = SlowProvider(0.0)
+    stdout = io.StringIO()
+    terminal = CliChannel(io.StringIO(), stdout)
+    dispatcher = Dispatcher(make_agent(provider), {"cli": terminal}, debounce_seconds=30.0)
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        started = asyncio.get_running_loop().time()
+        await dispatcher.bus.put(msg("hello"))
+        await until(lambda: stdout.getvalue(), timeout=2.0)
+        assert asyncio.get_running_loop().time() - started < 0.2
+        assert stdout.getvalue() == "reply to hello\n"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_chat_burst_still_waits_for_the_debounce(make_agent):
+    provider = SlowProvider(0.0)
+    channel = Recorder()
+    dispatcher = Dispatcher(make_agent(provider), {"cli": channel}, debounce_seconds=0.3)
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        await dispatcher.bus.put(msg("hello"))
+        await asyncio.sleep(0.15)
+        assert channel.sent == []  # still waiting for the rest of the burst
+        await dispatcher.bus.put(msg("are you there"))
+        await until(lambda: channel.sent, timeout=2.0)
+        assert channel.sent == [("alice", "reply to hello\nare you there")]
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_piped_lines_are_each_answered_in_order_never_interrupted(make_agent):
+    provider = SlowProvider(0.1)
+    stdout = io.StringIO()
+    piped = CliChannel(io.StringIO(), stdout)
+    await run_dispatcher(make_agent(provider), piped, [msg("one"), 0.02, msg("two")],
+                         debounce=0.3)
+    assert provider.cancelled == 0
+    assert stdout.getvalue().splitlines() == ["reply to one", "reply to two"]
+
+
+def test_typed_lines_interrupt_like_any_chat_and_piped_ones_do_not():
+    master, slave = pty.openpty()
+    try:
+        with open(slave) as tty:
+            assert CliChannel(tty, io.StringIO()).newer_message_interrupts
+    finally:
+        os.close(master)
+    assert not CliChannel(io.StringIO(), io.StringIO()).newer_message_interrupts
+    assert not CliChannel(io.StringIO(), io.StringIO()).merges_bursts and Recorder().merges_bursts
 
 
 async def test_unknown_sender_reaches_no_command(make_agent, mock_factory):
