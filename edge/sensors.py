@@ -30,7 +30,8 @@ ReadingListener = Callable[[str, Reading], None]
 class Measure(Protocol):
     """How the hub takes one sensor's readings (a driver in a thread, or a board's pin)."""
 
-    units: Mapping[str, str]
+    @property
+    def units(self) -> Mapping[str, str]: ...
 
     async def measure(self) -> dict[str, Reading]: ...
 

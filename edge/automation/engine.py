@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from edge.automation.actions import (
     ActionRunner,
@@ -30,17 +30,9 @@ from edge.exc import ConfigError, EdgeError, PolicyDenied
 from edge.requester import Requester
 from peripherals.base import BoardEvent
 from peripherals.exc import BoardError
+from peripherals.sensors.base import Reading
 
 log = logging.getLogger(__name__)
-
-
-class Reading(Protocol):
-    quantity: str
-    value: float
-    unit: str
-
-
-ReadingListener = Callable[[str, Reading], None]
 
 
 @dataclass
