@@ -1,0 +1,123 @@
+"""Automation from config: sensors (a 1-Wire thermometer in a fake sysfs tree), rules on their
+readings acting on mock pins, config errors before anything opens, the heartbeat's notices."""
+
+from __future__ import annotations
+
+import pytest
+
+from edge.automation.assembly import Automation
+from edge.config.loader import load_config
+from edge.exc import ConfigError
+from edge.hardware import build_hardware
+from tests.helpers import until
+
+DEVICE = "28-0123456789ab"
+BASE = """
+[boards.gpio.aliases]
+fan = "GPIO23"
+[boards.gpio.pins]
+fan = { mode = "output", safe = "off" }
+[channels.telegram]
+bot_token = "123:abc"
+[sensors.soil]
+type = "ds18b20"
+interval_seconds = 0.05
+"""
+FAN_RULE = """
+[[rules]]
+name = "cool"
+when = "soil.temperature > 25"
+hysteresis = 2
+cooldown_seconds = 0
+then = "gpio write fan on"
+on_clear = ["gpio write fan off", "notify to telegram:42 cool again at {value} {unit}"]
+"""
+
+
+def thermometer(root, millidegrees: int | None) -> None:
+    folder = root / "sys/bus/w1/devices" / DEVICE
+    folder.mkdir(parents=True, exist_ok=True)
+    if millidegrees is None:
+        (folder / "w1_slave").unlink(missing_ok=True)
+        return
+    (folder / "w1_slave").write_text("72 01 4b 46 7f ff 0e 10 57 : crc=57 YES\n"
+                                     f"72 01 4b 46 7f ff 0e 10 57 t={millidegrees}\n")
+
+
+class Telegram:
+    name = "telegram"
+
+    def __init__(self):
+        self.sent = []
+
+    async def send(self, message):
+        self.sent.append((message.recipient, message.content))
+
+
+def automation(text, write_config, env, factory, root):
+    cfg = load_config(str(write_config(text)), env=env).config
+    hw = build_hardware(cfg, resident=True, pin_factory=factory)
+    return hw, Automation(cfg, hw, pin_factory=factory, sensor_root=root)
+
+
+async def test_a_threshold_on_a_real_sensor_file_switches_the_fan(tmp_path, write_config, isolated_env,
+                                                                   mock_factory):
+    thermometer(tmp_path, 21000)
+    hw, auto = automation(BASE + FAN_RULE, write_config, isolated_env, mock_factory, tmp_path)
+    telegram = Telegram()
+    await hw.start()
+    await auto.start({"telegram": telegram}, {"telegram": frozenset({"42"})}, lambda: {})
+    fan = mock_factory.pin(23)
+    try:
+        await until(lambda: auto.sensors.latest().get("soil"))
+        assert fan.state == 0
+        thermometer(tmp_path, 26500)
+        await until(lambda: fan.state == 1)
+        thermometer(tmp_path, 24000)  # inside the hysteresis: stays on
+        await until(lambda: auto.sensors.latest()["soil"]["temperature"].value == 24.0)
+        assert fan.state == 1
+        thermometer(tmp_path, 22500)
+        await until(lambda: fan.state == 0)
+        await until(lambda: telegram.sent)
+        assert telegram.sent == [("42", "cool again at 22.5 °C")]
+        assert auto.status()["rules"][0]["fired"] == 1
+    finally:
+        await auto.aclose()
+        await hw.shutdown()
+
+
+async def test_a_failing_sensor_keeps_its_last_reading_and_the_heartbeat_tells(
+        tmp_path, write_config, isolated_env, mock_factory):
+    thermometer(tmp_path, 21000)
+    text = BASE + "[heartbeat]\ninterval_seconds = 1\ndown_after_seconds = 0\nnotify = [\"telegram:7\"]\n"
+    hw, auto = automation(text, write_config, isolated_env, mock_factory, tmp_path)
+    telegram = Telegram()
+    await hw.start()
+    await auto.start({"telegram": telegram}, {}, lambda: {})
+    try:
+        await until(lambda: auto.sensors.latest().get("soil"))
+        thermometer(tmp_path, None)
+        row = (await until(lambda: [r for r in auto.status()["sensors"] if r["error"]]))[0]
+        assert row["readings"]["temperature"]["value"] == 21.0 and row["failing_since"]
+        await until(lambda: telegram.sent, timeout=5)
+        assert telegram.sent[0][0] == "7" and "sensor soil is down" in telegram.sent[0][1]
+        thermometer(tmp_path, 21500)
+        await until(lambda: len(telegram.sent) == 2, timeout=5)
+        assert "sensor soil is back" in telegram.sent[1][1]
+    finally:
+        await auto.aclose()
+        await hw.shutdown()
+
+
+@pytest.mark.parametrize("extra, error", [
+    ('[[rules]]\nname = "x"\nwhen = "soil.humidity > 3"\nthen = "gpio write fan on"\n',
+     r"rules\[0\] \(x\): .*sensor soil has no 'humidity'"),
+    ('[sensors.pot]\ntype = "analog"\npin = "gpio:GPIO5"\n',
+     r"sensors\.pot\.pin: gpio:GPIO5 is not in the allowlist"),
+    ('[sensors.pot]\ntype = "analog"\npin = "gpio:fan"\n',
+     r"sensors\.pot\.pin: gpio:GPIO23 is not an analog pin"),
+])
+def test_config_errors_name_the_section(tmp_path, write_config, isolated_env, mock_factory,
+                                        extra, error):
+    with pytest.raises(ConfigError, match=error):
+        automation(BASE + extra, write_config, isolated_env, mock_factory, tmp_path)
