@@ -20,7 +20,8 @@ from edge.agent.hooks import Hook, HookRunner
 from edge.agent.pipeline import Agent, AgentSettings
 from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.sessions import ResetPolicy, SessionStore
-from edge.channels.base import Channel
+from edge.automation.assembly import Automation
+from edge.channels.base import Channel, ChannelMessage
 from edge.channels.supervisor import ListenerSupervisor
 from edge.config.loader import LoadedConfig
 from edge.control.server import ControlServer
@@ -30,8 +31,10 @@ from edge.memory.base import EmbeddingProvider, Memory
 from edge.ownership import LOCK_NAME, AgentLock
 from edge.providers.switch import ModelSwitch
 from edge.redaction import secret_values
+from edge.requester import Requester
 from edge.sdnotify import ServiceNotifier
 from edge.status import format_status, memory_store_summary, redact_status
+from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
@@ -66,7 +69,9 @@ class Runtime:
         self.resident = resident
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir)
-        self.tools = {t.name: t for t in hardware_tools(self.hardware)}
+        self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory)
+        self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
+                                          *automation_tools(self.automation)]}
         self.provider: ModelSwitch | None = None
         self.channels: dict[str, Channel] = {}
         self.supervisors: dict[str, ListenerSupervisor] = {}
@@ -99,6 +104,7 @@ class Runtime:
             "provider": {"configured": provider.configured, **self._active_endpoint(),
                          **self._provider_health()},
             "memory": memory_store_summary(self.loaded.state_dir),
+            **self.automation.status(),
             "recent_errors": self.recent_events.snapshot(),
         }, secret_values(self.config))
 
@@ -208,6 +214,8 @@ class Runtime:
                     channel, on_change=self._refresh_service_status)
                 tasks.append(asyncio.create_task(
                     self._listen(supervisor, dispatcher), name=f"listen-{name}"))
+            await self.automation.start(self.channels, self.hardware.policy.approvals.admins,
+                                        self._down_components, prompts=self)
             self._log_ready()
             self.service.ready(self._service_status())
             self.hardware.subscribe(self._refresh_service_status)
@@ -217,6 +225,7 @@ class Runtime:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            await self.automation.aclose()
             await self.hardware.shutdown()
             if self.sessions is not None:
                 await self.sessions.close()
@@ -314,6 +323,23 @@ class Runtime:
         if len(self.channels) == 1:
             await dispatcher.drain()
             self.request_stop(f"end of input on {supervisor.channel.name}")
+
+    def _down_components(self) -> dict[str, str]:
+        """Boards and channels that are down now, and why (the heartbeat's view)."""
+        down = {f"board {b.name}": b.detail or "not connected"
+                for b in self.hardware.status() if not b.connected}
+        for name, sup in self.supervisors.items():
+            if sup.down_since is not None:
+                down[f"channel {name}"] = "not working"
+        return down
+
+    async def prompt(self, text: str, requester: Requester) -> str:
+        """A rule's or schedule's prompt: one agent turn in the requester's own session
+        (``rule:NAME``); its tool calls go through the policy as that caller."""
+        if self.agent is None:
+            return "the agent is not running"
+        message = ChannelMessage(requester.sender, "", text, requester.channel)
+        return await self.agent.respond(message)
 
     def _service_status(self) -> str:
         """One line for ``systemctl status``: boards connected, channels (down ones marked)."""

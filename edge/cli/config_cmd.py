@@ -38,12 +38,14 @@ def init(args) -> int:
 
 def check(args) -> int:
     """Exit 0 when valid (warnings about risky settings go to stderr), 2 when not."""
+    from edge.automation.assembly import Automation
     from edge.config.exposure import exposure_warnings
     from edge.config.loader import load_config
     from edge.hardware import build_hardware
 
     loaded = load_config(args.config)
-    build_hardware(loaded.config, resident=False)  # resolves every pin and alias
+    hardware = build_hardware(loaded.config, resident=False)  # resolves every pin and alias
+    Automation(loaded.config, hardware)  # every sensor, rule and schedule against the policy
     warnings = exposure_warnings(loaded.config)
     if args.json:
         print(json.dumps({"ok": True, "config": loaded.source, "warnings": warnings}))

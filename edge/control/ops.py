@@ -61,7 +61,8 @@ class OpTarget(Protocol):
 
 
 TOOL_OPS = {"pins": "board_status", "gpio.read": "gpio_read", "gpio.write": "gpio_write",
-            "gpio.pwm": "gpio_pwm", "gpio.safe": "gpio_safe"}
+            "gpio.pwm": "gpio_pwm", "gpio.safe": "gpio_safe", "sensors": "sensor_read",
+            "rules": "rule_list"}
 
 
 def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
