@@ -1,6 +1,6 @@
 """Helpers shared by test modules (import from here, never from another test module):
-the project root, the edge-cli command line, running it, polling until something holds, and
-building a channel message."""
+the project root, the edge-cli command line, running it (once, or as a daemon), polling until
+something holds, and building a channel message."""
 
 from __future__ import annotations
 
@@ -26,6 +26,20 @@ def cli(*args: str, env: dict[str, str], stdin: str | None = None,
     """Run ``edge-cli ARGS`` from the checkout, as a user would; output is captured as text."""
     return subprocess.run([*EDGE_CLI, *args], env=env, input=stdin, capture_output=True,
                           text=True, cwd=ROOT, timeout=timeout)
+
+
+def start_agent(env: dict[str, str], timeout: float = 30) -> subprocess.Popen[str]:
+    """``edge-cli run`` as a daemon under ``env`` (its EDGE_CONFIG and EDGE_STATE_DIR), returned
+    once its control socket is up; the caller stops it. Its stderr is a pipe, read on failure."""
+    proc = subprocess.Popen([*EDGE_CLI, "run"], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    socket = Path(env["EDGE_STATE_DIR"]) / "control.sock"
+    deadline = time.monotonic() + timeout
+    while not socket.exists():
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "agent exited"
+        assert time.monotonic() < deadline, "the agent did not start"
+        time.sleep(0.02)
+    return proc
 
 
 async def until(predicate: Callable[[], T], timeout: float = 10.0) -> T:

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 from edge.config.loader import load_config
 from edge.hardware import build_hardware
 from edge.tools.gpio import hardware_tools
-from tests.helpers import EDGE_CLI, ROOT, asker, cli
+from tests.helpers import asker, cli, start_agent
 
 pytestmark = pytest.mark.emulator
 
@@ -102,17 +100,8 @@ async def test_supervisor_reconnects_a_restarted_emulator(simavr_uno, write_conf
 
 
 def run_daemon(text, write_config, env):
-    path = write_config(text)
-    env = dict(env, EDGE_CONFIG=str(path))
-    proc = subprocess.Popen([*EDGE_CLI, "run"], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    socket = Path(env["EDGE_STATE_DIR"]) / "control.sock"
-    while not socket.exists():
-        assert proc.poll() is None, proc.stderr.read()
-        assert time.monotonic() < deadline, "daemon did not start"
-        time.sleep(0.05)
-    return proc, env
+    env = dict(env, EDGE_CONFIG=str(write_config(text)))
+    return start_agent(env), env
 
 
 def test_killed_agent_leaves_arduino_outputs_to_the_firmware_watchdog(simavr_uno, write_config,
