@@ -3,8 +3,9 @@
 gpiozero speaks SPI over the pin factory it is given: the kernel's spidev for the hardware
 port (``port``/``device``: SPI0 CE0 or CE1; ``pip install spidev`` and SPI enabled), else bit
 banging on the GPIO pins (a ``select_pin`` other than CE0/CE1, or the mock factory in tests).
-A reading is ``value * vref`` volts (value 0..1), then ``* scale + offset`` in ``unit``;
-``vref = 1`` gives the bare fraction.
+A reading is ``value * vref`` volts, where value is gpiozero's 0..1 (``(2 * code + 1) / 2047``
+for the 10-bit code), then ``* scale + offset`` in ``unit``; ``vref = 1`` gives the bare
+fraction.
 """
 
 from __future__ import annotations
@@ -61,9 +62,14 @@ class Mcp3008Sensor(Sensor):
         return {reading.quantity: reading}
 
     def _open(self) -> Any:
-        from gpiozero import MCP3008  # gpiozero's SPI stack is slow to import; only when used
+        from gpiozero import MCP3008, Device  # gpiozero's SPI stack: imported only when used
         from gpiozero.exc import GPIOPinInUse
 
+        if Device.pin_factory is None and self.pin_factory is not None:
+            # gpiozero 2.0's bit-banged SPI bus builds itself without the caller's factory
+            # (SPISoftwareBus calls Device.__init__() bare) and would load a second, default
+            # one, or fail where none loads: it gets ours
+            Device.pin_factory = self.pin_factory
         try:
             self._adc = MCP3008(channel=self.channel, max_voltage=self.vref,
                                 pin_factory=self.pin_factory, **self.spi)
