@@ -86,7 +86,7 @@ def redact_status(status: dict[str, Any], secrets: Iterable[str] = ()) -> dict[s
 
     out = dict(status)
     for section, key in (("channels", "last_error"), ("recent_errors", "message"),
-                         ("boards", "detail")):
+                         ("boards", "detail"), ("sensors", "error"), ("rules", "last_error")):
         if isinstance(out.get(section), list):
             out[section] = clean(out[section], key)
     if isinstance(out.get("provider"), dict):
@@ -133,6 +133,18 @@ def format_status(status: dict, *, full: bool = True) -> str:
         lines.append(f"provider: {provider['model']}{where}{failing}")
     else:
         lines.append("provider: none configured (direct commands only; see [provider] in config)")
+    for sensor in status.get("sensors", []):
+        values = ", ".join(f"{q} {r['value']:g} {r['unit']}".rstrip()
+                           for q, r in sensor["readings"].items()) or "no reading yet"
+        failing = f", FAILING: {sensor['error']}" if sensor.get("error") and full else (
+            ", FAILING" if sensor.get("error") else "")
+        lines.append(f"sensor {sensor['name']}: {values}{failing}")
+    rules = status.get("rules") or []
+    if rules:
+        fired = sum(r["fired"] for r in rules)
+        errors = [r["name"] for r in rules if r.get("last_error")]
+        failing = f", last action failed: {', '.join(errors)}" if errors else ""
+        lines.append(f"rules: {len(rules)}, fired {fired} times{failing}")
     memory = status.get("memory")
     if memory:
         count = f"{memory['entries']} entries, " if memory.get("entries") is not None else ""

@@ -40,6 +40,8 @@ HELP = """Commands (no model needed):
   /gpio PIN on|off     switch an output pin
   /pwm PIN DUTY [HZ]   set a PWM pin's duty cycle 0..1, optionally its frequency
   /servo PIN ANGLE     turn a servo (Arduino D9/D10, a pwm pin) to 0..180 degrees
+  /sensors [NAME]      sensor readings (temperature, humidity, the Pi's health...)
+  /rules               automation rules and what they did
 Anything else goes to the language model."""
 
 
@@ -47,6 +49,7 @@ COMMAND_MENU = [
     ("help", "what I can do"), ("status", "agent, boards and channels"),
     ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
     ("pwm", "set PWM duty: /pwm fan 0.5"), ("servo", "turn a servo: /servo arm 90"),
+    ("sensors", "sensor readings"), ("rules", "automation rules"),
     ("new", "start a new conversation"),
     ("reset", "start a new conversation"), ("stop", "cancel the running request"),
     ("model", "show or switch the model"), ("models", "list the models"),
@@ -125,6 +128,14 @@ async def _servo(args: list[str], ctx: CommandContext) -> str:
     return await _tool_text(ctx, "servo_write", {"pin": pin, "angle": angle})
 
 
+async def _sensors(args: list[str], ctx: CommandContext) -> str:
+    return await _tool_text(ctx, "sensor_read", {"name": args[0]} if args else {})
+
+
+async def _rules(args: list[str], ctx: CommandContext) -> str:
+    return await _tool_text(ctx, "rule_list", {})
+
+
 async def _new(args: list[str], ctx: CommandContext) -> str:
     if ctx.reset_session is not None:
         await ctx.reset_session()
@@ -165,7 +176,8 @@ async def _models(args: list[str], ctx: CommandContext) -> str:
 
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
     "help": _help, "start": _help, "status": _status, "pins": _pins,
-    "gpio": _gpio, "pwm": _pwm, "servo": _servo, "new": _new, "reset": _new, "stop": _stop,
+    "gpio": _gpio, "pwm": _pwm, "servo": _servo, "sensors": _sensors, "rules": _rules,
+    "new": _new, "reset": _new, "stop": _stop,
     "model": _model, "models": _models,
 }
 
