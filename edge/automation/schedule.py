@@ -1,0 +1,150 @@
+"""When a schedule fires: cron times in the job's zone, every interval, or once at a time.
+
+Cron is evaluated by croniter on local wall times (naive, so croniter does plain calendar
+arithmetic) and each wall time is then placed on the UTC line here, the way cron and systemd
+treat daylight saving:
+
+- a wall time that does not exist (skipped by spring-forward) runs once, right after the gap:
+  ``30 2 * * *`` in Europe/Berlin on 2026-03-29 runs at 03:00 CEST;
+- a wall time that happens twice (fall-back) runs once, in its first pass, for a job that names
+  its hours (``30 2 * * *``); a job whose hour field is ``*`` or ``*/N`` runs by the clock's hours
+  and keeps its rhythm through the repeated hour (``0 * * * *`` runs at 02:00 CEST and 02:00 CET),
+  as Vixie cron does for such jobs.
+
+``every`` is real elapsed time (DST does not move it), counted from the last occurrence; ``at``
+is one instant (a naive time is local in the job's zone, resolved like a cron time).
+
+>>> from edge.config.schedules import ScheduleConfig
+>>> pump = Schedule(ScheduleConfig(name="pump", cron="30 2 * * *", timezone="Europe/Berlin", action="a"))
+>>> pump.next_after(datetime(2026, 3, 28, 12, 0, tzinfo=timezone.utc)).isoformat()
+'2026-03-29T01:00:00+00:00'
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import Literal
+
+from croniter import croniter
+
+from edge.config.schedules import ScheduleConfig, cron_fields, parse_at, parse_every
+
+Source = Literal["config", "runtime"]
+
+MAX_CRON_STEPS = 100_000
+"""Candidate wall times examined per question; a five-field expression that validated never needs
+more than a few hundred to answer one."""
+
+MISSED_LIMIT = 1_000
+
+
+def wall_instants(wall: datetime, zone: tzinfo) -> list[datetime]:
+    """The UTC instants at which the naive wall time ``wall`` occurs in ``zone``, earliest first:
+    one; two in a repeated (fall-back) hour; for a time skipped by spring-forward, the first
+    instant after the gap.
+
+    >>> from zoneinfo import ZoneInfo
+    >>> [t.isoformat() for t in wall_instants(datetime(2026, 10, 25, 2, 30), ZoneInfo("Europe/Berlin"))]
+    ['2026-10-25T00:30:00+00:00', '2026-10-25T01:30:00+00:00']
+    >>> [t.isoformat() for t in wall_instants(datetime(2026, 3, 29, 2, 30), ZoneInfo("Europe/Berlin"))]
+    ['2026-03-29T01:00:00+00:00']
+    """
+    offsets = {wall.replace(tzinfo=zone, fold=fold).utcoffset() or timedelta(0) for fold in (0, 1)}
+    candidates = sorted((wall - offset).replace(tzinfo=timezone.utc) for offset in offsets)
+    real = [t for t in candidates if t.astimezone(zone).replace(tzinfo=None) == wall]
+    return real or [_end_of_gap(candidates[0], candidates[-1], zone)]
+
+
+def _end_of_gap(before: datetime, after: datetime, zone: tzinfo) -> datetime:
+    """The first whole second, between ``before`` (old offset) and ``after`` (new offset), that has
+    the new offset: the instant the wall clock jumped."""
+    new_offset = after.astimezone(zone).utcoffset()
+    while after - before > timedelta(seconds=1):
+        middle = before + timedelta(seconds=int((after - before).total_seconds()) // 2)
+        if middle.astimezone(zone).utcoffset() == new_offset:
+            after = middle
+        else:
+            before = middle
+    return after
+
+
+class Schedule:
+    """A job's timing and action, from ``[[schedules]]`` (source ``config``) or added while the
+    agent runs (source ``runtime``, with who added it)."""
+
+    def __init__(self, config: ScheduleConfig, source: Source = "config", added_by: str = "") -> None:
+        self.config, self.source, self.added_by = config, source, added_by
+        self.zone = config.zone()
+        self._cron = cron_fields(config.cron) if config.cron is not None else None
+        self._every = parse_every(config.every) if config.every is not None else None
+        self._at = _instant(parse_at(config.at), self.zone) if config.at is not None else None
+        self._fold_twice = self._cron is not None and self._cron.split()[1].startswith("*")
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def spec(self) -> str:
+        return self.config.spec
+
+    @property
+    def is_once(self) -> bool:
+        return self._at is not None
+
+    def next_after(self, t: datetime) -> datetime | None:
+        """The first occurrence strictly after ``t`` (aware), in UTC; None when there is none
+        (an ``at`` job whose time has passed). For ``every``, ``t`` is the last occurrence."""
+        t = t.astimezone(timezone.utc)
+        if self._every is not None:
+            return t + self._every
+        if self._at is not None:
+            return self._at if self._at > t else None
+        return self._next_cron(t)
+
+    def missed(self, after: datetime, until: datetime) -> tuple[int, datetime | None]:
+        """How many occurrences fall in (``after``, ``until``], and the latest of them. Counting
+        stops at :data:`MISSED_LIMIT` (a per-minute job down for a day); the latest is still exact."""
+        if self._every is not None:
+            count = max(0, int((until - after) / self._every))
+            return count, (after + count * self._every if count else None)
+        count, latest, t = 0, None, after
+        while count < MISSED_LIMIT and (following := self.next_after(t)) is not None and following <= until:
+            count, latest, t = count + 1, following, following
+        if count == MISSED_LIMIT:
+            latest = self._latest_before(until) or latest
+        return count, latest
+
+    def _latest_before(self, until: datetime) -> datetime | None:
+        for lookback in (timedelta(hours=1), timedelta(days=1), timedelta(days=32), timedelta(days=367)):
+            latest, t = None, until - lookback
+            while (following := self.next_after(t)) is not None and following <= until:
+                latest, t = following, following
+            if latest is not None:
+                return latest
+        return None
+
+    def _next_cron(self, t: datetime) -> datetime | None:
+        assert self._cron is not None
+        wall = t.astimezone(self.zone).replace(tzinfo=None)
+        # in a repeated hour, earlier wall times still have a second pass after t
+        start = wall - timedelta(hours=3) if len(wall_instants(wall, self.zone)) > 1 else wall
+        times = croniter(self._cron, start)
+        best: datetime | None = None
+        for _ in range(MAX_CRON_STEPS):
+            instants = wall_instants(times.get_next(datetime), self.zone)
+            for instant in instants if self._fold_twice else instants[:1]:
+                if instant > t and (best is None or instant < best):
+                    best = instant
+            if instants[0] > t:
+                return best
+        return best
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.name!r}, {self.spec!r}, {self.source})"
+
+
+def _instant(moment: datetime, zone: tzinfo) -> datetime:
+    if moment.tzinfo is not None:
+        return moment.astimezone(timezone.utc)
+    return wall_instants(moment, zone)[0]
