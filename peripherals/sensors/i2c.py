@@ -82,7 +82,8 @@ class I2CChip:
 
     def _failed(self, exc: OSError, what: str) -> SensorError:
         self.close()
-        if exc.errno in (errno.EREMOTEIO, errno.ENXIO, errno.EIO, errno.ETIMEDOUT):
+        # EREMOTEIO from the Pi's controller (no ACK), ENODEV from i2c-stub, ENXIO/EIO elsewhere
+        if exc.errno in (errno.EREMOTEIO, errno.ENODEV, errno.ENXIO, errno.EIO, errno.ETIMEDOUT):
             return SensorError(f"no answer from {self.where} ({what}: {exc.strerror}): check the "
                                f"wiring (SDA, SCL, 3.3 V, GND) and the address (`i2cdetect -y "
                                f"{self.bus}` lists the chips that answer)")
