@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -53,6 +53,7 @@ CLOCK_WAIT = timedelta(minutes=10)
 CLOCK_FLOOR = datetime.fromisoformat("2025-01-01T00:00:00+00:00")
 """Earlier than this, the clock is not set (1970 on a Pi without a real-time clock)."""
 SLACK = timedelta(seconds=1)
+MIN_SLEEP = timedelta(milliseconds=50)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class ScheduleRow:
     running: bool
 
     def as_json(self) -> dict[str, Any]:
-        return {**self.__dict__, "next_run": _text(self.next_run), "last_run": _text(self.last_run)}
+        return {**asdict(self), "next_run": _text(self.next_run), "last_run": _text(self.last_run)}
 
 
 class Scheduler:
@@ -114,7 +115,7 @@ class Scheduler:
                 now = self.clock.now()
                 self._tick(now)
                 until = min([due for due in self._due.values() if due is not None] + [now + MAX_SLEEP])
-                await self._sleep_until(until)
+                await self._sleep_until(max(until, now + MIN_SLEEP))  # never a busy loop
         finally:
             running = [task for task in self._running.values() if not task.done()]
             for task in running:
@@ -164,6 +165,7 @@ class Scheduler:
                     log.info("schedule_expired name=%s spec=%r (its time passed before it was first seen)",
                              job.name, job.spec)
             self._due[job.name] = self._next(job, state.anchor)
+            state.done = job.is_once and job.next_after(state.anchor) is None  # an at moved later runs again
         self._persist(now)
         log.info("schedule_started jobs=%d next=%s", len(self._jobs), _text(self._earliest()))
 

@@ -94,6 +94,14 @@ async def test_at_fires_once_and_is_done_after_a_restart(tmp_path, clock):
     assert ScheduleStore.open(tmp_path / "schedules.json").state("frost").done
 
 
+async def test_an_at_job_moved_later_runs_again(tmp_path, clock):
+    async with Agent(tmp_path, clock, [job("frost", at="2026-06-01 06:30", timezone="UTC")]) as agent:
+        await clock.advance(timedelta(hours=1))
+    async with Agent(tmp_path, clock, [job("frost", at="2026-06-02 06:30", timezone="UTC")]) as agent:
+        await clock.advance(timedelta(days=1))
+        assert agent.ran() == ["06-02 06:30"]
+
+
 @pytest.mark.parametrize("zone,cron,start,expected", [
     ("Europe/Berlin", "30 2 * * *", datetime(2026, 3, 28, 12, tzinfo=UTC), ["03-29 01:00", "03-30 00:30"]),
     ("Europe/Berlin", "30 2 * * *", datetime(2026, 10, 24, 12, tzinfo=UTC), ["10-25 00:30", "10-26 01:30"]),

@@ -3,7 +3,9 @@ agent starts."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
+from importlib import resources
 
 import pytest
 
@@ -67,3 +69,11 @@ def test_names_are_unique_and_identifiers(write_config, isolated_env):
 def test_cron_aliases_expand():
     assert ScheduleConfig(name="n", cron="@daily", action="a").cron == "@daily"
     assert cron_fields("@daily") == "0 0 * * *" and cron_fields(" 0  6 * * MON-FRI") == "0 6 * * MON-FRI"
+
+
+def test_the_commented_example_is_valid(write_config, isolated_env):
+    text = resources.files("edge.config").joinpath("example.toml").read_text()
+    block = text[text.index("# [[schedules]]"):]
+    uncommented = re.sub(r"^# ?(\[\[schedules|\w+ = )", r"\1", block, flags=re.M)
+    (water,) = load_config(str(write_config(uncommented)), env=isolated_env).config.schedules
+    assert (water.name, water.cron, water.timezone, water.catch_up) == ("water", "0 6 * * *", "Europe/Berlin", "skip")
