@@ -69,7 +69,8 @@ class Runtime:
         self.resident = resident
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir)
-        self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory)
+        self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
+                                     state_dir=loaded.state_dir)
         self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
                                           *automation_tools(self.automation)]}
         self.provider: ModelSwitch | None = None

@@ -42,6 +42,10 @@ HELP = """Commands (no model needed):
   /servo PIN ANGLE     turn a servo (Arduino D9/D10, a pwm pin) to 0..180 degrees
   /sensors [NAME]      sensor readings (temperature, humidity, the Pi's health...)
   /rules               automation rules and what they did
+  /schedule [list]     scheduled jobs, when they run next
+  /schedule add NAME cron M H DOM MON DOW ACTION | every 10m ACTION | at 2026-12-01 06:00 ACTION
+                       add a job (admins), e.g. /schedule add water cron 0 6 * * * gpio write pump on for 30s
+  /schedule remove NAME
 Anything else goes to the language model."""
 
 
@@ -50,6 +54,7 @@ COMMAND_MENU = [
     ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
     ("pwm", "set PWM duty: /pwm fan 0.5"), ("servo", "turn a servo: /servo arm 90"),
     ("sensors", "sensor readings"), ("rules", "automation rules"),
+    ("schedule", "list, add or remove scheduled jobs"),
     ("new", "start a new conversation"),
     ("reset", "start a new conversation"), ("stop", "cancel the running request"),
     ("model", "show or switch the model"), ("models", "list the models"),
@@ -136,6 +141,51 @@ async def _rules(args: list[str], ctx: CommandContext) -> str:
     return await _tool_text(ctx, "rule_list", {})
 
 
+SCHEDULE_USAGE = ("Usage: /schedule list | /schedule add NAME cron M H DOM MON DOW ACTION | "
+                  "/schedule add NAME every 10m ACTION | /schedule add NAME at 2026-12-01 06:00 "
+                  "ACTION | /schedule remove NAME")
+
+
+def parse_schedule_add(args: list[str]) -> dict[str, str]:
+    """``/schedule add`` words as the ``schedule_add`` tool's arguments.
+
+    >>> parse_schedule_add("water cron 0 6 * * * gpio write pump on for 30s".split())["cron"]
+    '0 6 * * *'
+    >>> parse_schedule_add("vet at 2026-12-01 06:00 notify call the vet".split())["at"]
+    '2026-12-01 06:00'
+    """
+    if len(args) < 4:
+        raise ValueError(SCHEDULE_USAGE)
+    name, kind, rest = args[0], args[1].lower(), args[2:]
+    if kind == "cron" and len(rest) > 5:
+        when, rest = " ".join(rest[:5]), rest[5:]
+    elif kind == "every":
+        when, rest = rest[0], rest[1:]
+    elif kind == "at":
+        taken = 2 if len(rest) > 2 and ":" in rest[1] and "T" not in rest[0] else 1
+        when, rest = " ".join(rest[:taken]), rest[taken:]
+    else:
+        raise ValueError(SCHEDULE_USAGE)
+    if not rest:
+        raise ValueError(SCHEDULE_USAGE)
+    return {"name": name, kind: when, "action": " ".join(rest)}
+
+
+async def _schedule(args: list[str], ctx: CommandContext) -> str:
+    verb = args[0].lower() if args else "list"
+    if verb == "list":
+        return await _tool_text(ctx, "schedule_list", {})
+    if verb == "remove" and len(args) == 2:
+        return await _tool_text(ctx, "schedule_remove", {"name": args[1]})
+    if verb == "add":
+        try:
+            params = parse_schedule_add(args[1:])
+        except ValueError as exc:
+            return str(exc)
+        return await _tool_text(ctx, "schedule_add", params)
+    return SCHEDULE_USAGE
+
+
 async def _new(args: list[str], ctx: CommandContext) -> str:
     if ctx.reset_session is not None:
         await ctx.reset_session()
@@ -177,6 +227,7 @@ async def _models(args: list[str], ctx: CommandContext) -> str:
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
     "help": _help, "start": _help, "status": _status, "pins": _pins,
     "gpio": _gpio, "pwm": _pwm, "servo": _servo, "sensors": _sensors, "rules": _rules,
+    "schedule": _schedule, "schedules": _schedule,
     "new": _new, "reset": _new, "stop": _stop,
     "model": _model, "models": _models,
 }

@@ -16,13 +16,25 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from edge.automation.actions import ActionRunner, PromptRunner, Surroundings
+from edge.automation.actions import (
+    ActionRunner,
+    AutomationAction,
+    PromptRunner,
+    Surroundings,
+    check_action,
+    parse_action,
+)
 from edge.automation.engine import RuleEngine, build_rules
 from edge.automation.heartbeat import Heartbeat, Probe
 from edge.automation.notify import ChannelNotifier
+from edge.automation.schedule import Schedule
+from edge.automation.schedule_store import ScheduleStore
+from edge.automation.scheduler import Scheduler
 from edge.config.model import Config
-from edge.exc import ConfigError
+from edge.config.schedules import ScheduleConfig
+from edge.exc import ConfigError, PolicyDenied, UsageError
 from edge.hardware import Hardware
+from edge.requester import Requester
 from edge.security.policy import Action
 from edge.sensors import AnalogPinMeasure, DriverMeasure, Measure, SensorHub, SensorState
 from peripherals.base import PinMode
@@ -65,11 +77,13 @@ def build_sensor_hub(config: Config, hardware: Hardware, *, pin_factory: Any = N
 
 
 class Automation:
-    """Sensors, rules and heartbeat (and schedules) for one agent process. Built (and so
-    checked) at construction; :meth:`start` runs them in a resident agent."""
+    """Sensors, rules, schedules and the heartbeat for one agent process. Built (and so checked)
+    at construction; :meth:`start` runs them in a resident agent. ``state_dir`` holds the
+    schedules' store (last runs, jobs added at runtime); without one there is no scheduler
+    (``edge-cli config check``)."""
 
     def __init__(self, config: Config, hardware: Hardware, *, pin_factory: Any = None,
-                 sensor_root: str | Path = "/"):
+                 sensor_root: str | Path = "/", state_dir: Path | None = None):
         self.config = config
         self.hardware = hardware
         self.sensors = build_sensor_hub(config, hardware, pin_factory=pin_factory,
@@ -85,6 +99,14 @@ class Automation:
         self.runner = ActionRunner(hardware, self.notifier, sensors=self.sensors)
         self.rules = RuleEngine(build_rules(config.rules, self.surroundings), self.runner,
                                 self.notifier)
+        for index, job in enumerate(config.schedules):
+            try:
+                self.check_schedule(job)
+            except ValueError as exc:
+                raise ConfigError(f"schedules[{index}] ({job.name}): {exc}") from None
+        self.scheduler = None if state_dir is None else Scheduler(
+            config.schedules, ScheduleStore.in_state_dir(state_dir), self._run_job)
+        self._refusals_told: set[str] = set()
         self.heartbeat: Heartbeat | None = None
         self._tasks: list[asyncio.Task] = []
         self._unsubscribe: list[Any] = []
@@ -98,14 +120,16 @@ class Automation:
         self._unsubscribe.append(self.hardware.subscribe(self.rules.on_event))
         self._unsubscribe.append(self.sensors.subscribe(self.rules.on_reading))
         self.sensors.start()
+        if self.scheduler is not None:
+            self._tasks.append(asyncio.create_task(self.scheduler.run(), name="scheduler"))
         beat = self.config.heartbeat
         if beat.enabled:
             self.heartbeat = Heartbeat(lambda: {**probe(), **self.sensors.down()}, self.notifier,
                                        down_after=beat.down_after_seconds,
                                        interval=beat.interval_seconds, targets=beat.notify)
             self._tasks.append(asyncio.create_task(self.heartbeat.run(), name="heartbeat"))
-        log.info("automation_started sensors=%d rules=%d", len(self.sensors.sensors),
-                 len(self.rules.rules))
+        log.info("automation_started sensors=%d rules=%d schedules=%d", len(self.sensors.sensors),
+                 len(self.rules.rules), len(self.scheduler.rows()) if self.scheduler else 0)
 
     async def aclose(self) -> None:
         for unsubscribe in self._unsubscribe:
@@ -119,4 +143,50 @@ class Automation:
 
     def status(self) -> dict[str, Any]:
         return {"sensors": self.sensors.rows(), "rules": self.rules.rows(),
+                "schedules": self.schedule_rows(),
                 "down": self.heartbeat.down() if self.heartbeat else {}}
+
+    # schedules ----------------------------------------------------------------------------------
+
+    def check_schedule(self, job: ScheduleConfig) -> AutomationAction:
+        """The job's action, parsed and checked; ValueError saying why it could never run."""
+        try:
+            action = parse_action(job.action)
+            check_action(action, self.surroundings)
+        except BoardError as exc:
+            raise ValueError(str(exc)) from None
+        return action
+
+    def schedule_rows(self) -> list[dict[str, Any]]:
+        return [row.as_json() for row in self.scheduler.rows()] if self.scheduler else []
+
+    def add_schedule(self, job: ScheduleConfig, added_by: str) -> Schedule:
+        """A job added at runtime (chat, the model, edge-cli); UsageError when it cannot be."""
+        if self.scheduler is None:
+            raise UsageError("schedules need the agent's state directory")
+        try:
+            self.check_schedule(job)
+        except ValueError as exc:
+            raise UsageError(f"schedule {job.name!r}: {exc}") from None
+        return self.scheduler.add(job, added_by)
+
+    def remove_schedule(self, name: str, by: str) -> None:
+        if self.scheduler is None:
+            raise UsageError("schedules need the agent's state directory")
+        self.scheduler.remove(name, by)
+
+    async def _run_job(self, job: Schedule, occurrence: Any) -> str | None:
+        """One occurrence of a job, as caller ``schedule:NAME``; a refusal is raised (the
+        scheduler records it) and told to the admins once, until the job succeeds again."""
+        action = parse_action(job.config.action)
+        requester = Requester("schedule", job.name)
+        try:
+            result = await self.runner.run(action, requester, {"schedule": job.name})
+        except PolicyDenied as exc:
+            if job.name not in self._refusals_told:
+                self._refusals_told.add(job.name)
+                await self.notifier.notify(("admins",), f"Schedule {job.name}: {action} was "
+                                           f"refused: {exc}")
+            raise
+        self._refusals_told.discard(job.name)
+        return result

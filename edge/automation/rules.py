@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from edge.hardware import Hardware
 from peripherals.base import BoardEvent, PinMode, Pull
+from peripherals.exc import UnknownPin
 
 PIN_EDGES = {"pressed": "falling", "on": "on", "released": "rising", "off": "off",
              "rising": "rising", "falling": "falling", "changes": "changes"}
@@ -91,8 +92,8 @@ Trigger = PinTrigger | BoardTrigger | ThresholdTrigger
 
 
 def parse_when(text: str, hardware: Hardware, sensors: Mapping[str, tuple[str, ...]]) -> Trigger:
-    """The trigger ``text`` describes, checked against the pins and sensors; ValueError (or
-    UnknownPin) saying what is wrong otherwise."""
+    """The trigger ``text`` describes, checked against the pins and sensors; ValueError saying
+    what is wrong otherwise."""
     threshold = _THRESHOLD.fullmatch(text)
     if threshold:
         sensor, quantity, op, value = threshold.groups()
@@ -112,7 +113,10 @@ def parse_when(text: str, hardware: Hardware, sensors: Mapping[str, tuple[str, .
             raise ValueError(f"{text!r}: a board event is one of {', '.join(BOARD_KINDS)}")
         return BoardTrigger(name, kind)
     if len(words) == 2 and words[1].lower() in PIN_EDGES:
-        board, pin = hardware.locate(words[0])
+        try:
+            board, pin = hardware.locate(words[0])
+        except UnknownPin as exc:
+            raise ValueError(f"{text!r}: {exc}") from None
         watched = hardware.pins.get((board, pin))
         if watched is None or watched.mode is not PinMode.INPUT:
             what = "not in the allowlist" if watched is None else f"a {watched.mode.value} pin"

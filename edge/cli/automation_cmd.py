@@ -4,6 +4,8 @@ config (sensors are read directly; rules and schedules are listed as configured)
 
 from __future__ import annotations
 
+from argparse import RawDescriptionHelpFormatter
+
 from edge.cli.oneshot import perform
 
 
@@ -18,6 +20,32 @@ def register(sub, common) -> None:
                            description="Each [[rules]] entry: its trigger, actions, how often "
                            "it fired and its last result or error.")
     rules.set_defaults(handler=show_rules)
+    schedules = sub.add_parser(
+        "schedules", parents=[common], help="scheduled jobs: list, add, remove",
+        description="Jobs from [[schedules]] and those added at runtime: when each runs next, "
+        "its action and its last result. add and remove change the running agent (or, with "
+        "none running, the state directory it reads at start).",
+        epilog="examples:\n  edge-cli schedules\n"
+        "  edge-cli schedules add water --cron '0 6 * * *' gpio write pump on for 30s\n"
+        "  edge-cli schedules add check --every 10m sensor read greenhouse\n"
+        "  edge-cli schedules remove water", formatter_class=RawDescriptionHelpFormatter)
+    ssub = schedules.add_subparsers(dest="action", metavar="ACTION")
+    ssub.add_parser("list", parents=[common], help="list the jobs (the default)")
+    add = ssub.add_parser("add", parents=[common], help="add a job")
+    add.add_argument("name")
+    when = add.add_mutually_exclusive_group(required=True)
+    when.add_argument("--cron", metavar="EXPR", help="five-field cron expression, '0 6 * * *'")
+    when.add_argument("--every", metavar="DURATION", help="an interval: 90s, 10m, 1h30m, 2d")
+    when.add_argument("--at", metavar="TIME", help="once: '2026-12-01 06:00' (local) or ISO 8601")
+    add.add_argument("--timezone", default="", help="IANA zone (default: the system's)")
+    add.add_argument("--catch-up", choices=["skip", "once"], default="skip",
+                     help="after downtime: skip missed runs (default) or run once")
+    add.add_argument("words", nargs="+", metavar="ACTION",
+                     help="what to do: gpio write PIN on|off [for 30s], gpio pwm PIN DUTY, "
+                          "sensor read NAME, notify TEXT, prompt TEXT")
+    remove = ssub.add_parser("remove", parents=[common], help="remove a job added at runtime")
+    remove.add_argument("name")
+    schedules.set_defaults(handler=schedules_command)
 
 
 def show_sensors(args) -> int:
@@ -29,3 +57,15 @@ def show_sensors(args) -> int:
 
 def show_rules(args) -> int:
     return perform(args, "rules", {})[0]
+
+
+def schedules_command(args) -> int:
+    if args.action == "add":
+        op_args = {"name": args.name, "timezone": args.timezone, "catch_up": args.catch_up,
+                   "action": " ".join(args.words)}
+        timing = {"cron": args.cron, "every": args.every, "at": args.at}
+        op_args.update({key: value for key, value in timing.items() if value is not None})
+        return perform(args, "schedules.add", op_args)[0]
+    if args.action == "remove":
+        return perform(args, "schedules.remove", {"name": args.name})[0]
+    return perform(args, "schedules", {})[0]

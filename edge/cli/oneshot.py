@@ -166,7 +166,8 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
     async def once() -> OpResult:
         await runtime.hardware.start()
         try:
-            result = await run_op(runtime, op, op_args, requester)
+            # no agent: whoever may open the boards and the state directory is the operator
+            result = await run_op(runtime, op, op_args, requester, operator=True)
             if hold is None or not result.ok:
                 return result
             held = await _hold(hold, quiet)

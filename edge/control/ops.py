@@ -62,7 +62,8 @@ class OpTarget(Protocol):
 
 TOOL_OPS = {"pins": "board_status", "gpio.read": "gpio_read", "gpio.write": "gpio_write",
             "gpio.pwm": "gpio_pwm", "gpio.safe": "gpio_safe", "sensors": "sensor_read",
-            "rules": "rule_list"}
+            "rules": "rule_list", "schedules": "schedule_list", "schedules.add": "schedule_add",
+            "schedules.remove": "schedule_remove"}
 
 
 def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
@@ -83,7 +84,7 @@ def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
                      "active": {"name": active["name"], "model": active["model"]}})
 
 
-OPERATOR_OPS = frozenset({"models.select"})
+OPERATOR_OPS = frozenset({"models.select", "schedules.add", "schedules.remove"})
 """Operations that change the agent for everyone: the local operator only."""
 
 
@@ -95,6 +96,8 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
         return OpResult(False, f"{op} is for the local operator only (root, the agent's user, or "
                         f"a member of the control socket's group); {requester.caller} is not one",
                         exit_code=1)
+    if op in OPERATOR_OPS:  # the local operator, as trusted as the agent's own terminal
+        requester = Requester("cli", requester.sender)
     if op in ("models", "models.select"):
         return model_op(target, op, args)
     tool_name = TOOL_OPS.get(op)

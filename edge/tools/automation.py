@@ -1,16 +1,25 @@
-"""Automation tools: ``rule_list`` (and the schedule tools): what the rules are, what they did
-and when, for the model, chat (``/rules``) and ``edge-cli rules``."""
+"""Automation tools for the model, chat (``/rules``, ``/schedule``) and ``edge-cli rules`` /
+``schedules``: ``rule_list``; ``schedule_list``, ``schedule_add``, ``schedule_remove``.
+
+Adding or removing a schedule changes the agent for everyone, so it is for admins (and the local
+operator); when the model asks under ``supervised`` autonomy, the person approves it first. What
+a job then does goes through the policy as ``schedule:NAME`` every time it runs."""
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from edge.automation.assembly import Automation
 from edge.automation.engine import RuleEngine
+from edge.config.schedules import ScheduleConfig
+from edge.exc import PolicyDenied
 from edge.requester import Requester
-from edge.tools.base import ModelTool, Tool, ToolResult
+from edge.security.approvals import ApprovalGate
+from edge.tools.base import ModelTool, P, Tool, ToolResult
 from edge.tools.sensors import SensorReadTool
 
 
@@ -51,6 +60,112 @@ class RuleListTool(ModelTool[NoArgs]):
         return ToolResult(True, format_rules(rows), data={"rules": rows})
 
 
+def _local(moment: str, zone: str) -> str:
+    """An ISO time from the scheduler, in the job's own zone: ``2026-11-25 06:00 CET``."""
+    try:
+        when = datetime.fromisoformat(moment).astimezone(ZoneInfo(zone))
+    except (ValueError, ZoneInfoNotFoundError):
+        return moment
+    return when.strftime("%Y-%m-%d %H:%M %Z")
+
+
+def format_schedules(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "No schedules (add [[schedules]] entries, or /schedule add)."
+    lines = []
+    for row in rows:
+        state = "" if row["enabled"] else " (disabled)"
+        added = f", added by {row['added_by']}" if row["source"] == "runtime" else ""
+        when = f"next {_local(row['next_run'], row['timezone'])}" if row["next_run"] else \
+            "no next run"
+        last = (f", last {_local(row['last_run'], row['timezone'])}: {row['last_result']}"
+                if row["last_run"] else "")
+        lines.append(f"{row['name']}{state}: {row['spec']} ({row['timezone']}) -> "
+                     f"{row['action']}; {when}{last}{added}")
+    return "\n".join(lines)
+
+
+class _ScheduleTool(ModelTool[P]):
+    def __init__(self, automation: Automation):
+        self.automation = automation
+
+
+class ScheduleListTool(_ScheduleTool[NoArgs]):
+    name = "schedule_list"
+    description = "List the scheduled jobs: when each runs next, its action and its last result."
+    Params = NoArgs
+
+    async def run(self, params: NoArgs, requester: Requester) -> ToolResult:
+        rows = self.automation.schedule_rows()
+        return ToolResult(True, format_schedules(rows), data={"schedules": rows})
+
+
+class ScheduleArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="A short name: letters, digits, - and _")
+    cron: str | None = Field(None, description="Five-field cron expression, e.g. '0 6 * * *'")
+    every: str | None = Field(None, description="An interval such as '10m', '1h30m'")
+    at: str | None = Field(None, description="Once, at a local time '2026-12-01 06:00'")
+    timezone: str = Field("", description="IANA zone, e.g. 'Europe/Berlin'; empty: the Pi's")
+    catch_up: Literal["skip", "once"] = "skip"
+    action: str = Field(description="What to do, e.g. 'gpio write pump on for 30s', "
+                        "'notify Water the seedlings', 'sensor read greenhouse'")
+
+
+def _admin_only(requester: Requester, gate: ApprovalGate, what: str) -> None:
+    if not gate.is_admin(requester):
+        raise PolicyDenied(f"{what} changes the agent for everyone: only an admin (or the local "
+                           f"operator) may; {requester.caller} is not one")
+
+
+class ScheduleAddTool(_ScheduleTool[ScheduleArgs]):
+    name = "schedule_add"
+    description = ("Add a scheduled job (cron, every or at) whose action runs through the same "
+                   "policy as a chat command. Admins only; the person is asked to approve.")
+    Params = ScheduleArgs
+
+    async def run(self, params: ScheduleArgs, requester: Requester) -> ToolResult:
+        gate = self.automation.hardware.policy.approvals
+        _admin_only(requester, gate, "adding a schedule")
+        try:
+            job = ScheduleConfig.model_validate(params.model_dump())
+        except ValidationError as exc:
+            return ToolResult(False, error="; ".join(e["msg"] for e in exc.errors()))
+        if gate.needs_approval(requester):
+            refusal = await gate.check(f"schedule:{job.name}", "schedule",
+                                       f"add schedule {job.name}: {job.spec} -> {job.action}",
+                                       requester)
+            if refusal is not None:
+                raise PolicyDenied(f"schedule {job.name}: {refusal}")
+        added = self.automation.add_schedule(job, requester.caller)
+        rows = [r for r in self.automation.schedule_rows() if r["name"] == added.name]
+        return ToolResult(True, f"added: {format_schedules(rows)}", data={"schedule": rows[0]})
+
+
+class ScheduleNameArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="The schedule's name")
+
+
+class ScheduleRemoveTool(_ScheduleTool[ScheduleNameArgs]):
+    name = "schedule_remove"
+    description = "Remove a scheduled job that was added at runtime (admins only)."
+    Params = ScheduleNameArgs
+
+    async def run(self, params: ScheduleNameArgs, requester: Requester) -> ToolResult:
+        gate = self.automation.hardware.policy.approvals
+        _admin_only(requester, gate, "removing a schedule")
+        if gate.needs_approval(requester):
+            refusal = await gate.check(f"schedule:{params.name}", "schedule",
+                                       f"remove schedule {params.name}", requester)
+            if refusal is not None:
+                raise PolicyDenied(f"schedule {params.name}: {refusal}")
+        self.automation.remove_schedule(params.name, requester.caller)
+        return ToolResult(True, f"removed schedule {params.name}", data={"name": params.name})
+
+
 def automation_tools(automation: Automation) -> list[Tool]:
     """The tools over the sensors, rules and schedules."""
-    return [SensorReadTool(automation.sensors), RuleListTool(automation.rules)]
+    return [SensorReadTool(automation.sensors), RuleListTool(automation.rules),
+            ScheduleListTool(automation), ScheduleAddTool(automation),
+            ScheduleRemoveTool(automation)]

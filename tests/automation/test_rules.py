@@ -16,7 +16,6 @@ from edge.exc import ConfigError
 from edge.hardware import build_hardware
 from edge.requester import Requester
 from peripherals.base import BoardEvent
-from peripherals.exc import UnknownPin
 from peripherals.sensors.base import Reading
 from tests.helpers import until
 
@@ -94,7 +93,7 @@ def test_bad_triggers_say_what_is_wrong(hardware, when, error):
 
 
 def test_unknown_pin_names_the_pin(hardware):
-    with pytest.raises(UnknownPin):
+    with pytest.raises(ValueError, match="'GPIO99 on': 'GPIO99' is not a GPIO pin"):
         parse_when("GPIO99 on", hardware, SENSORS)
 
 
