@@ -204,6 +204,8 @@ class Scheduler:
                 log.info("schedule_missed name=%s count=%s last=%s", job.name, _count(count), _text(latest))
                 self._advance(job, state, latest)
         if changed:
+            # one write for all that fired, before any of their tasks starts (no await in between):
+            # a restart never runs these occurrences again
             self._persist(now)
 
     def _advance(self, job: Schedule, state: JobState, occurrence: datetime) -> None:
@@ -215,7 +217,6 @@ class Scheduler:
     def _fire(self, job: Schedule, state: JobState, occurrence: datetime, now: datetime) -> None:
         self._advance(job, state, occurrence)
         state.last_run, state.started_at, state.last_result = occurrence, now, "running"
-        self._persist(now)  # before the action starts: a restart never runs this occurrence again
         log.info("schedule_fired name=%s at=%s late=%.1fs", job.name, _text(occurrence),
                  (now - occurrence).total_seconds())
         self._running[job.name] = asyncio.create_task(self._run_one(job, state, occurrence),

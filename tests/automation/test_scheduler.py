@@ -159,6 +159,17 @@ async def test_a_restart_during_a_run_never_runs_it_again(tmp_path, clock):
             assert second.row("pump").next_run == datetime(2026, 6, 2, 6, tzinfo=UTC)
 
 
+async def test_the_run_is_on_disk_before_the_action_starts(tmp_path, clock):
+    on_disk = []
+
+    async def look(clock):
+        on_disk.append(ScheduleStore.open(tmp_path / "schedules.json").state("pump").last_run)
+
+    async with Agent(tmp_path, clock, [job("pump", cron="0 6 * * *", timezone="UTC")], {"pump": look}):
+        await clock.advance(timedelta(minutes=3))
+    assert on_disk == [datetime(2026, 6, 1, 6, tzinfo=UTC)]
+
+
 async def test_a_failing_job_is_recorded_and_stops_nothing(tmp_path, clock, caplog):
     async def broken(clock):
         raise RuntimeError("board uno is down")
