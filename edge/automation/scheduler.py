@@ -108,6 +108,8 @@ class Scheduler:
     # the loop
 
     async def run(self) -> None:
+        """Run until cancelled; cancelling also cancels the actions still running (their result
+        is recorded as cancelled; the hardware's own auto-off and safe states still apply)."""
         await self._wait_for_clock()
         self._start(self.clock.now())
         try:
@@ -194,7 +196,7 @@ class Scheduler:
                 self._advance(job, state, latest)
             elif latest >= running_since:
                 if count > 1:
-                    log.warning("schedule_coalesced name=%s count=%d (the clock jumped over them; one run)",
+                    log.warning("schedule_coalesced name=%s count=%d (the clock jumped, or the loop stalled; one run)",
                                 job.name, count)
                 self._fire(job, state, latest, now)
             elif job.config.catch_up == "once":

@@ -19,11 +19,13 @@ from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import CroniterBadDateError, CroniterError, croniter
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from edge.config.rules import check_name
 from edge.config.section import Section
 from edge.durations import parse_duration
+from edge.exc import UsageError
 
 _CRON_ALIASES = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
                  "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
@@ -134,6 +136,16 @@ class ScheduleConfig(Section):
             raise ValueError(f"{what}: {exc}") from None
         return self
 
+    @classmethod
+    def checked(cls, **fields: object) -> ScheduleConfig:
+        """A job from chat or a tool: like the constructor, but a bad field is a UsageError whose
+        message says which and why (``/schedule add`` shows it as is)."""
+        try:
+            return cls.model_validate(fields)
+        except ValidationError as exc:
+            reasons = "; ".join(_reason(error) for error in exc.errors())
+            raise UsageError(reasons) from None
+
     @property
     def kind(self) -> Literal["cron", "every", "at"]:
         return "cron" if self.cron is not None else "every" if self.every is not None else "at"
@@ -149,6 +161,14 @@ class ScheduleConfig(Section):
 
     def zone(self) -> tzinfo:
         return ZoneInfo(self.timezone) if self.timezone else local_zone()
+
+
+def _reason(error: ErrorDetails) -> str:
+    message = error["msg"].removeprefix("Value error, ")
+    where = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        message = "unknown field"
+    return f"{where}: {message}" if where else message
 
 
 def duplicate_names(schedules: list[ScheduleConfig]) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from edge.config.loader import load_config
 from edge.config.schedules import ScheduleConfig, cron_fields, parse_every
-from edge.exc import ConfigError
+from edge.exc import ConfigError, UsageError
 
 
 def test_schedules_default_to_none(write_config, isolated_env):
@@ -77,3 +77,15 @@ def test_the_commented_example_is_valid(write_config, isolated_env):
     uncommented = re.sub(r"^# ?(\[\[schedules|\w+ = )", r"\1", block, flags=re.M)
     (water,) = load_config(str(write_config(uncommented)), env=isolated_env).config.schedules
     assert (water.name, water.cron, water.timezone, water.catch_up) == ("water", "0 6 * * *", "Europe/Berlin", "skip")
+
+
+@pytest.mark.parametrize("fields,expected", [
+    ({"name": "x", "cron": "61 * * * *", "action": "a"}, "schedule 'x': invalid cron expression"),
+    ({"name": "x y", "every": "1h", "action": "a"}, "name: 'x y': use letters"),
+    ({"name": "x", "every": "1h", "action": "a", "colour": "red"}, "colour: unknown field"),
+    ({"name": "x", "every": "1h"}, "action: Field required"),
+])
+def test_a_job_from_chat_is_checked_into_a_usage_error(fields, expected):
+    with pytest.raises(UsageError, match=expected):
+        ScheduleConfig.checked(**fields)
+    assert ScheduleConfig.checked(name="ok", every="1h", action="a").every == "1h"
