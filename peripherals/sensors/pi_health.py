@@ -94,11 +94,11 @@ class PiHealthSensor(Sensor):
                               "(the agent is not on Linux, or /proc and /sys are not mounted)")
         return {q: Reading(q, v, self.units[q]) for q, v in values.items()}
 
-    def _missing(self, source: str, exc: Exception) -> None:
+    def _missing(self, source: str, exc: Exception, level: int = logging.WARNING) -> None:
         if source not in self._reported:
             self._reported.add(source)
-            log.warning("sensor_source_unavailable sensor=%s source=%r error=%r", self.name,
-                        source, str(exc))
+            log.log(level, "sensor_source_unavailable sensor=%s source=%r error=%r", self.name,
+                    source, str(exc))
 
     def _text(self, relative: str) -> str:
         return (self.root / relative).read_text()
@@ -116,7 +116,8 @@ class PiHealthSensor(Sensor):
                                       text=True, timeout=5, check=True)
                 return parse_throttled(done.stdout)
             except (OSError, subprocess.SubprocessError, ValueError) as exc:
-                self._missing("vcgencmd", exc)  # the firmware node says the same
+                # the firmware node says the same (the service's device sandbox has no /dev/vcio)
+                self._missing("vcgencmd", exc, logging.INFO)
         try:
             return parse_throttled(self._text(THROTTLED_NODE))
         except FileNotFoundError:

@@ -73,7 +73,7 @@ def test_vcgencmd_is_asked_first_where_it_works(sysfs, tmp_path):
 def test_a_failing_vcgencmd_falls_back_to_the_firmware_node(sysfs, tmp_path, caplog):
     sysfs.pi(throttled="1")
     vcgencmd = fake_vcgencmd(tmp_path, 'echo "VCHI initialization failed" >&2; exit 255')
-    with caplog.at_level(logging.WARNING, logger="peripherals.sensors.pi_health"):
+    with caplog.at_level(logging.INFO, logger="peripherals.sensors.pi_health"):
         got = values(PiHealthSensor("pi", root=sysfs.root, vcgencmd=vcgencmd))
     assert got["under_voltage"] == 1
     assert "sensor_source_unavailable sensor=pi source='vcgencmd'" in caplog.text
