@@ -21,6 +21,7 @@ from edge.agent.pipeline import Agent, AgentSettings
 from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.sessions import ResetPolicy, SessionStore
 from edge.automation.assembly import Automation
+from edge.automation.clock import Clock
 from edge.channels.base import Channel, ChannelMessage
 from edge.channels.supervisor import ListenerSupervisor
 from edge.config.loader import LoadedConfig
@@ -63,14 +64,15 @@ class Runtime:
 
     def __init__(self, loaded: LoadedConfig, *, resident: bool, pin_factory=None,
                  stdin: TextIO | None = None, stdout: TextIO | None = None,
-                 hooks: list[Hook] | None = None, hold_seconds: float | None = None):
+                 hooks: list[Hook] | None = None, hold_seconds: float | None = None,
+                 clock: Clock | None = None):
         self.loaded = loaded
         self.config = loaded.config
         self.resident = resident
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir)
         self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
-                                     state_dir=loaded.state_dir)
+                                     state_dir=loaded.state_dir, clock=clock)
         self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
                                           *automation_tools(self.automation)]}
         self.provider: ModelSwitch | None = None

@@ -12,7 +12,8 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from edge.config.loader import load_config
 from tests.helpers import EDGE_CLI, ROOT  # noqa: F401 (re-exported for conftest users)
 
-pytest_plugins = ["tests.emulation.fixtures"]  # simavr and qemu boards, for every test module
+pytest_plugins = ["tests.emulation.fixtures",  # simavr and qemu boards, for every test module
+                  "tests.fakes.inprocess"]  # a Runtime in the test's own loop (start_agent)
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from edge.automation.actions import (
     check_action,
     parse_action,
 )
+from edge.automation.clock import Clock, SystemClock
 from edge.automation.engine import RuleEngine, build_rules
 from edge.automation.heartbeat import Heartbeat, Probe
 from edge.automation.notify import ChannelNotifier
@@ -80,10 +81,12 @@ class Automation:
     """Sensors, rules, schedules and the heartbeat for one agent process. Built (and so checked)
     at construction; :meth:`start` runs them in a resident agent. ``state_dir`` holds the
     schedules' store (last runs, jobs added at runtime); without one there is no scheduler
-    (``edge-cli config check``)."""
+    (``edge-cli config check``). ``clock``: the wall and monotonic time schedules and rules
+    run on (tests give a :class:`~edge.automation.clock.ManualClock`)."""
 
     def __init__(self, config: Config, hardware: Hardware, *, pin_factory: Any = None,
-                 sensor_root: str | Path = "/", state_dir: Path | None = None):
+                 sensor_root: str | Path = "/", state_dir: Path | None = None,
+                 clock: Clock | None = None):
         self.config = config
         self.hardware = hardware
         self.sensors = build_sensor_hub(config, hardware, pin_factory=pin_factory,
@@ -97,15 +100,16 @@ class Automation:
         self.notifier = ChannelNotifier({}, {})
         """Channels and admins are filled in by :meth:`start`, once the channels exist."""
         self.runner = ActionRunner(hardware, self.notifier, sensors=self.sensors)
+        clock = clock or SystemClock()
         self.rules = RuleEngine(build_rules(config.rules, self.surroundings), self.runner,
-                                self.notifier)
+                                self.notifier, clock=clock.monotonic)
         for index, job in enumerate(config.schedules):
             try:
                 self.check_schedule(job)
             except ValueError as exc:
                 raise ConfigError(f"schedules[{index}] ({job.name}): {exc}") from None
         self.scheduler = None if state_dir is None else Scheduler(
-            config.schedules, ScheduleStore.in_state_dir(state_dir), self._run_job)
+            config.schedules, ScheduleStore.in_state_dir(state_dir), self._run_job, clock)
         self._refusals_told: set[str] = set()
         self.heartbeat: Heartbeat | None = None
         self._tasks: list[asyncio.Task] = []

@@ -1,0 +1,86 @@
+"""Automation inside the running agent (a real Runtime on mock pins, in the test's loop): a cron
+job switches a pin at the right minute on a manual clock, a button press reaches a Telegram admin
+through the loopback Bot API, a rule the policy forbids stops the agent before it starts, and
+`edge-cli config check` names it."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from edge.automation.clock import ManualClock
+from edge.exc import ConfigError
+from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
+from tests.helpers import cli, until
+
+PUMP = """
+[boards.gpio.aliases]
+led = "GPIO17"
+button = "GPIO27"
+pump = "GPIO22"
+[boards.gpio.pins]
+led = { mode = "output", safe = "off" }
+button = { mode = "input" }
+pump = { mode = "output", safe = "off", max_on_seconds = 60 }
+"""
+WATERING = """
+[[schedules]]
+name = "water"
+cron = "0 6 * * *"
+timezone = "Europe/Berlin"
+action = "gpio write pump on for 0.3s"
+"""
+
+
+async def test_a_cron_job_switches_the_pump_at_six_berlin_time(start_agent, mock_factory):
+    clock = ManualClock(datetime(2026, 11, 24, 5, 58, 30, tzinfo=ZoneInfo("Europe/Berlin")))
+    agent = await start_agent(PUMP + WATERING, clock=clock)
+    pump = mock_factory.pin(22)
+    await clock.advance(timedelta(seconds=89))  # 05:59:59
+    assert pump.state == 0
+    await clock.advance(timedelta(seconds=1))  # 06:00:00
+    await until(lambda: pump.state == 1)
+    await until(lambda: pump.state == 0)  # 'for 0.3s' ends the run
+    row = next(r for r in (await agent.runtime.status())["schedules"] if r["name"] == "water")
+    assert row["last_run"].startswith("2026-11-24T05:00:00") and row["last_result"]
+    assert row["next_run"].startswith("2026-11-25T05:00:00")
+
+
+async def test_a_button_press_notifies_the_telegram_admin(start_agent, mock_factory):
+    rule = """
+[[rules]]
+name = "doorbell"
+when = "button pressed"
+then = "notify Someone is at the door ({event})"
+"""
+    with FakeTelegram() as server:
+        config = telegram_config(server, extra='admins = ["42"]') + PUMP + rule
+        await start_agent(config)
+        mock_factory.pin(27).drive_low()  # pull-up: pressed pulls the line low
+        texts = await until(lambda: texts_to(server, 42), timeout=10)
+        assert texts == ["Someone is at the door (button pressed)"]
+        assert texts_to(server, 43) == []  # allowed, but not an admin
+
+
+async def test_a_rule_the_policy_forbids_never_starts(start_agent):
+    forbidden = '[[rules]]\nname = "boom"\nwhen = "button pressed"\nthen = "gpio write GPIO5 on"\n'
+    with pytest.raises(ConfigError, match=r"rules\[0\] \(boom\): .*GPIO5 is not in the allowlist"):
+        await start_agent(PUMP + forbidden)
+
+
+@pytest.mark.parametrize("extra, error", [
+    ('[[schedules]]\nname = "x"\ncron = "61 * * * *"\naction = "gpio write led on"\n',
+     "invalid cron expression"),
+    ('[[schedules]]\nname = "y"\nevery = "1h"\naction = "gpio write GPIO5 on"\n',
+     r"schedules\[0\] \(y\): .*GPIO5 is not in the allowlist"),
+    ('[[rules]]\nname = "z"\nwhen = "cellar.temperature > 5"\nthen = "gpio write led on"\n',
+     r"rules\[0\] \(z\): .*no sensor 'cellar'"),
+])
+def test_config_check_names_the_job_and_why(write_config, isolated_env, extra, error):
+    path = write_config(PUMP + extra)
+    out = cli("config", "check", "--config", str(path), env=isolated_env)
+    assert out.returncode == 2, out.stderr
+    assert re.search(error, out.stderr), out.stderr
