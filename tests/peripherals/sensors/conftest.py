@@ -22,6 +22,18 @@ def w1_slave(reading: str) -> str:
             f"72 01 4b 46 7f ff 0e 10 57 t={value}\n")
 
 
+def descriptors(path: Path, besides: int = -1) -> int:
+    """How many descriptors of this process other than ``besides`` have ``path`` open (a reader
+    still waiting in open() has none yet)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += int(fd) != besides and os.readlink(f"/proc/self/fd/{fd}") == str(path)
+        except OSError:  # closed meanwhile
+            continue
+    return count
+
+
 class FakeSysfs:
     """A root directory with the kernel's files for 1-Wire thermometers and the Pi's health."""
 
@@ -71,8 +83,13 @@ class FakeSysfs:
                 served.append(reading)
                 os.set_blocking(fd, True)
                 os.write(fd, w1_slave(reading).encode())
+                # the reader cannot see EOF before this end closes, so its descriptor shows up;
+                # once it is gone again, the next reader is a new read, not this one's tail
+                while not descriptors(fifo, besides=fd) and not stop.is_set():
+                    time.sleep(0.001)
                 os.close(fd)
-                time.sleep(0.01)  # the reader sees EOF before the next open
+                while descriptors(fifo) and not stop.is_set():
+                    time.sleep(0.001)
 
         thread = threading.Thread(target=serve, daemon=True)
         thread.start()
