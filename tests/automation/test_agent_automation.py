@@ -84,3 +84,29 @@ def test_config_check_names_the_job_and_why(write_config, isolated_env, extra, e
     out = cli("config", "check", "--config", str(path), env=isolated_env)
     assert out.returncode == 2, out.stderr
     assert re.search(error, out.stderr), out.stderr
+
+
+@pytest.mark.emulator
+async def test_a_rule_on_an_emulated_arduino_switches_its_led(start_agent, simavr_uno):
+    uno = f"""
+[boards.gpio]
+pins = {{}}
+aliases = {{}}
+[boards.uno]
+type = "arduino"
+port = "{simavr_uno.link}"
+aliases = {{ led = "D13", button = "D2" }}
+[boards.uno.pins]
+led = {{ mode = "output", safe = "off" }}
+button = {{ mode = "input", pull = "none" }}
+[[rules]]
+name = "mirror"
+when = "button on"
+cooldown_seconds = 0
+then = "gpio write led on for 0.5s"
+"""
+    await start_agent(uno)
+    seen = len(simavr_uno.levels("D13"))
+    simavr_uno.drive("D2", 1)
+    await until(lambda: simavr_uno.levels("D13")[seen:][:1] == [1], timeout=10)
+    await until(lambda: simavr_uno.levels("D13")[seen:][:2] == [1, 0], timeout=10)  # the hold ends
