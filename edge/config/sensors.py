@@ -10,6 +10,8 @@ checked and announced first.
 >>> SENSOR_CONFIG.validate_python({"type": "ads1115", "channel": 1, "scale": 100,
 ...                                "unit": "°C", "quantity": "temperature"}).quantities
 ('temperature',)
+>>> SENSOR_CONFIG.validate_python({"type": "analog", "pin": "uno:A0", "scale": 500}).scaling
+Scaling(scale=500.0, offset=0.0, quantity='value', unit='')
 >>> sensor_name("greenhouse-1")
 'greenhouse-1'
 """
@@ -32,6 +34,7 @@ from pydantic import (
 
 from edge.config.section import Section
 from peripherals.sensors import ads1115, bme280, pi_health, w1
+from peripherals.sensors.base import Scaling
 
 SENSOR_TYPES = ("pi", "ds18b20", "bme280", "ads1115", "mcp3008", "analog")
 
@@ -105,6 +108,11 @@ class ScaledSensorConfig(SensorConfigBase):
     @property
     def units(self) -> dict[str, str]:
         return {self.quantity: self.unit}
+
+    @property
+    def scaling(self) -> Scaling:
+        """The calibration as the drivers (and an analog pin's reader) apply it."""
+        return Scaling(self.scale, self.offset, self.quantity, self.unit)
 
 
 class PiSensorConfig(SensorConfigBase):
