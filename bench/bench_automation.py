@@ -6,12 +6,16 @@ and 20 rules over a quiet stretch: CPU share and memory (targets: under 0.5 % an
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from bench.process import row
+from bench.process import BIN, row, rss_kib
 from edge.automation.actions import ActionRunner, Surroundings
 from edge.automation.engine import RuleEngine, build_rules
 from edge.config.model import Config
@@ -83,5 +87,68 @@ async def event_to_action() -> None:
         f"{statistics.median(direct):.3f} / {percentile(direct, 0.99):.3f} ms")
 
 
+INPUTS = [5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 19, 20, 21, 24, 25, 26, 4, 14, 15, 18]
+IDLE_SECONDS = 20.0
+
+
+def automation_toml() -> str:
+    """20 rules on 20 input pins and 10 schedules (cron, every), all checked and running."""
+    pins = "\n".join(f'GPIO{n} = {{ mode = "input" }}' for n in INPUTS)
+    rules = "\n".join(f'[[rules]]\nname = "r{n}"\nwhen = "GPIO{n} changes"\n'
+                      f'then = "gpio write led on"\n' for n in INPUTS)
+    jobs = "\n".join(f'[[schedules]]\nname = "s{i}"\n'
+                      + (f'cron = "{i} 6 * * *"\n' if i % 2 else f'every = "{i + 1}h"\n')
+                      + 'action = "gpio write led off"\n' for i in range(10))
+    return (f'[boards.gpio.pins]\nled = {{ mode = "output", safe = "off" }}\n{pins}\n'
+            f"{rules}\n{jobs}")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_cost() -> None:
+    """Two daemons side by side, the same but for the automation: CPU over a quiet stretch and
+    RSS at its end."""
+    cli = str(BIN / "edge-cli")
+    with tempfile.TemporaryDirectory() as tmp:
+        daemons = {}
+        for name, text in (("baseline", '[boards.gpio.pins]\nled = { mode = "output" }\n'),
+                           ("automation", automation_toml())):
+            state = Path(tmp) / name
+            state.mkdir()
+            (state / "config.toml").write_text(text)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("EDGE_")}
+            env.update(EDGE_STATE_DIR=str(state), EDGE_CONFIG=str(state / "config.toml"),
+                       HOME=str(state), EDGE_MEMORY__EMBEDDER="none")
+            proc = subprocess.Popen([cli, "run"], env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            daemons[name] = (proc, state / "control.sock")
+        try:
+            for proc, sock in daemons.values():
+                deadline = time.monotonic() + 30
+                while not sock.exists():
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("a daemon did not start")
+                    time.sleep(0.01)
+            time.sleep(2.0)
+            cpu0 = {n: cpu_seconds(p.pid) for n, (p, _) in daemons.items()}
+            time.sleep(IDLE_SECONDS)
+            cpu = {n: (cpu_seconds(p.pid) - cpu0[n]) / IDLE_SECONDS * 100
+                   for n, (p, _) in daemons.items()}
+            rss = {n: rss_kib(p.pid) / 1024 for n, (p, _) in daemons.items()}
+        finally:
+            for proc, _ in daemons.values():
+                proc.terminate()
+                proc.wait()
+    print(f"idle cost of 10 schedules and 20 rules (two daemons, {IDLE_SECONDS:g} s quiet)")
+    row("baseline daemon: CPU / RSS", f"{cpu['baseline']:.2f} % / {rss['baseline']:.1f} MB")
+    row("with automation: CPU / RSS", f"{cpu['automation']:.2f} % / {rss['automation']:.1f} MB")
+    row("automation's own CPU", f"{cpu['automation'] - cpu['baseline']:+.2f} %", "target < 0.5 %")
+    row("automation's own RSS", f"{rss['automation'] - rss['baseline']:+.1f} MB", "target < 2 MB")
+
+
 def main() -> None:
     asyncio.run(event_to_action())
+    idle_cost()
