@@ -3,6 +3,8 @@ readings acting on mock pins, config errors before anything opens, the heartbeat
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from edge.automation.assembly import Automation
@@ -121,3 +123,16 @@ def test_config_errors_name_the_section(tmp_path, write_config, isolated_env, mo
                                         extra, error):
     with pytest.raises(ConfigError, match=error):
         automation(BASE + extra, write_config, isolated_env, mock_factory, tmp_path)
+
+
+def test_the_commented_example_is_valid(tmp_path, write_config, isolated_env, mock_factory):
+    from importlib import resources
+
+    text = resources.files("edge.config").joinpath("example.toml").read_text()
+    block = text[text.index("# [sensors.greenhouse]"):text.index("# [[schedules]]")]
+    uncommented = re.sub(r"^# ?(\[|\w+ = )", r"\1", block, flags=re.M)
+    hw, auto = automation(uncommented, write_config, isolated_env, mock_factory, tmp_path)
+    assert auto.sensors.describe() == {"greenhouse": {"temperature": "°C", "pressure": "hPa",
+                                                      "humidity": "%"}}
+    (fan,) = auto.rules.rules
+    assert (fan.name, fan.state.hysteresis, fan.state.for_seconds) == ("fan", 1.0, 60.0)
