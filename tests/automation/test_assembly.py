@@ -136,3 +136,17 @@ def test_the_commented_example_is_valid(tmp_path, write_config, isolated_env, mo
                                                       "humidity": "%"}}
     (fan,) = auto.rules.rules
     assert (fan.name, fan.state.hysteresis, fan.state.for_seconds) == ("fan", 1.0, 60.0)
+
+
+def test_the_readme_greenhouse_is_a_valid_config(tmp_path, write_config, isolated_env, mock_factory):
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Automation: sensors, schedules and rules"):]
+    text = section[section.index("```toml") + len("```toml"):section.index("```\n")]
+    cfg = load_config(str(write_config(text)), env=isolated_env).config
+    hw = build_hardware(cfg, resident=True, pin_factory=mock_factory)
+    auto = Automation(cfg, hw, pin_factory=mock_factory, state_dir=tmp_path)
+    assert set(auto.sensors.describe()) == {"greenhouse", "soil", "pi"}
+    assert [r.name for r in auto.rules.rules] == ["fan", "door", "arduino-gone"]
+    assert [(r["name"], r["catch_up"]) for r in auto.schedule_rows()] == [("water", "once")]
