@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from edge import __version__
 from edge.agent.dispatch import Dispatcher
@@ -37,6 +37,9 @@ from edge.sdnotify import ServiceNotifier
 from edge.status import format_status, memory_store_summary, redact_status
 from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
+
+if TYPE_CHECKING:
+    from edge.mqtt.bridge import MqttBridge
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 """Each stops the agent the same way: outputs to their safe levels, then exit. SIGHUP is a
@@ -90,6 +93,7 @@ class Runtime:
         self.recent_events = RecentEvents(secrets=secret_values(self.config))
         self.service = ServiceNotifier()
         self.agent: Agent | None = None
+        self.mqtt: MqttBridge | None = None
         self.exit_code = 0
         """What ``edge-cli run`` exits with: 1 when a piped run could not get an answer."""
 
@@ -108,6 +112,8 @@ class Runtime:
                          **self._provider_health()},
             "memory": memory_store_summary(self.loaded.state_dir),
             **self.automation.status(),
+            "mqtt": self.mqtt.status() if self.mqtt else {"enabled": self.config.mqtt.enabled,
+                                                          "connected": False},
             "recent_errors": self.recent_events.snapshot(),
         }, secret_values(self.config))
 
@@ -204,6 +210,7 @@ class Runtime:
         self.recent_events.attach()
         try:
             await self.hardware.start()
+            await self._start_mqtt()
             await control.start()
             from edge.providers.factory import create_provider
 
@@ -228,6 +235,8 @@ class Runtime:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            if self.mqtt is not None:
+                await self.mqtt.close()  # offline, and no more commands, before the safe state
             await self.automation.aclose()
             await self.hardware.shutdown()
             if self.sessions is not None:
@@ -251,6 +260,14 @@ class Runtime:
             log.info("stopped")
             self.service.close()
             self.recent_events.detach()
+
+    async def _start_mqtt(self) -> None:
+        """The broker bridge when ``[mqtt] url`` is set (it connects and retries by itself)."""
+        if self.config.mqtt.enabled:
+            from edge.mqtt.bridge import MqttBridge  # aiomqtt only for agents that use it
+
+            self.mqtt = MqttBridge(self.config.mqtt, self.hardware, sensors=self.automation.sensors)
+            await self.mqtt.start()
 
     async def _start_memory(self) -> list[asyncio.Task]:
         """Open the memory store, add its tools, start hygiene and (optionally) the model

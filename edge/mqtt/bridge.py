@@ -1,0 +1,291 @@
+"""The bridge between the hardware (and sensors) and the broker; see :mod:`edge.mqtt` for topics.
+
+Each connection, in order: the last will (``offline``, retained) is registered; retained discovery
+configs of this node that are no longer current are removed (empty retained payload); discovery,
+``online``, every pin's state, the sensors' latest readings and the health are published; then
+the command topics are subscribed (unless ``allow_commands = false``). When the broker goes away
+the bridge reconnects with backoff and publishes all of it again.
+
+A command runs through the hardware's door as ``Requester("mqtt", <topic>)``; what the door
+refuses (not allowlisted, wrong mode, rate limit, readonly, a down board) is logged and published
+on ``<base>/refused`` as ``{"pin", "command", "reason"}``. A retained command is ignored unless
+``accept_retained_commands``: a ``/set`` left on the broker must not act again after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from typing import Any
+
+import aiomqtt
+
+from edge import __version__
+from edge.config.mqtt import MqttConfig
+from edge.exc import EdgeError
+from edge.hardware import Hardware
+from edge.mqtt.commands import carry_out, parse_command, shown
+from edge.mqtt.discovery import discovery_configs, sweep_subscription
+from edge.mqtt.link import Backoff, explain, make_client
+from edge.mqtt.sensors import Reading, SensorFeed
+from edge.mqtt.topics import NodePins, Topics
+from edge.requester import Requester
+from peripherals.base import BoardEvent
+from peripherals.exc import BoardError
+
+log = logging.getLogger(__name__)
+
+OUTBOX_SIZE = 1000
+SWEEP_TIMEOUT_SECONDS = 2.0
+CLOSE_TIMEOUT_SECONDS = 2.0
+REPORTED_EVENTS = frozenset({"input", "watchdog", "down", "up"})
+
+
+def _iso(when: float | None) -> str | None:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when)) if when else None
+
+
+class MqttBridge:
+    def __init__(self, config: MqttConfig, hardware: Hardware, *, sensors: SensorFeed | None = None):
+        self.config = config
+        self.hardware = hardware
+        self.sensors = sensors
+        self.topics = Topics(config.topic_base)
+        self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate)
+        self.identifier = f"edge-agent-{config.node_id}"
+        self.connected = False
+        self.since: float | None = None
+        """When the bridge last connected, or (while not connected) when it lost the broker."""
+        self.last_error: str | None = None
+        self.counts = {"connects": 0, "commands": 0, "refused": 0, "ignored": 0}
+        self.started_at = time.time()
+        self._client: aiomqtt.Client | None = None
+        self._outbox: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(OUTBOX_SIZE)
+        self._task: asyncio.Task | None = None
+        self._commands: set[asyncio.Task] = set()
+        self._unsubscribe: list[Any] = []
+
+    # lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Watch the hardware and the sensors, and connect (in the background, with retries)."""
+        self._unsubscribe.append(self.hardware.subscribe(self._on_board_event))
+        if self.sensors is not None:
+            self._unsubscribe.append(self.sensors.subscribe(self._on_reading))
+        self.since = time.time()
+        self._task = asyncio.create_task(self._run(), name="mqtt-bridge")
+
+    async def close(self) -> None:
+        """Say ``offline`` (retained) and disconnect cleanly; stop watching."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        client = self._client
+        if client is not None and self.connected:
+            try:
+                async with asyncio.timeout(CLOSE_TIMEOUT_SECONDS):
+                    await client.publish(self.topics.availability, b"offline", qos=1, retain=True)
+            except (aiomqtt.MqttError, TimeoutError) as exc:
+                log.warning("mqtt_offline_not_published error=%r", str(exc))
+        for task in [*self._commands, *([self._task] if self._task else [])]:
+            task.cancel()
+        await asyncio.gather(*self._commands, *([self._task] if self._task else []),
+                             return_exceptions=True)
+        self._task = None
+        self.connected = False
+
+    def status(self) -> dict[str, Any]:
+        return {"enabled": True, "url": self.config.url, "node_id": self.config.node_id,
+                "base_topic": self.topics.base, "connected": self.connected,
+                "since": _iso(self.since), "last_error": self.last_error,
+                "commands_allowed": self.config.allow_commands, **self.counts}
+
+    # the connection --------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        backoff = Backoff(self.config.reconnect_max_seconds)
+        while True:
+            try:
+                await self._session(backoff)
+            except aiomqtt.MqttError as exc:
+                self._lost(explain(exc, self.config))
+            except OSError as exc:  # TLS files, sockets
+                self._lost(explain(exc, self.config))
+            finally:
+                self._client = None
+            delay = backoff.next_delay()
+            log.info("mqtt_reconnect_in seconds=%g", delay)
+            await asyncio.sleep(delay)
+
+    def _lost(self, why: str) -> None:
+        if self.connected or self.last_error != why:
+            log.warning("mqtt_disconnected url=%s error=%r", self.config.url, why)
+        if self.connected:
+            self.since = time.time()
+        self.connected = False
+        self.last_error = why
+        self._client = None
+
+    async def _session(self, backoff: Backoff) -> None:
+        will = aiomqtt.Will(self.topics.availability, b"offline", qos=1, retain=True)
+        async with make_client(self.config, self.identifier, will=will) as client:
+            while not self._outbox.empty():  # older than what the announcement publishes
+                self._outbox.get_nowait()
+            self._client = client
+            messages = client.messages
+            await self._sweep_discovery(client, messages)
+            await self._announce(client)
+            if self.config.allow_commands:
+                await client.subscribe(self.topics.commands, qos=self.config.qos)
+            self.connected, self.since, self.last_error = True, time.time(), None
+            self.counts["connects"] += 1
+            backoff.reset()
+            log.info("mqtt_connected url=%s node=%s base=%s commands=%s", self.config.url,
+                     self.config.node_id, self.topics.base, self.config.allow_commands)
+            sender = asyncio.create_task(self._send_outbox(client), name="mqtt-outbox")
+            try:
+                async for message in messages:
+                    self._on_message(message)
+            finally:
+                sender.cancel()
+                await asyncio.gather(sender, return_exceptions=True)
+
+    async def _sweep_discovery(self, client: aiomqtt.Client, messages) -> None:
+        """Remove this node's retained discovery configs that are not current (a pin that left
+        the allowlist). The retained configs arrive after the subscription; a marker published
+        after it comes back behind them."""
+        current = set(self._discovery())
+        marker = f"{self.topics.base}/sync/{secrets.token_hex(4)}"
+        await client.subscribe(sweep_subscription(self.config), qos=1)
+        await client.subscribe(marker, qos=1)
+        await client.publish(marker, b"", qos=1)
+        stale: list[str] = []
+        try:
+            async with asyncio.timeout(SWEEP_TIMEOUT_SECONDS):
+                async for message in messages:
+                    topic = message.topic.value
+                    if topic == marker:
+                        break
+                    if message.retain and message.payload and topic not in current:
+                        stale.append(topic)
+        except TimeoutError:
+            log.warning("mqtt_discovery_sweep_incomplete seconds=%g", SWEEP_TIMEOUT_SECONDS)
+        await client.unsubscribe([sweep_subscription(self.config), marker])
+        for topic in stale:
+            await client.publish(topic, b"", qos=1, retain=True)
+            log.info("mqtt_discovery_removed topic=%s", topic)
+
+    def _discovery(self) -> dict[str, dict[str, Any]]:
+        described = self.sensors.describe() if self.sensors is not None else {}
+        return discovery_configs(self.config, self.topics, self.pins, described)
+
+    async def _announce(self, client: aiomqtt.Client) -> None:
+        """Discovery, ``online``, then every state as it is now, the sensors and the health."""
+        for topic, body in self._discovery().items():
+            await client.publish(topic, json.dumps(body).encode(), qos=1, retain=True)
+        await client.publish(self.topics.availability, b"online", qos=1, retain=True)
+        for topic, payload in self._current_states().items():
+            await client.publish(topic, payload.encode(), qos=self.config.qos,
+                                 retain=self.config.retain)
+        await client.publish(self.topics.health, self._health(), qos=self.config.qos, retain=True)
+
+    def _current_states(self) -> dict[str, str]:
+        states: dict[str, str] = {}
+        for board in self.hardware.status():
+            for pin in board.pins:
+                row = self.pins.by_pin.get((board.name, pin.name))
+                if row is not None:
+                    states |= row.state_payloads(self.topics, pin.value)
+        latest = self.sensors.latest() if self.sensors is not None else {}
+        for sensor, readings in latest.items():
+            for reading in readings.values():
+                states[self.topics.sensor(sensor, reading.quantity)] = f"{reading.value:g}"
+        return states
+
+    def _health(self) -> bytes:
+        boards = {s.name: s.connected for s in self.hardware.status()}
+        return json.dumps({"version": __version__, "node_id": self.config.node_id,
+                           "uptime_seconds": round(time.time() - self.started_at, 1),
+                           "boards": boards, "boards_connected": sum(boards.values()),
+                           "connects": self.counts["connects"]}).encode()
+
+    async def _send_outbox(self, client: aiomqtt.Client) -> None:
+        """Publish what changed while connected, in order; the health now and then."""
+        interval = self.config.health_interval_seconds
+        while True:
+            try:
+                topic, payload, retain = await asyncio.wait_for(self._outbox.get(), interval)
+            except TimeoutError:
+                topic, payload, retain = self.topics.health, self._health(), True
+            await client.publish(topic, payload, qos=self.config.qos, retain=retain)
+
+    def _queue(self, topic: str, payload: bytes, retain: bool) -> None:
+        if self._client is None:
+            return  # the next connection publishes the state as it is then
+        try:
+            self._outbox.put_nowait((topic, payload, retain))
+        except asyncio.QueueFull:
+            log.warning("mqtt_outbox_full dropped_topic=%s", topic)
+
+    # what happens on the node ----------------------------------------------------------------
+
+    def _on_board_event(self, event: BoardEvent) -> None:
+        row = self.pins.by_pin.get((event.board, event.pin or ""))
+        if event.kind in ("output", "input") and row is not None and event.value is not None:
+            for topic, payload in row.state_payloads(self.topics, event.value).items():
+                self._queue(topic, payload.encode(), self.config.retain)
+        if event.kind in REPORTED_EVENTS:
+            self._queue(self.topics.events, json.dumps(
+                {"time": round(time.time(), 3), "board": event.board, "kind": event.kind,
+                 "pin": row.slug if row else event.pin, "value": event.value}).encode(), False)
+        if event.kind in ("down", "up"):
+            self._queue(self.topics.health, self._health(), True)
+
+    def _on_reading(self, sensor: str, reading: Reading) -> None:
+        self._queue(self.topics.sensor(sensor, reading.quantity), f"{reading.value:g}".encode(),
+                    self.config.retain)
+
+    # commands --------------------------------------------------------------------------------
+
+    def _on_message(self, message: aiomqtt.Message) -> None:
+        topic = message.topic.value
+        slug = self.topics.command_slug(topic)
+        if slug is None:
+            log.info("mqtt_ignored topic=%s reason=not_a_command_topic", topic)
+            return
+        payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
+        if message.retain and not self.config.accept_retained_commands:
+            self.counts["ignored"] += 1
+            log.warning("mqtt_retained_command_ignored topic=%s (set [mqtt] "
+                        "accept_retained_commands = true to act on them)", topic)
+            return
+        if len(payload) > self.config.max_payload_bytes:
+            self._refuse(slug, topic, f"<{len(payload)} bytes>",
+                         f"payload too large ({len(payload)} bytes; at most "
+                         f"{self.config.max_payload_bytes}, [mqtt] max_payload_bytes)")
+            return
+        task = asyncio.create_task(self._command(slug, topic, payload), name=f"mqtt-{slug}")
+        self._commands.add(task)
+        task.add_done_callback(self._commands.discard)
+
+    async def _command(self, slug: str, topic: str, payload: bytes) -> None:
+        self.counts["commands"] += 1
+        row = self.pins.by_slug.get(slug)
+        text = payload.decode("utf-8", "replace").strip()
+        try:
+            command = parse_command(row.kind if row else "switch", payload)
+            # an unknown name still goes to the door, which says why it is refused
+            await carry_out(self.hardware, row.spec if row else slug, command,
+                            Requester("mqtt", topic))
+        except (EdgeError, BoardError) as exc:  # PolicyDenied, BadPayload, UnknownPin, board down
+            self._refuse(slug, topic, text, str(exc))
+
+    def _refuse(self, slug: str, topic: str, command: str, reason: str) -> None:
+        self.counts["refused"] += 1
+        log.warning("mqtt_refused topic=%s command=%s reason=%r", topic, shown(command), reason)
+        body = {"pin": slug, "command": command[:80], "reason": reason, "topic": topic}
+        self._queue(self.topics.refused, json.dumps(body).encode(), False)
+

@@ -1,0 +1,38 @@
+"""What the bridge needs from the sensors: a feed of readings. The sensor hub implements it.
+
+A feed that describes ``{"greenhouse": {"temperature": "°C"}}`` publishes
+``<base>/sensor/greenhouse/temperature`` and appears in Home Assistant as a temperature sensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+
+class Reading(Protocol):
+    """One measured value (``peripherals.sensors.base.Reading`` has these fields)."""
+
+    @property
+    def quantity(self) -> str: ...
+
+    @property
+    def value(self) -> float: ...
+
+    @property
+    def unit(self) -> str: ...
+
+
+class SensorFeed(Protocol):
+    def describe(self) -> Mapping[str, Mapping[str, str]]:
+        """Every sensor and what it measures: sensor -> quantity -> unit."""
+        ...
+
+    def latest(self) -> Mapping[str, Mapping[str, Reading]]:
+        """The newest reading of each sensor's quantities (sensor -> quantity -> reading)."""
+        ...
+
+    def subscribe(self, listener: Callable[[str, Reading], None]) -> Callable[[], None]:
+        """Call ``listener(sensor, reading)`` on the event loop for each new reading; returns
+        the function that unsubscribes."""
+        ...

@@ -1,0 +1,133 @@
+"""The node's topics, each allowlisted pin's name on the broker, and state payloads.
+
+A pin is named on the broker by its first alias, else its pin name (``led``, ``GPIO22``); when two
+boards give the same name, by ``<board>-<name>``. Names keep only letters, digits, ``_`` and ``-``
+so that they are valid in topics and as Home Assistant object ids.
+
+>>> from edge.hardware import Pin
+>>> from peripherals.base import PinMode
+>>> pins = NodePins.build([Pin("gpio", "GPIO17", PinMode.OUTPUT, aliases=("led",))], servos=())
+>>> node = Topics("edge-agent/kitchen")
+>>> pin = pins.by_slug["led"]
+>>> node.set(pin.slug), pin.kind, pin.state_payloads(node, 1.0)
+('edge-agent/kitchen/led/set', 'switch', {'edge-agent/kitchen/led': 'ON'})
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from edge.hardware import Pin
+from peripherals.base import PinMode
+
+Kind = Literal["switch", "light", "servo", "binary_sensor", "analog"]
+SET_SUFFIX = "/set"
+
+
+def slugify(name: str) -> str:
+    """``Living Room`` -> ``Living_Room``: topic- and object-id-safe."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "_"
+
+
+@dataclass(frozen=True)
+class Topics:
+    base: str
+
+    @property
+    def availability(self) -> str:
+        return f"{self.base}/availability"
+
+    @property
+    def refused(self) -> str:
+        return f"{self.base}/refused"
+
+    @property
+    def events(self) -> str:
+        return f"{self.base}/events"
+
+    @property
+    def health(self) -> str:
+        return f"{self.base}/health"
+
+    @property
+    def commands(self) -> str:
+        """The subscription for every pin's commands."""
+        return f"{self.base}/+{SET_SUFFIX}"
+
+    def state(self, slug: str) -> str:
+        return f"{self.base}/{slug}"
+
+    def duty(self, slug: str) -> str:
+        return f"{self.base}/{slug}/duty"
+
+    def set(self, slug: str) -> str:
+        return f"{self.base}/{slug}{SET_SUFFIX}"
+
+    def sensor(self, sensor: str, quantity: str) -> str:
+        return f"{self.base}/sensor/{slugify(sensor)}/{slugify(quantity)}"
+
+    def command_slug(self, topic: str) -> str | None:
+        """The pin named by a command topic ``<base>/<pin>/set``; None for any other topic."""
+        prefix = self.base + "/"
+        if not (topic.startswith(prefix) and topic.endswith(SET_SUFFIX)):
+            return None
+        slug = topic[len(prefix):-len(SET_SUFFIX)]
+        return slug if slug and "/" not in slug else None
+
+
+@dataclass(frozen=True)
+class PinTopic:
+    pin: Pin
+    slug: str
+    kind: Kind
+
+    @property
+    def spec(self) -> str:
+        """How the hardware door is asked for this pin (``gpio:GPIO17``)."""
+        return f"{self.pin.board}:{self.pin.pin}"
+
+    def state_payloads(self, topics: Topics, value: float) -> dict[str, str]:
+        """Topic -> payload for the pin's logical ``value`` (1/0, a duty 0..1, an angle)."""
+        if self.kind == "servo":
+            return {topics.state(self.slug): f"{value:g}"}
+        if self.kind == "analog":
+            return {topics.state(self.slug): f"{value:.3f}"}
+        payloads = {topics.state(self.slug): "ON" if value > 0 else "OFF"}
+        if self.kind == "light":
+            payloads[topics.duty(self.slug)] = str(round(value * 100))
+        return payloads
+
+
+def _kind(pin: Pin, servos: set[str]) -> Kind:
+    if pin.mode is PinMode.INPUT:
+        return "binary_sensor"
+    if pin.mode is PinMode.ANALOG:
+        return "analog"
+    if pin.mode is PinMode.PWM:
+        names = {pin.pin, f"{pin.board}:{pin.pin}", *pin.aliases}
+        return "servo" if names & servos else "light"
+    return "switch"
+
+
+@dataclass(frozen=True)
+class NodePins:
+    by_slug: dict[str, PinTopic]
+    by_pin: dict[tuple[str, str], PinTopic]
+
+    @classmethod
+    def build(cls, pins: Iterable[Pin], servos: Iterable[str],
+              locate: Callable[[str], tuple[str, str]] | None = None) -> NodePins:
+        """``servos`` names PWM pins (names, aliases, ``board:pin``) that drive servos;
+        ``locate`` (the hardware's) resolves names the pins' aliases do not hold."""
+        wanted = set(servos)
+        if locate is not None:
+            wanted |= {f"{board}:{pin}" for board, pin in map(locate, servos)}
+        pins = list(pins)
+        names = [slugify(p.aliases[0] if p.aliases else p.pin) for p in pins]
+        clashes = {n for n in names if names.count(n) > 1}
+        rows = [PinTopic(p, f"{slugify(p.board)}-{n}" if n in clashes else n, _kind(p, wanted))
+                for p, n in zip(pins, names)]
+        return cls({r.slug: r for r in rows}, {(r.pin.board, r.pin.pin): r for r in rows})

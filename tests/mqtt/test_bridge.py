@@ -1,0 +1,190 @@
+"""The bridge on a real Mosquitto: commands switch gpiozero's mock pins through the one door,
+refusals show on ``refused``, every change is published whoever made it, bad input changes
+nothing, a retained command never acts again, and a broker that goes away is reconnected."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from contextlib import asynccontextmanager
+
+import pytest
+
+from edge.config.loader import load_config
+from edge.hardware import build_hardware
+from edge.mqtt.bridge import MqttBridge
+from tests.fakes.mosquitto import Mosquitto, Watcher
+from tests.helpers import asker, until
+
+BASE = "edge-agent/kitchen"
+PINS = """
+[boards.gpio.aliases]
+led = "GPIO17"
+pump = "GPIO22"
+fan = "GPIO18"
+button = "GPIO27"
+[boards.gpio.pins]
+led = {{ mode = "output", safe = "off" }}
+pump = {{ mode = "output", safe = "off", max_on_seconds = 0.3 }}
+fan = {{ mode = "pwm" }}
+button = {{ mode = "input" }}
+[mqtt]
+url = "{url}"
+node_id = "kitchen"
+reconnect_max_seconds = 0.5
+{extra}
+"""
+
+
+@asynccontextmanager
+async def running(broker, write_config, env, factory, extra="", security=""):
+    text = PINS.format(url=broker.url, extra=extra) + security
+    config = load_config(str(write_config(text)), env=env).config
+    hardware = build_hardware(config, resident=True, pin_factory=factory)
+    await hardware.start()
+    bridge = MqttBridge(config.mqtt, hardware)
+    await bridge.start()
+    try:
+        await until(lambda: bridge.connected)
+        yield hardware, bridge
+    finally:
+        await bridge.close()
+        await hardware.shutdown()
+
+
+async def test_a_set_switches_the_pin_and_its_state_is_published(broker, write_config,
+                                                                 isolated_env, mock_factory):
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory) as (hardware, bridge):
+        assert await seen.wait(f"{BASE}/availability") == b"online"
+        await seen.wait(f"{BASE}/led", "OFF")
+        await seen.publish(f"{BASE}/led/set", "ON")
+        await seen.wait(f"{BASE}/led", "ON")
+        assert mock_factory.pin(17).state == 1
+        await seen.publish(f"{BASE}/fan/set", "40")
+        await seen.wait(f"{BASE}/fan/duty", "40")
+        assert mock_factory.pin(18).state == pytest.approx(0.4)
+        assert (await seen.wait(f"{BASE}/fan")) == b"OFF"  # its state before, retained
+        await seen.wait(f"{BASE}/fan", "ON")
+
+
+async def test_changes_from_any_door_are_published(broker, write_config, isolated_env, mock_factory):
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory) as (hardware, bridge):
+        await seen.wait(f"{BASE}/pump", "OFF")
+        mark = len(seen.messages)
+        await hardware.write("pump", True, asker("telegram:42"))  # a chat command
+        await seen.wait(f"{BASE}/pump", "ON", after=mark)
+        await seen.wait(f"{BASE}/pump", "OFF", after=mark)  # max_on_seconds ran out
+        mock_factory.pin(27).drive_low()
+        await seen.wait(f"{BASE}/button", "OFF", after=mark)
+        event = json.loads(await seen.wait(f"{BASE}/events"))
+        assert (event["kind"], event["pin"], event["value"]) == ("input", "button", 0.0)
+
+
+async def test_a_set_outside_the_allowlist_changes_nothing_and_is_refused(
+        broker, write_config, isolated_env, mock_factory):
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory):
+        await seen.publish(f"{BASE}/GPIO5/set", "ON")
+        refusal = json.loads(await seen.wait(f"{BASE}/refused"))
+        assert refusal["pin"] == "GPIO5" and refusal["command"] == "ON"
+        assert "not in the allowlist" in refusal["reason"]
+        assert mock_factory.pin(5).state == 0
+
+
+async def test_the_policy_applies_to_mqtt_readonly_and_rate_limits(broker, write_config,
+                                                                  isolated_env, mock_factory):
+    readonly = '[security]\nautonomy = "readonly"\n'
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory, security=readonly):
+        await seen.publish(f"{BASE}/led/set", "ON")
+        assert "readonly" in json.loads(await seen.wait(f"{BASE}/refused"))["reason"]
+        assert mock_factory.pin(17).state == 0
+    limited = "[security]\nmax_actuations_per_minute = 2\n"
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory, security=limited):
+        for word in ("ON", "OFF", "ON"):
+            await seen.publish(f"{BASE}/led/set", word)
+        refusal = json.loads(await seen.wait(f"{BASE}/refused"))
+        assert "rate limit: mqtt:edge-agent/kitchen/led/set" in refusal["reason"]
+        assert mock_factory.pin(17).state == 0
+
+
+@pytest.mark.parametrize("topic, payload, why", [
+    ("led/set", "maybe", "takes ON or OFF"),
+    ("led/set", b"\xff\xfe", "not UTF-8"),
+    ("fan/set", "150", "duty from 0 to 100"),
+    ("fan/set", "nan", "duty from 0 to 100"),
+    ("led/set", "O" * 2000, "payload too large"),
+    ("nothing-here/set", "ON", "is not a GPIO pin"),
+])
+async def test_bad_input_changes_nothing(topic, payload, why, broker, write_config, isolated_env,
+                                         mock_factory):
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory) as (hardware, bridge):
+        await seen.publish(f"{BASE}/led/set/extra", "ON")  # not a command topic: ignored
+        await seen.publish(f"{BASE}/{topic}", payload)
+        refusal = json.loads(await seen.wait(f"{BASE}/refused"))
+        assert why in refusal["reason"]
+        assert mock_factory.pin(17).state == 0 and mock_factory.pin(18).state == 0
+        await seen.publish(f"{BASE}/led/set", "ON")  # and the bridge still works
+        await seen.wait(f"{BASE}/led", "ON")
+
+
+async def test_a_retained_command_from_before_a_restart_does_not_act(broker, write_config,
+                                                                     isolated_env, mock_factory):
+    async with Watcher(broker, f"{BASE}/#") as seen:
+        await seen.publish(f"{BASE}/led/set", "ON", retain=True)  # left on the broker
+        async with running(broker, write_config, isolated_env, mock_factory) as (hardware, bridge):
+            await seen.wait(f"{BASE}/led", "OFF")
+            await asyncio.sleep(0.2)
+            assert mock_factory.pin(17).state == 0 and bridge.counts["ignored"] == 1
+        async with running(broker, write_config, isolated_env, mock_factory,
+                           extra="accept_retained_commands = true") as (hardware, bridge):
+            await until(lambda: mock_factory.pin(17).state == 1)
+        await seen.publish(f"{BASE}/led/set", "", retain=True)  # clear it
+
+
+async def test_publish_only_subscribes_to_nothing(broker, write_config, isolated_env, mock_factory):
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory,
+                    extra="allow_commands = false") as (hardware, bridge):
+        await seen.wait(f"{BASE}/led", "OFF")
+        await seen.publish(f"{BASE}/led/set", "ON")
+        await asyncio.sleep(0.3)
+        assert mock_factory.pin(17).state == 0 and seen.payloads(f"{BASE}/refused") == []
+        assert bridge.status()["commands_allowed"] is False
+
+
+async def test_a_broker_that_goes_away_is_reconnected_and_everything_republished(
+        tmp_path, write_config, isolated_env, mock_factory):
+    broker = Mosquitto(tmp_path / "broker").start()
+    try:
+        async with running(broker, write_config, isolated_env, mock_factory) as (hardware, bridge):
+            await hardware.write("led", True, asker("cli:me"))
+            first_since = bridge.status()["since"]
+            broker.kill()
+            await until(lambda: not bridge.connected)
+            assert bridge.status()["last_error"] and bridge.status()["connected"] is False
+            await hardware.write("led", False, asker("cli:me"))  # changed while away
+            broker.start()  # same port, empty: nothing retained survived
+            async with Watcher(broker, f"{BASE}/#", "homeassistant/#") as seen:
+                await until(lambda: bridge.connected, timeout=10)
+                assert await seen.wait(f"{BASE}/availability") == b"online"
+                await seen.wait(f"{BASE}/led", "OFF")  # republished as it is now
+                await seen.wait("homeassistant/switch/kitchen/led/config")
+                await seen.publish(f"{BASE}/led/set", "ON")
+                await until(lambda: mock_factory.pin(17).state == 1)
+            status = bridge.status()
+            assert status["connects"] == 2 and status["last_error"] is None
+            assert status["since"] >= first_since
+    finally:
+        broker.kill()
+
+
+async def test_a_clean_stop_says_offline(broker, write_config, isolated_env, mock_factory):
+    async with Watcher(broker, f"{BASE}/availability") as seen:
+        async with running(broker, write_config, isolated_env, mock_factory):
+            await seen.wait(f"{BASE}/availability", "online")
+        await seen.wait(f"{BASE}/availability", "offline")
