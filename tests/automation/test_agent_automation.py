@@ -14,7 +14,7 @@ import pytest
 from edge.automation.clock import ManualClock
 from edge.exc import ConfigError
 from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
-from tests.helpers import cli, until
+from tests.helpers import asker, cli, until
 
 PUMP = """
 [boards.gpio.aliases]
@@ -110,3 +110,38 @@ then = "gpio write led on for 0.5s"
     simavr_uno.drive("D2", 1)
     await until(lambda: simavr_uno.levels("D13")[seen:][:1] == [1], timeout=10)
     await until(lambda: simavr_uno.levels("D13")[seen:][:2] == [1, 0], timeout=10)  # the hold ends
+
+
+@pytest.mark.emulator
+async def test_an_analog_pin_reads_as_a_scaled_sensor(start_agent, simavr_uno):
+    uno = f"""
+[boards.gpio]
+pins = {{}}
+aliases = {{}}
+[boards.uno]
+type = "arduino"
+port = "{simavr_uno.link}"
+[boards.uno.pins]
+A0 = {{ mode = "analog" }}
+[sensors.lm35]
+type = "analog"
+pin = "uno:A0"
+scale = 500                 # 10 mV per °C on a 5 V reference
+quantity = "temperature"
+unit = "°C"
+interval_seconds = 0.2
+"""
+    agent = await start_agent(uno)
+    simavr_uno.set_adc("A0", 215)  # 21.5 °C
+    hub = agent.runtime.automation.sensors
+
+    def reading():
+        value = hub.latest().get("lm35", {}).get("temperature")
+        # one step of the Uno's 10-bit ADC is 4.9 mV: 0.49 °C at this scale
+        return value if value is not None and abs(value.value - 21.5) <= 0.6 else None
+
+    found = await until(reading, timeout=10)
+    assert found.unit == "°C"
+    result = await agent.runtime.tools["sensor_read"].execute({"name": "lm35", "fresh": True},
+                                                              asker("cli:me"))
+    assert result.success and "lm35 (analog pin uno:A0): temperature 21" in result.output, result.text

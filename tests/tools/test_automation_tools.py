@@ -1,0 +1,104 @@
+"""The automation tools: who may add and remove schedules, approvals when the model proposes one,
+and chat's /schedule and /sensors commands over the same tools."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from edge.agent.commands import CommandContext, run_command
+from edge.automation.assembly import Automation
+from edge.config.loader import load_config
+from edge.hardware import build_hardware
+from edge.requester import Requester
+from edge.security.approvals import Decision
+from edge.tools.automation import automation_tools
+
+CONFIG = """
+[security]
+autonomy = "supervised"
+[channels.telegram]
+bot_token = "1:x"
+allowed_users = ["42", "43"]
+admins = ["42"]
+[[schedules]]
+name = "water"
+cron = "0 6 * * *"
+action = "gpio write led on"
+"""
+ADMIN, USER = Requester("telegram", "42", "42"), Requester("telegram", "43", "43")
+
+
+@pytest.fixture
+def tools(tmp_path, write_config, isolated_env, mock_factory):
+    cfg = load_config(str(write_config(CONFIG)), env=isolated_env).config
+    hw = build_hardware(cfg, resident=True, pin_factory=mock_factory)
+    hw.policy.approvals.admins = {"telegram": frozenset({"42"})}
+    auto = Automation(cfg, hw, pin_factory=mock_factory, state_dir=tmp_path)
+    return {t.name: t for t in automation_tools(auto)}, auto
+
+
+def approver(gate, decision):
+    asked = []
+
+    class Approver:
+        async def request_approval(self, ctx, prompt, token):
+            asked.append(prompt)
+            asyncio.get_running_loop().call_soon(
+                lambda: gate.answer("telegram", token, ctx.sender, decision))
+
+    gate.approvers = {"telegram": Approver()}
+    return asked
+
+
+JOB = {"name": "blink", "every": "10m", "action": "gpio write led off"}
+
+
+async def test_only_admins_add_schedules(tools):
+    tool_set, auto = tools
+    refused = await tool_set["schedule_add"].execute(JOB, USER)
+    assert not refused.success and "only an admin" in refused.error
+    added = await tool_set["schedule_add"].execute(JOB, ADMIN)  # a direct command: no approval
+    assert added.success, added.error
+    assert [r["name"] for r in auto.schedule_rows()] == ["water", "blink"]
+
+
+@pytest.mark.parametrize("decision, ok", [(Decision.APPROVE, True), (Decision.DENY, False)])
+async def test_a_schedule_the_model_proposes_waits_for_approval(tools, decision, ok):
+    tool_set, auto = tools
+    asked = approver(auto.hardware.policy.approvals, decision)
+    result = await tool_set["schedule_add"].execute(JOB, ADMIN.asking_model())
+    assert asked == ["Approve: add schedule blink: every 10m -> gpio write led off?"]
+    assert result.success is ok, result.error
+    assert ("blink" in [r["name"] for r in auto.schedule_rows()]) is ok
+
+
+async def test_a_schedule_the_policy_forbids_is_not_added(tools):
+    tool_set, auto = tools
+    result = await tool_set["schedule_add"].execute(
+        {"name": "x", "every": "1h", "action": "gpio write GPIO5 on"}, ADMIN)
+    assert not result.success and "GPIO5 is not in the allowlist" in result.error
+    assert [r["name"] for r in auto.schedule_rows()] == ["water"]
+
+
+async def test_config_jobs_are_removed_in_config(tools):
+    tool_set, _ = tools
+    result = await tool_set["schedule_remove"].execute({"name": "water"}, ADMIN)
+    assert not result.success and "in the config file" in result.error
+
+
+async def test_chat_schedule_commands(tools):
+    tool_set, auto = tools
+
+    def ctx(who):
+        return CommandContext(tool_set, None, who, admins=auto.hardware.policy.approvals.admins)
+
+    reply = await run_command("/schedule add tea at 2099-01-01 16:00 notify tea time", ctx(ADMIN))
+    assert reply.startswith("added: tea: at 2099-01-01 16:00"), reply
+    assert "only an admin" in await run_command("/schedule remove tea", ctx(USER))
+    listing = await run_command("/schedule", ctx(USER))
+    assert "water: cron 0 6 * * *" in listing and "tea: at 2099-01-01 16:00" in listing
+    assert await run_command("/schedule remove tea", ctx(ADMIN)) == "removed schedule tea"
+    assert (await run_command("/schedule add oops", ctx(ADMIN))).startswith("Usage: /schedule")
+    assert "No sensors configured" in await run_command("/sensors", ctx(USER))
