@@ -86,12 +86,30 @@ def redact_status(status: dict[str, Any], secrets: Iterable[str] = ()) -> dict[s
 
     out = dict(status)
     for section, key in (("channels", "last_error"), ("recent_errors", "message"),
-                         ("boards", "detail"), ("sensors", "error"), ("rules", "last_error")):
+                         ("boards", "detail"), ("sensors", "error"), ("rules", "last_error"),
+                         ("schedules", "last_result")):
         if isinstance(out.get(section), list):
             out[section] = clean(out[section], key)
-    if isinstance(out.get("provider"), dict):
-        (out["provider"],) = clean([out["provider"]], "last_error")
+    for single in ("provider", "mqtt"):
+        if isinstance(out.get(single), dict):
+            (out[single],) = clean([out[single]], "last_error")
     return out
+
+
+def mqtt_line(mqtt: dict, *, full: bool = True) -> str:
+    """``mqtt: connected to URL as NODE since T`` or ``mqtt: NOT CONNECTED since T (last error)``.
+
+    >>> mqtt_line({"enabled": True, "connected": False, "url": "mqtt://b:1883", "node_id": "pi",
+    ...            "since": "2026-01-01T10:00:00", "last_error": "refused"})
+    'mqtt: NOT CONNECTED to mqtt://b:1883 (node pi) since 2026-01-01T10:00:00, last error: refused'
+    """
+    where = f" to {mqtt.get('url')}" if full and mqtt.get("url") else ""
+    node = f" (node {mqtt['node_id']})" if mqtt.get("node_id") else ""
+    since = f" since {mqtt['since']}" if mqtt.get("since") else ""
+    if mqtt.get("connected"):
+        return f"mqtt: connected{where}{node}{since}"
+    error = f", last error: {mqtt['last_error']}" if full and mqtt.get("last_error") else ""
+    return f"mqtt: NOT CONNECTED{where}{node}{since}{error}"
 
 
 def format_status(status: dict, *, full: bool = True) -> str:
@@ -145,12 +163,23 @@ def format_status(status: dict, *, full: bool = True) -> str:
         errors = [r["name"] for r in rules if r.get("last_error")]
         failing = f", last action failed: {', '.join(errors)}" if errors else ""
         lines.append(f"rules: {len(rules)}, fired {fired} times{failing}")
+    jobs = [j for j in status.get("schedules") or [] if j.get("next_run")]
+    if jobs:
+        soonest = min(jobs, key=lambda j: j["next_run"])
+        failing = [j["name"] for j in status["schedules"]
+                   if str(j.get("last_result", "")).startswith("error")]
+        failed = f", last run failed: {', '.join(failing)}" if failing else ""
+        lines.append(f"schedules: {len(status['schedules'])}, next {soonest['name']} at "
+                     f"{soonest['next_run'][:16].replace('T', ' ')} UTC{failed}")
     memory = status.get("memory")
     if memory:
         count = f"{memory['entries']} entries, " if memory.get("entries") is not None else ""
         where = f" ({memory['path']})" if full else ""
         lines.append(f"memory: {memory['backend']}, {count}{format_bytes(memory['bytes'])}"
                      f"{where}")
+    mqtt = status.get("mqtt") or {}
+    if mqtt.get("enabled") and daemon.get("running"):
+        lines.append(mqtt_line(mqtt, full=full))
     errors = status.get("recent_errors") or []
     if errors and not full:
         lines.append(f"{len(errors)} recent warnings or errors (an admin sees them in /status)")

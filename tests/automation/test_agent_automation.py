@@ -13,6 +13,7 @@ import pytest
 
 from edge.automation.clock import ManualClock
 from edge.exc import ConfigError
+from edge.status import format_status
 from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
 from tests.helpers import asker, cli, until
 
@@ -44,9 +45,11 @@ async def test_a_cron_job_switches_the_pump_at_six_berlin_time(start_agent, mock
     await clock.advance(timedelta(seconds=1))  # 06:00:00
     await until(lambda: pump.state == 1)
     await until(lambda: pump.state == 0)  # 'for 0.3s' ends the run
-    row = next(r for r in (await agent.runtime.status())["schedules"] if r["name"] == "water")
+    status = await agent.runtime.status()
+    row = next(r for r in status["schedules"] if r["name"] == "water")
     assert row["last_run"].startswith("2026-11-24T05:00:00") and row["last_result"]
     assert row["next_run"].startswith("2026-11-25T05:00:00")
+    assert "schedules: 1, next water at 2026-11-25 05:00 UTC" in format_status(status)
 
 
 async def test_a_button_press_notifies_the_telegram_admin(start_agent, mock_factory):
