@@ -35,7 +35,7 @@ def service_user(explicit: str | None) -> str:
 
 def run_checks(config_path: str | None, user: str) -> list:
     from edge.config.locate import load_raw
-    from edge.doctor import agent, host, remote
+    from edge.doctor import agent, host, mqtt, remote
     from edge.exc import EdgeError
     from edge.paths import state_dir
 
@@ -53,6 +53,7 @@ def run_checks(config_path: str | None, user: str) -> list:
         checks.append(agent.check_boards(loaded))
     checks.append(remote.check_provider(raw, agent.running_provider(loaded)))
     checks.extend(remote.check_channels(raw))
+    checks.append(mqtt.check_mqtt(loaded))
     checks.append(host.check_disk(state_dir(configured_state if isinstance(configured_state, str)
                                             else None)))
     checks.append(host.check_clock(synchronized=host.ntp_synchronized()))
