@@ -41,6 +41,13 @@ def run_checks(config_path: str | None, user: str) -> list:
 
     config_check, loaded = agent.check_config(config_path)
     checks = [config_check]
+    if loaded is not None:  # what the checks log goes to the log file; the report says it all
+        from edge.logsetup import configure_from
+
+        try:
+            configure_from(loaded, stream=False)
+        except (EdgeError, OSError):
+            pass  # an unwritable log file: the disk check reports the state directory
     try:
         raw = load_raw(config_path).data
     except EdgeError:
@@ -51,6 +58,8 @@ def run_checks(config_path: str | None, user: str) -> list:
     checks.append(host.check_pin_factory(raw))
     if loaded is not None:
         checks.append(agent.check_boards(loaded))
+        if loaded.config.sensors:
+            checks.append(agent.check_sensors(loaded))
     checks.append(remote.check_provider(raw, agent.running_provider(loaded)))
     checks.extend(remote.check_channels(raw))
     checks.append(mqtt.check_mqtt(loaded))

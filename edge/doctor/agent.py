@@ -8,17 +8,22 @@ from pathlib import Path
 
 from edge.doctor import Check
 from edge.exc import DaemonUnavailable, EdgeError
+from peripherals.exc import BoardError
 
 
 def check_config(explicit: str | None):
     """(Check, LoadedConfig or None). Valid but risky settings (``allowed_users = ["*"]`` on a
     network channel) make it a warning."""
+    from edge.automation.assembly import Automation
     from edge.config.exposure import exposure_warnings
     from edge.config.loader import load_config
+    from edge.hardware import build_hardware
     from edge.redaction import secret_values
 
     try:
         loaded = load_config(explicit)
+        # pins, aliases, sensors, rules and schedules, all against the policy
+        Automation(loaded.config, build_hardware(loaded.config, resident=False))
     except EdgeError as exc:
         return Check("config", "fail", str(exc),
                      "edit the file, then run `edge-cli config check` until it says OK"), None
@@ -106,6 +111,47 @@ def check_boards(loaded) -> Check:
         return Check("boards", "warn", f"{detail}; simulated: {', '.join(simulated)}",
                      "set simulate = false on a Pi to drive real pins")
     return Check("boards", "ok", detail)
+
+
+def sensor_rows(loaded) -> tuple[list[dict], str]:
+    """Each sensor's row from the running agent if one answers, else read once directly (an
+    analog board pin is left to the agent: reading it means opening the board)."""
+    from edge.control import client
+    from edge.paths import socket_candidates
+
+    try:
+        reply = client.request(socket_candidates(loaded.config.paths.state_dir), "status")
+        return (reply.get("data") or {}).get("sensors", []), "running agent"
+    except DaemonUnavailable:
+        return asyncio.run(_read_sensors_directly(loaded.config)), "direct read"
+
+
+async def _read_sensors_directly(config) -> list[dict]:
+    from edge.automation.assembly import build_sensor_hub
+    from edge.hardware import build_hardware
+
+    hub = build_sensor_hub(config, build_hardware(config, resident=False))
+    for name, state in hub.sensors.items():
+        if state.kind != "analog":
+            try:
+                await hub.measure(name)
+            except (EdgeError, OSError, BoardError):
+                pass  # recorded in its row
+    await hub.aclose()
+    return hub.rows()
+
+
+def check_sensors(loaded) -> Check:
+    try:
+        rows, via = sensor_rows(loaded)
+    except Exception as exc:  # a driver's own error: report it, do not crash the doctor
+        return Check("sensors", "fail", f"reading the sensors failed: {exc}",
+                     "`edge-cli sensors --fresh` shows each one; `edge-cli logs` has details")
+    failing = [f"{r['name']}: {r['error']}" for r in rows if r.get("error")]
+    if failing:
+        return Check("sensors", "warn", f"failing via {via}: " + "; ".join(failing),
+                     "each error says what to do; `edge-cli sensors --fresh` checks again")
+    return Check("sensors", "ok", f"{len(rows)} reading via {via}")
 
 
 def unit_installed(root: Path = Path("/")) -> bool:

@@ -199,3 +199,25 @@ def test_a_wildcard_allowlist_on_a_network_channel_is_a_warning(tmp_path, isolat
     check, loaded = check_config(str(path))
     assert loaded is not None and check.status == "warn"
     assert '= ["*"]: anyone on' in check.detail and "explicit list" in check.fix
+
+
+def test_sensors_are_read_and_a_failing_one_says_what_to_do(tmp_path, isolated_env):
+    from edge.config.loader import load_config
+    from edge.doctor import agent
+
+    config = tmp_path / "config.toml"
+    config.write_text(f'[paths]\nstate_dir = "{tmp_path / "state"}"\n'
+                      '[sensors.air]\ntype = "bme280"\nbus = 99\n')
+    check = agent.check_sensors(load_config(str(config), env=isolated_env))
+    assert check.status == "warn" and "via direct read: air: " in check.detail
+    assert "/dev/i2c-99" in check.detail
+
+
+def test_a_rule_the_policy_forbids_fails_the_config_check(tmp_path, capsys):
+    config = tmp_path / "config.toml"
+    config.write_text('[[rules]]\nname = "boom"\nwhen = "button pressed"\n'
+                      'then = "gpio write GPIO5 on"\n')
+    assert main(["doctor", "--config", str(config), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    config_check = next(c for c in report["checks"] if c["name"] == "config")
+    assert config_check["status"] == "fail" and "rules[0] (boom)" in config_check["detail"]
