@@ -10,22 +10,11 @@ it is only data.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from edge.config.section import Section
-
-NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
-
-
-def check_name(value: str) -> str:
-    """A rule or schedule name: it appears in callers (``rule:fan``), logs and chat commands."""
-    if not NAME.fullmatch(value):
-        raise ValueError(f"{value!r}: use letters, digits, '_' and '-', starting with a letter "
-                         "(at most 64 characters)")
-    return value
+from edge.config.section import Section, check_name
 
 
 def _as_list(value: object) -> object:

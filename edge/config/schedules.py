@@ -22,8 +22,7 @@ from croniter import CroniterBadDateError, CroniterError, croniter
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from edge.config.rules import check_name
-from edge.config.section import Section
+from edge.config.section import Section, check_name
 from edge.durations import parse_duration
 from edge.exc import UsageError
 

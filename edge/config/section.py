@@ -4,8 +4,25 @@ floor below the schema so that section modules (sensors, schedules, rules, mqtt)
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict
+
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+def check_name(value: str, what: str = "", why: str = "") -> str:
+    """A name people write and that shows up in callers, logs and commands (a rule, a schedule,
+    a sensor): letters, digits, ``_`` and ``-``, starting with a letter.
+
+    >>> check_name("greenhouse-1")
+    'greenhouse-1'
+    """
+    if not NAME.fullmatch(value):
+        raise ValueError(f"{what + ' ' if what else ''}{value!r}: use letters, digits, '_' and '-', "
+                         f"starting with a letter (at most 64 characters){why}")
+    return value

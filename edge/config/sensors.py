@@ -32,13 +32,12 @@ from pydantic import (
     model_validator,
 )
 
-from edge.config.section import Section
+from edge.config.section import Section, check_name
 from peripherals.sensors import ads1115, bme280, pi_health, w1
 from peripherals.sensors.base import Scaling
 
 SENSOR_TYPES = ("pi", "ds18b20", "bme280", "ads1115", "mcp3008", "analog")
 
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _QUANTITY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 _W1_DEVICE = re.compile(r"28-[0-9a-f]{12}")
 _BOARD_PIN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:[A-Za-z0-9_]+")
@@ -46,10 +45,8 @@ _BOARD_PIN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:[A-Za-z0-9_]+")
 
 def sensor_name(value: str) -> str:
     """A sensor's name: rules write ``NAME.QUANTITY``, callers ``sensor:NAME``."""
-    if not _NAME.fullmatch(value):
-        raise ValueError(f"sensor name {value!r}: use letters, digits, '_' and '-', starting with "
-                         "a letter (rules write NAME.QUANTITY, e.g. greenhouse.temperature)")
-    return value
+    return check_name(value, "sensor name",
+                      "; rules write NAME.QUANTITY, e.g. greenhouse.temperature")
 
 
 SensorName = Annotated[str, AfterValidator(sensor_name)]
