@@ -1,0 +1,48 @@
+"""``[mqtt]``: off without a url; urls, node ids and topics checked; the password is a secret
+from the environment, never shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from edge.config.loader import load_config
+from edge.config.mqtt import MqttConfig, default_node_id
+from edge.exc import ConfigError
+from tests.helpers import cli
+
+
+def test_off_by_default_with_the_hostname_as_node(default_config):
+    mqtt = default_config.config.mqtt
+    assert not mqtt.enabled and mqtt.node_id == default_node_id()
+    assert mqtt.topic_base == f"edge-agent/{mqtt.node_id}" and mqtt.discovery_prefix == "homeassistant"
+    assert mqtt.allow_commands and not mqtt.accept_retained_commands
+
+
+@pytest.mark.parametrize("text, error", [
+    ('url = "http://broker:1883"', "url must be mqtt://"),
+    ('url = "mqtt://user:pw@broker"', "not in the url"),
+    ('url = "mqtt://broker:99999"', "Port out of range"),
+    ('url = "mqtt://b"\nnode_id = "kitchen/1"', "node_id may hold only"),
+    ('url = "mqtt://b"\nbase_topic = "home/#"', "must not contain"),
+    ('url = "mqtt://b"\nca_file = "/ca.pem"', "need an mqtts:// url"),
+    ('url = "mqtts://b"\ncert_file = "/c.pem"', "cert_file and key_file go together"),
+    ('url = "mqtt://b"\nqos = 3', "qos"),
+])
+def test_bad_settings_are_config_errors(text, error, write_config, isolated_env):
+    with pytest.raises(ConfigError, match=error):
+        load_config(str(write_config(f"[mqtt]\n{text}\n")), env=isolated_env)
+
+
+def test_the_password_comes_from_the_environment_and_is_never_shown(write_config, isolated_env):
+    path = write_config('[mqtt]\nurl = "mqtts://broker.lan"\nusername = "edge"\n')
+    env = dict(isolated_env, EDGE_CONFIG=str(path), EDGE_MQTT__PASSWORD="hunter2-mqtt")
+    mqtt = load_config(env=env).config.mqtt
+    assert mqtt.password.get_secret_value() == "hunter2-mqtt" and mqtt.port == 8883
+    shown = cli("config", "show", env=env)
+    assert shown.returncode == 0 and "hunter2-mqtt" not in shown.stdout
+
+
+def test_hostnames_become_topic_safe_node_ids(monkeypatch):
+    monkeypatch.setattr("socket.gethostname", lambda: "pi.local")
+    assert default_node_id() == "pi-local"
+    assert MqttConfig().node_id == "pi-local"
