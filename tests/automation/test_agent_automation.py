@@ -89,19 +89,24 @@ def test_config_check_names_the_job_and_why(write_config, isolated_env, extra, e
     assert re.search(error, out.stderr), out.stderr
 
 
-@pytest.mark.emulator
-async def test_a_rule_on_an_emulated_arduino_switches_its_led(start_agent, simavr_uno):
-    uno = f"""
+def uno_only(port) -> str:
+    """An emulated Uno as the only board; its pins follow."""
+    return f"""
 [boards.gpio]
 pins = {{}}
 aliases = {{}}
 [boards.uno]
 type = "arduino"
-port = "{simavr_uno.link}"
-aliases = {{ led = "D13", button = "D2" }}
+port = "{port}"
+"""
+
+
+@pytest.mark.emulator
+async def test_a_rule_on_an_emulated_arduino_switches_its_led(start_agent, simavr_uno):
+    uno = uno_only(simavr_uno.link) + """aliases = { led = "D13", button = "D2" }
 [boards.uno.pins]
-led = {{ mode = "output", safe = "off" }}
-button = {{ mode = "input", pull = "none" }}
+led = { mode = "output", safe = "off" }
+button = { mode = "input", pull = "none" }
 [[rules]]
 name = "mirror"
 when = "button on"
@@ -117,15 +122,8 @@ then = "gpio write led on for 0.5s"
 
 @pytest.mark.emulator
 async def test_an_analog_pin_reads_as_a_scaled_sensor(start_agent, simavr_uno):
-    uno = f"""
-[boards.gpio]
-pins = {{}}
-aliases = {{}}
-[boards.uno]
-type = "arduino"
-port = "{simavr_uno.link}"
-[boards.uno.pins]
-A0 = {{ mode = "analog" }}
+    uno = uno_only(simavr_uno.link) + """[boards.uno.pins]
+A0 = { mode = "analog" }
 [sensors.lm35]
 type = "analog"
 pin = "uno:A0"
