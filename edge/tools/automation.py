@@ -33,8 +33,9 @@ def format_rules(rows: list[dict[str, Any]]) -> str:
     lines = []
     for row in rows:
         state = "" if row["enabled"] else " (disabled)"
-        fired = f"fired {row['fired']}x" + (f", last {row['last_fired_ago']:g} s ago"
-                                            if row["last_fired_ago"] is not None else "")
+        count = row["fired"]
+        fired = "never fired" if not count else (
+            f"fired {count} time{'s' if count > 1 else ''}, last {row['last_fired_ago']:g} s ago")
         if row["suppressed"]:
             fired += f", {row['suppressed']} held back by the cooldown"
         lines.append(f"{row['name']}{state}: when {row['when']} -> {'; '.join(row['then'])} "
