@@ -28,9 +28,9 @@ class MqttUnavailable(EdgeError):
 def tls_context(cfg: MqttConfig) -> ssl.SSLContext | None:
     if not cfg.tls:
         return None
-    context = ssl.create_default_context(cafile=cfg.ca_file)
+    context = ssl.create_default_context(cafile=cfg.ca_file or None)
     if cfg.cert_file:
-        context.load_cert_chain(cfg.cert_file, cfg.key_file)
+        context.load_cert_chain(cfg.cert_file, cfg.key_file or None)
     return context
 
 

@@ -3,6 +3,9 @@ from the environment, never shown."""
 
 from __future__ import annotations
 
+import re
+from importlib import resources
+
 import pytest
 
 from edge.config.loader import load_config
@@ -46,3 +49,13 @@ def test_hostnames_become_topic_safe_node_ids(monkeypatch):
     monkeypatch.setattr("socket.gethostname", lambda: "pi.local")
     assert default_node_id() == "pi-local"
     assert MqttConfig().node_id == "pi-local"
+
+
+def test_the_commented_example_is_valid(write_config, isolated_env):
+    text = resources.files("edge.config").joinpath("example.toml").read_text()
+    block = text[text.index("# [mqtt]"):]
+    block = block[:block.index("\n\n")]
+    uncommented = re.sub(r"^# ?(\[mqtt\]|\w+ = )", r"\1", block, flags=re.M)
+    mqtt = load_config(str(write_config(uncommented)), env=isolated_env).config.mqtt
+    assert (mqtt.url, mqtt.node_id, mqtt.topic_base) == (
+        "mqtt://192.168.1.10:1883", "greenhouse", "edge-agent/greenhouse")
