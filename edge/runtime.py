@@ -175,6 +175,11 @@ class Runtime:
             self.channels["signal"] = SignalChannel(
                 cfg.signal.http_url, cfg.signal.account, self.access["signal"].allowed,
                 group_ids=cfg.signal.group_ids, approvals=gate, pair=self._pair)
+        if self.mqtt is not None and self.mqtt.chat_inbox is not None:
+            from edge.mqtt.chat import MqttChatChannel
+
+            self.access["mqtt"] = ChannelAccess({"*"}, False, self.config.mqtt.chat_rate_limit_per_minute)
+            self.channels["mqtt"] = MqttChatChannel(self.mqtt)  # the broker's ACL says who
         gate.approvers = {n: ch for n, ch in self.channels.items() if ch.supports_approvals}
         gate.admins = {"telegram": frozenset(map(str, cfg.telegram.admins)),
                        "signal": frozenset(cfg.signal.admins)}

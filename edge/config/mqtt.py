@@ -56,6 +56,12 @@ class MqttConfig(Section):
     """Keep pin states and readings on the broker for subscribers that come later."""
     allow_commands: bool = True
     """false: publish only; ``<base>/<pin>/set`` is not even subscribed."""
+    chat: bool = False
+    """Also take prompts on ``<base>/chat`` (answers on ``<base>/chat/reply``), as a chat channel
+    whose person is ``mqtt:<base>/chat``: whoever the broker lets publish there. Needs
+    allow_commands. Under supervised autonomy the model's actuations from it are refused (nobody
+    there can approve them)."""
+    chat_rate_limit_per_minute: int = Field(20, ge=1)
     accept_retained_commands: bool = False
     """A retained ``/set`` (left on the broker, perhaps from before a restart) is ignored unless
     this is true: a stale command must not switch a pin when the agent (re)connects."""

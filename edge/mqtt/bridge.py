@@ -39,6 +39,7 @@ from peripherals.exc import BoardError
 log = logging.getLogger(__name__)
 
 OUTBOX_SIZE = 1000
+CHAT_INBOX_SIZE = 100
 SWEEP_TIMEOUT_SECONDS = 2.0
 CLOSE_TIMEOUT_SECONDS = 2.0
 REPORTED_EVENTS = frozenset({"input", "watchdog", "down", "up"})
@@ -67,6 +68,9 @@ class MqttBridge:
         self._task: asyncio.Task | None = None
         self._commands: set[asyncio.Task] = set()
         self._unsubscribe: list[Any] = []
+        self.chat_inbox: asyncio.Queue[str] | None = (
+            asyncio.Queue(CHAT_INBOX_SIZE) if config.chat and config.allow_commands else None)
+        """Prompts from ``<base>/chat`` for the chat channel (:mod:`edge.mqtt.chat`)."""
 
     # lifecycle -------------------------------------------------------------------------------
 
@@ -140,6 +144,8 @@ class MqttBridge:
             await self._announce(client)
             if self.config.allow_commands:
                 await client.subscribe(self.topics.commands, qos=self.config.qos)
+            if self.chat_inbox is not None:
+                await client.subscribe(self.topics.chat, qos=self.config.qos)
             self.connected, self.since, self.last_error = True, time.time(), None
             self.counts["connects"] += 1
             backoff.reset()
@@ -252,7 +258,7 @@ class MqttBridge:
 
     def _on_message(self, message: aiomqtt.Message) -> None:
         topic = message.topic.value
-        slug = self.topics.command_slug(topic)
+        slug = "chat" if topic == self.topics.chat else self.topics.command_slug(topic)
         if slug is None:
             log.info("mqtt_ignored topic=%s reason=not_a_command_topic", topic)
             return
@@ -266,6 +272,9 @@ class MqttBridge:
             self._refuse(slug, topic, f"<{len(payload)} bytes>",
                          f"payload too large ({len(payload)} bytes; at most "
                          f"{self.config.max_payload_bytes}, [mqtt] max_payload_bytes)")
+            return
+        if topic == self.topics.chat:
+            self._on_prompt(topic, payload)
             return
         task = asyncio.create_task(self._command(slug, topic, payload), name=f"mqtt-{slug}")
         self._commands.add(task)
@@ -282,6 +291,27 @@ class MqttBridge:
                             Requester("mqtt", topic))
         except (EdgeError, BoardError) as exc:  # PolicyDenied, BadPayload, UnknownPin, board down
             self._refuse(slug, topic, text, str(exc))
+
+    def _on_prompt(self, topic: str, payload: bytes) -> None:
+        try:
+            text = payload.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            self._refuse("chat", topic, repr(payload[:20]), "the payload is not UTF-8 text")
+            return
+        if not text or self.chat_inbox is None:
+            return
+        try:
+            self.chat_inbox.put_nowait(text)
+        except asyncio.QueueFull:
+            self._refuse("chat", topic, text, f"{CHAT_INBOX_SIZE} prompts are waiting already")
+
+    async def publish_reply(self, text: str) -> None:
+        """An answer to ``<base>/chat``, on ``<base>/chat/reply``; raises MqttError when the
+        broker is not there (the channel's outbox tries again)."""
+        client = self._client
+        if client is None or not self.connected:
+            raise aiomqtt.MqttError("not connected to the broker")
+        await client.publish(self.topics.chat_reply, text.encode(), qos=self.config.qos)
 
     def _refuse(self, slug: str, topic: str, command: str, reason: str) -> None:
         self.counts["refused"] += 1

@@ -53,6 +53,14 @@ class Topics:
         return f"{self.base}/health"
 
     @property
+    def chat(self) -> str:
+        return f"{self.base}/chat"
+
+    @property
+    def chat_reply(self) -> str:
+        return f"{self.base}/chat/reply"
+
+    @property
     def commands(self) -> str:
         """The subscription for every pin's commands."""
         return f"{self.base}/+{SET_SUFFIX}"

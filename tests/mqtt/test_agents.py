@@ -170,3 +170,21 @@ def test_a_fleet_of_twenty_agents_each_acts_only_on_its_own_topics(broker, tmp_p
         for proc in procs:
             stop(proc)
 
+
+
+def test_the_chat_topic_is_a_channel_that_answers_on_reply(broker, tmp_path, isolated_env):
+    env = agent_env(isolated_env, tmp_path / "agent", broker.url, "pi1", "chat = true")
+
+    async def scenario():
+        async with Watcher(broker, "edge-agent/pi1/#") as seen:
+            proc = start_agent(env)
+            try:
+                await seen.wait("edge-agent/pi1/availability", "online", timeout=60)
+                await seen.publish("edge-agent/pi1/chat", "/status")
+                reply = (await seen.wait("edge-agent/pi1/chat/reply", timeout=10)).decode()
+                assert "edge-agent" in reply and "running" in reply
+                assert "config:" not in reply  # the chat topic is nobody's admin
+            finally:
+                stop(proc)
+
+    asyncio.run(scenario())
