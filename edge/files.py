@@ -20,8 +20,12 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomically(path: Path, content: str | bytes, mode: int = 0o600) -> None:
-    """Replace ``path`` with ``content`` (text is UTF-8) and permission bits ``mode``."""
+def write_atomically(path: Path, content: str | bytes, mode: int = 0o600, *,
+                     durable: bool = True) -> None:
+    """Replace ``path`` with ``content`` (text is UTF-8) and permission bits ``mode``.
+    ``durable=False`` skips the fsyncs: the new content is what any process reads from now on
+    (a crash of this one included), and :func:`make_durable` later makes it survive a power cut;
+    for a hot path whose caller waits for that off the event loop (the Telegram offset)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode("utf-8") if isinstance(content, str) else content
@@ -32,14 +36,26 @@ def write_atomically(path: Path, content: str | bytes, mode: int = 0o600) -> Non
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_directory(path.parent)
+    if durable:
+        fsync_directory(path.parent)
+
+
+def make_durable(path: Path) -> None:
+    """What ``write_atomically(..., durable=False)`` left to do: fsync the file and the rename."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_directory(Path(path).parent)
 
 
 def write_json_atomically(path: Path, data: object, mode: int = 0o600) -> None:

@@ -25,3 +25,15 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp_file(tmp_path):
         write_atomically(tmp_path / "dir", "x")  # rename over a directory fails after writing
     assert target.read_text() == '{\n "v": 1\n}'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "state.json"]
+
+
+def test_a_write_made_durable_later_is_visible_at_once(tmp_path, monkeypatch):
+    from edge import files
+
+    synced = []
+    monkeypatch.setattr(files.os, "fsync", lambda fd: synced.append(fd))
+    target = tmp_path / "offset"
+    files.write_atomically(target, "101", durable=False)
+    assert target.read_text() == "101" and synced == []  # no fsync on the hot path
+    files.make_durable(target)
+    assert len(synced) == 2  # the file, then the directory holding the rename

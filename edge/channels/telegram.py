@@ -41,7 +41,7 @@ from edge.channels.telegram_api import (
     TelegramNetworkError,
 )
 from edge.channels.telegram_updates import KINDS, CallbackQuery, Message, parse_update, update_id_of
-from edge.files import write_atomically
+from edge.files import make_durable, write_atomically
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate, Decision
 
@@ -106,11 +106,25 @@ class TelegramChannel(Channel):
         except (FileNotFoundError, ValueError):
             return None
 
-    def _save_offset(self, offset: int) -> None:
+    def _save_offset(self, offset: int) -> asyncio.Future[None] | None:
+        """Write the offset before the batch is handled, so a crash while handling it never
+        replays it; the fsync that makes it survive a power cut runs in a thread meanwhile (an
+        SD card takes milliseconds, which a command would otherwise wait for) and is awaited
+        before the next poll acknowledges the batch to Telegram."""
         try:
-            write_atomically(self._offset_path, str(offset), mode=0o600)
+            write_atomically(self._offset_path, str(offset), mode=0o600, durable=False)
         except OSError as exc:  # the in-memory offset still moves on: nothing is replayed
             log.error("telegram_offset_not_saved offset=%d error=%r", offset, exc)
+            return None
+        return asyncio.ensure_future(asyncio.to_thread(make_durable, self._offset_path))
+
+    async def _offset_durable(self, syncing: asyncio.Future[None] | None) -> None:
+        if syncing is None:
+            return
+        try:
+            await syncing
+        except OSError as exc:
+            log.error("telegram_offset_not_durable error=%r", exc)
 
     async def _start(self) -> None:
         me = await self.api.call("getMe")
@@ -164,11 +178,13 @@ class TelegramChannel(Channel):
                 log.warning("telegram_poll_ignored reason=result_not_a_list")
                 continue
             ids = [i for i in map(update_id_of, updates) if i is not None]
+            syncing = None
             if ids and (offset is None or max(ids) >= offset):
                 offset = max(ids) + 1
-                self._save_offset(offset)  # before handling: a poison update is never replayed
+                syncing = self._save_offset(offset)  # before handling: never replayed
             for raw in updates:
                 await self._handle_isolated(raw, bus)
+            await self._offset_durable(syncing)
 
     async def _handle_isolated(self, raw: object, bus: asyncio.Queue[ChannelMessage]) -> None:
         """Handle one update; whatever goes wrong is logged once and ends with this update."""

@@ -44,6 +44,8 @@ class FakeTelegram(LoopbackServer):
         self._chat_hold: dict[str, float] = {}
         self._callbacks: set[str] = set()
         self._lock = threading.Lock()
+        self.handed_out: dict[int, float] = {}
+        """update_id -> when (time.perf_counter) a getUpdates answer first carried it."""
         self.delivered: list[dict] = []
         """sendMessage calls that succeeded (``sent()`` also lists refused attempts)."""
         self.cond = threading.Condition()
@@ -165,6 +167,9 @@ class FakeTelegram(LoopbackServer):
             self.updates = [u for u in self.updates if u["id"] >= offset]
             while not self.updates and time.monotonic() < deadline:
                 self.cond.wait(deadline - time.monotonic())
+            now = time.perf_counter()
+            for update in self.updates:
+                self.handed_out.setdefault(update["id"], now)
             return self.ok([u["update"] for u in self.updates])
 
     @staticmethod
