@@ -8,6 +8,7 @@ import asyncio
 import json
 from contextlib import asynccontextmanager
 
+import aiomqtt
 import pytest
 
 from edge.config.loader import load_config
@@ -188,3 +189,17 @@ async def test_a_clean_stop_says_offline(broker, write_config, isolated_env, moc
         async with running(broker, write_config, isolated_env, mock_factory):
             await seen.wait(f"{BASE}/availability", "online")
         await seen.wait(f"{BASE}/availability", "offline")
+
+
+async def test_the_bridge_over_tls_with_a_password(tmp_path, write_config, isolated_env,
+                                                   mock_factory):
+    with Mosquitto(tmp_path / "secure", users={"edge": "s3cret-pw"}, tls=True) as broker:
+        env = dict(isolated_env, EDGE_MQTT__PASSWORD="s3cret-pw")
+        extra = f'username = "edge"\nca_file = "{broker.ca}"'
+        async with running(broker, write_config, env, mock_factory, extra=extra) as (hardware, bridge):
+            assert bridge.status()["url"].startswith("mqtts://")
+            async with Watcher(broker, f"{BASE}/#", username="edge", password="s3cret-pw",
+                               tls_params=aiomqtt.TLSParameters(ca_certs=str(broker.ca))) as seen:
+                await seen.publish(f"{BASE}/led/set", "ON")
+                await seen.wait(f"{BASE}/led", "ON")
+                assert mock_factory.pin(17).state == 1
