@@ -67,6 +67,9 @@ class MqttBridge:
         self._outbox: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(OUTBOX_SIZE)
         self._task: asyncio.Task | None = None
         self._commands: set[asyncio.Task] = set()
+        self._pin_locks: dict[str, asyncio.Lock] = {}
+        """One per pin name: a pin's commands act in the order they came (a slider's last
+        value wins)."""
         self._unsubscribe: list[Any] = []
         self.chat_inbox: asyncio.Queue[str] | None = (
             asyncio.Queue(CHAT_INBOX_SIZE) if config.chat and config.allow_commands else None)
@@ -83,7 +86,12 @@ class MqttBridge:
         self._task = asyncio.create_task(self._run(), name="mqtt-bridge")
 
     async def close(self) -> None:
-        """Say ``offline`` (retained) and disconnect cleanly; stop watching."""
+        """Take no more commands, send what is queued, publish the safe level each output is
+        about to be driven to (the agent's shutdown comes next), say ``offline`` (retained) and
+        disconnect cleanly."""
+        for task in self._commands:
+            task.cancel()
+        await asyncio.gather(*self._commands, return_exceptions=True)
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
@@ -91,15 +99,25 @@ class MqttBridge:
         if client is not None and self.connected:
             try:
                 async with asyncio.timeout(CLOSE_TIMEOUT_SECONDS):
+                    await self._outbox.join()
+                    for topic, payload in self._safe_states().items():
+                        await client.publish(topic, payload.encode(), qos=self.config.qos,
+                                             retain=self.config.retain)
                     await client.publish(self.topics.availability, b"offline", qos=1, retain=True)
             except (aiomqtt.MqttError, TimeoutError) as exc:
                 log.warning("mqtt_offline_not_published error=%r", str(exc))
-        for task in [*self._commands, *([self._task] if self._task else [])]:
-            task.cancel()
-        await asyncio.gather(*self._commands, *([self._task] if self._task else []),
-                             return_exceptions=True)
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
         self._task = None
         self.connected = False
+
+    def _safe_states(self) -> dict[str, str]:
+        states: dict[str, str] = {}
+        for row in self.pins.by_slug.values():
+            if row.pin.safe is not None and row.kind in ("switch", "light"):
+                states |= row.state_payloads(self.topics, float(row.pin.safe))
+        return states
 
     def status(self) -> dict[str, Any]:
         return {"enabled": True, "url": self.config.url, "node_id": self.config.node_id,
@@ -138,6 +156,7 @@ class MqttBridge:
         async with make_client(self.config, self.identifier, will=will) as client:
             while not self._outbox.empty():  # older than what the announcement publishes
                 self._outbox.get_nowait()
+                self._outbox.task_done()
             self._client = client
             messages = client.messages
             await self._sweep_discovery(client, messages)
@@ -225,8 +244,13 @@ class MqttBridge:
             try:
                 topic, payload, retain = await asyncio.wait_for(self._outbox.get(), interval)
             except TimeoutError:
-                topic, payload, retain = self.topics.health, self._health(), True
-            await client.publish(topic, payload, qos=self.config.qos, retain=retain)
+                await client.publish(self.topics.health, self._health(), qos=self.config.qos,
+                                     retain=True)
+                continue
+            try:
+                await client.publish(topic, payload, qos=self.config.qos, retain=retain)
+            finally:
+                self._outbox.task_done()
 
     def _queue(self, topic: str, payload: bytes, retain: bool) -> None:
         if self._client is None:
@@ -286,9 +310,11 @@ class MqttBridge:
         text = payload.decode("utf-8", "replace").strip()
         try:
             command = parse_command(row.kind if row else "switch", payload)
-            # an unknown name still goes to the door, which says why it is refused
-            await carry_out(self.hardware, row.spec if row else slug, command,
-                            Requester("mqtt", topic))
+            if row is None:  # an unknown name still goes to the door, which says why not
+                await carry_out(self.hardware, slug, command, Requester("mqtt", topic))
+                return
+            async with self._pin_locks.setdefault(slug, asyncio.Lock()):
+                await carry_out(self.hardware, row.spec, command, Requester("mqtt", topic))
         except (EdgeError, BoardError) as exc:  # PolicyDenied, BadPayload, UnknownPin, board down
             self._refuse(slug, topic, text, str(exc))
 

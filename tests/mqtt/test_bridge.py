@@ -184,11 +184,31 @@ async def test_a_broker_that_goes_away_is_reconnected_and_everything_republished
         broker.kill()
 
 
-async def test_a_clean_stop_says_offline(broker, write_config, isolated_env, mock_factory):
-    async with Watcher(broker, f"{BASE}/availability") as seen:
-        async with running(broker, write_config, isolated_env, mock_factory):
+async def test_a_clean_stop_publishes_the_safe_levels_then_offline(broker, write_config,
+                                                                  isolated_env, mock_factory):
+    async with Watcher(broker, f"{BASE}/#") as seen:
+        async with running(broker, write_config, isolated_env, mock_factory) as (hardware, bridge):
             await seen.wait(f"{BASE}/availability", "online")
-        await seen.wait(f"{BASE}/availability", "offline")
+            await seen.publish(f"{BASE}/led/set", "ON")
+            await seen.wait(f"{BASE}/led", "ON")
+            mark = len(seen.messages)
+        await seen.wait(f"{BASE}/availability", "offline", after=mark)
+        last = [(t, p) for t, p, _ in seen.messages[mark:] if t in (f"{BASE}/led", f"{BASE}/availability")]
+        assert last == [(f"{BASE}/led", b"OFF"), (f"{BASE}/availability", b"offline")]
+        assert mock_factory.pin(17).state == 0  # and the shutdown did drive it there
+
+
+async def test_a_pins_commands_act_in_the_order_they_came(broker, write_config, isolated_env,
+                                                         mock_factory):
+    limited = "[security]\nmax_actuations_per_minute = 1000\n"
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory, security=limited):
+        for duty in range(0, 101, 5):  # a slider dragged in Home Assistant
+            await seen.publish(f"{BASE}/fan/set", str(duty))
+        await seen.wait(f"{BASE}/fan/duty", "100")
+        duties = [int(p) for p in seen.payloads(f"{BASE}/fan/duty")]
+        assert duties[-1] == 100 and duties[1:] == sorted(duties[1:])
+        assert mock_factory.pin(18).state == pytest.approx(1.0)
 
 
 async def test_the_bridge_over_tls_with_a_password(tmp_path, write_config, isolated_env,
