@@ -191,3 +191,26 @@ def test_the_chat_topic_is_a_channel_that_answers_on_reply(broker, tmp_path, iso
                 stop(proc)
 
     asyncio.run(scenario())
+
+
+def test_the_agents_sensors_are_published_and_announced(broker, tmp_path, isolated_env):
+    """The sensor hub of a running agent (here the host's own health, ``type = "pi"``) feeds
+    the bridge: each quantity is a Home Assistant sensor with its unit, each reading retained."""
+    env = agent_env(isolated_env, tmp_path / "agent", broker.url, "pi1")
+    config = Path(env["EDGE_CONFIG"])
+    config.write_text(config.read_text() + '[sensors.host]\ntype = "pi"\ninterval_seconds = 0.5\n')
+
+    async def scenario():
+        async with Watcher(broker, "edge-agent/pi1/sensor/#", "homeassistant/sensor/#") as seen:
+            proc = start_agent(env)
+            try:
+                raw = await seen.wait("homeassistant/sensor/pi1/host_memory_used/config", timeout=60)
+                announced = json.loads(raw)
+                assert announced["state_topic"] == "edge-agent/pi1/sensor/host/memory_used"
+                assert (announced["unit_of_measurement"], announced["state_class"]) == ("%", "measurement")
+                value = await seen.wait("edge-agent/pi1/sensor/host/memory_used", timeout=10)
+                assert 0 < float(value) <= 100
+            finally:
+                stop(proc)
+
+    asyncio.run(scenario())
