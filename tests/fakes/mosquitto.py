@@ -8,6 +8,7 @@ test and is killed in teardown.
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 import shutil
 import socket
@@ -15,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import aiomqtt
 import pytest
 
 BINARY = "/usr/sbin/mosquitto"
@@ -115,16 +117,12 @@ class Watcher:
     """
 
     def __init__(self, broker: Mosquitto, *topics: str, **client_options: object):
-        import aiomqtt
-
         self.topics = topics or ("#",)
         self.client = aiomqtt.Client("127.0.0.1", broker.port, **client_options)  # type: ignore[arg-type]
         self.messages: list[tuple[str, bytes, bool]] = []
-        self._task = None
+        self._task: asyncio.Task | None = None
 
     async def __aenter__(self) -> Watcher:
-        import asyncio
-
         await self.client.__aenter__()
         for topic in self.topics:
             await self.client.subscribe(topic, qos=1)
@@ -132,14 +130,12 @@ class Watcher:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        import asyncio
-
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
         try:
             await self.client.__aexit__(None, None, None)
-        except Exception:  # the broker may be gone already
+        except aiomqtt.MqttError:  # the broker may be gone already
             pass
 
     async def _collect(self) -> None:
@@ -154,8 +150,6 @@ class Watcher:
                    after: int = 0) -> bytes:
         """The first message on ``topic`` (equal to ``payload`` if given) among those received
         after the first ``after`` ones; AssertionError if none comes in time."""
-        import asyncio
-
         want = payload.encode() if isinstance(payload, str) else payload
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
