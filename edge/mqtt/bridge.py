@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import secrets
 import time
 from typing import Any
@@ -27,7 +28,7 @@ from edge import __version__
 from edge.config.mqtt import MqttConfig
 from edge.exc import EdgeError
 from edge.hardware import Hardware
-from edge.mqtt.commands import carry_out, parse_command, shown
+from edge.mqtt.commands import BadPayload, carry_out, parse_command, shown
 from edge.mqtt.discovery import discovery_configs, sweep_subscription
 from edge.mqtt.link import Backoff, explain, make_client
 from edge.mqtt.sensors import Reading, SensorFeed
@@ -43,6 +44,9 @@ CHAT_INBOX_SIZE = 100
 SWEEP_TIMEOUT_SECONDS = 2.0
 CLOSE_TIMEOUT_SECONDS = 2.0
 REPORTED_EVENTS = frozenset({"input", "watchdog", "down", "up"})
+PIN_NAME = re.compile(r"[A-Za-z0-9_:.-]{1,64}")
+"""What an unknown name in a command topic must look like to be passed to the door (and its
+logs) at all: ``GPIO5``, ``uno:D12``; anything else is refused here."""
 
 
 def _iso(when: float | None) -> str | None:
@@ -284,12 +288,12 @@ class MqttBridge:
         topic = message.topic.value
         slug = "chat" if topic == self.topics.chat else self.topics.command_slug(topic)
         if slug is None:
-            log.info("mqtt_ignored topic=%s reason=not_a_command_topic", topic)
+            log.info("mqtt_ignored topic=%r reason=not_a_command_topic", topic)
             return
         payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
         if message.retain and not self.config.accept_retained_commands:
             self.counts["ignored"] += 1
-            log.warning("mqtt_retained_command_ignored topic=%s (set [mqtt] "
+            log.warning("mqtt_retained_command_ignored topic=%r (set [mqtt] "
                         "accept_retained_commands = true to act on them)", topic)
             return
         if len(payload) > self.config.max_payload_bytes:
@@ -310,6 +314,8 @@ class MqttBridge:
         text = payload.decode("utf-8", "replace").strip()
         try:
             command = parse_command(row.kind if row else "switch", payload)
+            if row is None and not PIN_NAME.fullmatch(slug):
+                raise BadPayload(f"{shown(slug)} is not a pin name")
             if row is None:  # an unknown name still goes to the door, which says why not
                 await carry_out(self.hardware, slug, command, Requester("mqtt", topic))
                 return
@@ -341,7 +347,7 @@ class MqttBridge:
 
     def _refuse(self, slug: str, topic: str, command: str, reason: str) -> None:
         self.counts["refused"] += 1
-        log.warning("mqtt_refused topic=%s command=%s reason=%r", topic, shown(command), reason)
+        log.warning("mqtt_refused topic=%r command=%s reason=%r", topic, shown(command), reason)
         body = {"pin": slug, "command": command[:80], "reason": reason, "topic": topic}
         self._queue(self.topics.refused, json.dumps(body).encode(), False)
 

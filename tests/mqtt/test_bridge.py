@@ -119,6 +119,7 @@ async def test_the_policy_applies_to_mqtt_readonly_and_rate_limits(broker, write
     ("fan/set", "nan", "duty from 0 to 100"),
     ("led/set", "O" * 2000, "payload too large"),
     ("nothing-here/set", "ON", "is not a GPIO pin"),
+    ("bad name!/set", "ON", "is not a pin name"),
 ])
 async def test_bad_input_changes_nothing(topic, payload, why, broker, write_config, isolated_env,
                                          mock_factory):
