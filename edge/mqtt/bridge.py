@@ -140,6 +140,9 @@ class MqttBridge:
                 self._lost(explain(exc, self.config))
             except OSError as exc:  # TLS files, sockets
                 self._lost(explain(exc, self.config))
+            except Exception as exc:  # a bug must not end the bridge for the agent's lifetime
+                log.exception("mqtt_session_failed")
+                self._lost(f"{type(exc).__name__}: {exc}")
             finally:
                 self._client = None
             delay = backoff.next_delay()
