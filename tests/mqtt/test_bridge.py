@@ -112,6 +112,19 @@ async def test_the_policy_applies_to_mqtt_readonly_and_rate_limits(broker, write
         assert mock_factory.pin(17).state == 0
 
 
+async def test_modes_and_max_on_timers_apply_to_mqtt(broker, write_config, isolated_env,
+                                                     mock_factory):
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory):
+        await seen.publish(f"{BASE}/button/set", "ON")
+        assert "does not allow write" in json.loads(await seen.wait(f"{BASE}/refused"))["reason"]
+        mark = len(seen.messages)
+        await seen.publish(f"{BASE}/pump/set", "ON")
+        await seen.wait(f"{BASE}/pump", "ON", after=mark)
+        await seen.wait(f"{BASE}/pump", "OFF", after=mark)  # max_on_seconds = 0.3
+        assert mock_factory.pin(22).state == 0
+
+
 @pytest.mark.parametrize("topic, payload, why", [
     ("led/set", "maybe", "takes ON or OFF"),
     ("led/set", b"\xff\xfe", "not UTF-8"),
