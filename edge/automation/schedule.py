@@ -25,8 +25,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Literal
 
-from croniter import croniter
-
 from edge.config.schedules import ScheduleConfig, cron_fields, parse_at, parse_every
 
 Source = Literal["config", "runtime"]
@@ -125,6 +123,8 @@ class Schedule:
         return None
 
     def _next_cron(self, t: datetime) -> datetime | None:
+        from croniter import croniter  # only agents with cron jobs pay for it (about 3 MB)
+
         assert self._cron is not None
         wall = t.astimezone(self.zone).replace(tzinfo=None)
         # in a repeated hour, earlier wall times still have a second pass after t

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import CroniterBadDateError, CroniterError, croniter
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
@@ -48,6 +47,9 @@ def cron_fields(expression: str) -> str:
     if _RANDOM_OR_HASHED.search(text):
         raise ValueError(f"invalid cron expression {expression!r}: the random (R) and hashed (H) "
                          "extensions are not supported; write the times out")
+    # here, not at the top: croniter and dateutil add about 3 MB to every agent, cron jobs or not
+    from croniter import CroniterBadDateError, CroniterError, croniter
+
     try:
         croniter(text, datetime(2000, 1, 1)).get_next(datetime)
     except CroniterBadDateError:

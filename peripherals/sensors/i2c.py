@@ -14,8 +14,6 @@ import errno
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from smbus2 import SMBus
-
 from peripherals.exc import SensorError, SensorUnavailable
 
 
@@ -44,13 +42,20 @@ ENABLE_I2C = ("enable I2C with `sudo raspi-config nonint do_i2c 0` (or dtparam=i
               "/boot/firmware/config.txt) and reboot")
 
 
+def _smbus2(bus: int) -> SMBusLike:
+    """``smbus2.SMBus(bus)``, imported when a bus is first opened, not by every agent."""
+    from smbus2 import SMBus
+
+    return SMBus(bus)
+
+
 class I2CChip:
     """A chip at ``address`` on bus ``bus``. Every transfer error becomes a SensorError saying
     what to check; the bus is closed then and opened again by the next transfer."""
 
     def __init__(self, bus: int, address: int, open_bus: BusOpener | None = None):
         self.bus, self.address = bus, address
-        self._open_bus: BusOpener = open_bus or SMBus
+        self._open_bus: BusOpener = open_bus or _smbus2
         self._smbus: SMBusLike | None = None
 
     @property
