@@ -47,7 +47,9 @@ def make_ca(folder: Path) -> tuple[Path, Path, Path]:
 
 class Mosquitto:
     def __init__(self, folder: Path, *, users: dict[str, str] | None = None, tls: bool = False,
-                 port: int | None = None):
+                 port: int | None = None, persistence: bool = False):
+        """``persistence``: retained messages and persistent sessions survive a :meth:`stop`
+        and :meth:`start` (as with Debian's packaged config)."""
         if not shutil.which(BINARY):
             pytest.skip("mosquitto is not installed (deploy/test-packages.txt; `make test` "
                         "installs it)")
@@ -56,7 +58,9 @@ class Mosquitto:
         self.port = port or free_port()
         self.tls = tls
         self.ca: Path | None = None
-        lines = [f"listener {self.port} 127.0.0.1", "persistence false",
+        lines = [f"listener {self.port} 127.0.0.1",
+                 f"persistence true\npersistence_location {folder}/" if persistence
+                 else "persistence false",
                  f"allow_anonymous {'false' if users else 'true'}", "log_dest stderr",
                  "log_type error", "log_type warning", "log_type notice"]
         if getpass.getuser() == "root":
@@ -94,6 +98,14 @@ class Mosquitto:
                 if time.monotonic() > deadline:
                     raise RuntimeError("mosquitto did not listen in time") from None
                 time.sleep(0.02)
+
+    def stop(self) -> None:
+        """A clean stop (``systemctl restart mosquitto``, a reboot): the broker publishes its
+        clients' last wills and, with persistence, saves what is retained."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        self.proc = None
 
     def kill(self) -> None:
         """Gone at once, as a crashed or rebooted broker (no goodbye to its clients)."""

@@ -198,6 +198,29 @@ async def test_a_broker_that_goes_away_is_reconnected_and_everything_republished
         broker.kill()
 
 
+async def test_a_broker_restart_shows_the_last_will_meanwhile_then_everything_again(
+        tmp_path, write_config, isolated_env, mock_factory):
+    """Home Assistant keeps a persistent session: across the broker's restart it receives the
+    agent's last will (published by the stopping broker), then the agent's return."""
+    broker = Mosquitto(tmp_path / "broker", persistence=True).start()
+    home_assistant = {"identifier": "home-assistant", "clean_session": False}
+    try:
+        async with running(broker, write_config, isolated_env, mock_factory) as (hardware, bridge):
+            async with Watcher(broker, f"{BASE}/#", **home_assistant) as seen:
+                await seen.wait(f"{BASE}/availability", "online")
+            broker.stop()
+            await until(lambda: not bridge.connected)
+            await hardware.write("led", True, asker("cli:me"))  # while the broker is away
+            broker.start()
+            async with Watcher(broker, f"{BASE}/#", **home_assistant) as seen:
+                await until(lambda: bridge.connected, timeout=10)
+                await seen.wait(f"{BASE}/led", "ON")  # republished as it is now
+                availability = seen.payloads(f"{BASE}/availability")
+                assert availability[:1] == [b"offline"] and b"online" in availability, availability
+    finally:
+        broker.kill()
+
+
 async def test_a_clean_stop_publishes_the_safe_levels_then_offline(broker, write_config,
                                                                   isolated_env, mock_factory):
     async with Watcher(broker, f"{BASE}/#") as seen:
