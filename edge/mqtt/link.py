@@ -13,11 +13,16 @@ import ssl
 import time
 
 import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from edge.config.mqtt import MqttConfig
 from edge.exc import EdgeError
 
 BACKOFF_START_SECONDS = 0.5
+TOPIC_ALLOWANCE_BYTES = 64 * 1024
+"""Room for the topic and headers on top of ``max_payload_bytes`` in the largest packet we
+take."""
 CONNECT_TIMEOUT_SECONDS = 10.0
 
 
@@ -36,10 +41,16 @@ def tls_context(cfg: MqttConfig) -> ssl.SSLContext | None:
 
 def make_client(cfg: MqttConfig, identifier: str, *, will: aiomqtt.Will | None = None,
                 timeout: float = CONNECT_TIMEOUT_SECONDS) -> aiomqtt.Client:
+    """MQTT 5, so that the broker learns the largest packet we take (``max_payload_bytes`` plus
+    room for the topic) and drops bigger ones before they reach the Pi's memory; payloads between
+    the two are refused by the bridge, and said so on ``<base>/refused``."""
     password = cfg.password.get_secret_value() if cfg.password else None
+    connect = Properties(PacketTypes.CONNECT)
+    connect.MaximumPacketSize = cfg.max_payload_bytes + TOPIC_ALLOWANCE_BYTES
     return aiomqtt.Client(cfg.host, cfg.port, username=cfg.username or None, password=password,
                           identifier=identifier, will=will, tls_context=tls_context(cfg),
                           keepalive=cfg.keepalive_seconds, timeout=timeout,
+                          protocol=aiomqtt.ProtocolVersion.V5, properties=connect,
                           max_queued_incoming_messages=1000)
 
 

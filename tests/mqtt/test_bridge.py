@@ -147,6 +147,19 @@ async def test_bad_input_changes_nothing(topic, payload, why, broker, write_conf
         await seen.wait(f"{BASE}/led", "ON")
 
 
+async def test_a_huge_message_never_reaches_the_agent(broker, write_config, isolated_env,
+                                                      mock_factory):
+    """The broker knows the largest packet the agent takes (MQTT 5 Maximum Packet Size) and
+    drops a bigger one: it costs the Pi nothing, and the agent keeps working."""
+    async with Watcher(broker, f"{BASE}/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory) as (hardware, bridge):
+        await seen.publish(f"{BASE}/led/set", b"O" * 2_000_000)
+        await seen.publish(f"{BASE}/led/set", "ON")
+        await seen.wait(f"{BASE}/led", "ON")
+        assert bridge.counts["commands"] == 1 and bridge.connected
+        assert seen.payloads(f"{BASE}/refused") == []
+
+
 async def test_a_retained_command_from_before_a_restart_does_not_act(broker, write_config,
                                                                      isolated_env, mock_factory):
     async with Watcher(broker, f"{BASE}/#") as seen:
