@@ -161,14 +161,14 @@ def format_status(status: dict, *, full: bool = True) -> str:
     if rules:
         fired = sum(r["fired"] for r in rules)
         errors = [r["name"] for r in rules if r.get("last_error")]
-        failing = f", last action failed: {', '.join(errors)}" if errors else ""
-        lines.append(f"rules: {len(rules)}, fired {fired} times{failing}")
+        failed_rules = f", last action failed: {', '.join(errors)}" if errors else ""
+        lines.append(f"rules: {len(rules)}, fired {fired} times{failed_rules}")
     jobs = [j for j in status.get("schedules") or [] if j.get("next_run")]
     if jobs:
         soonest = min(jobs, key=lambda j: j["next_run"])
-        failing = [j["name"] for j in status["schedules"]
-                   if str(j.get("last_result", "")).startswith("error")]
-        failed = f", last run failed: {', '.join(failing)}" if failing else ""
+        broken = [j["name"] for j in status["schedules"]
+                  if str(j.get("last_result", "")).startswith("error")]
+        failed = f", last run failed: {', '.join(broken)}" if broken else ""
         lines.append(f"schedules: {len(status['schedules'])}, next {soonest['name']} at "
                      f"{soonest['next_run'][:16].replace('T', ' ')} UTC{failed}")
     memory = status.get("memory")
