@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import logging
 import sys
 import threading
 from typing import TextIO
 
 from edge.channels.base import Channel, ChannelMessage, SendMessage
+
+log = logging.getLogger(__name__)
 
 EOF_MARK = None
 
@@ -43,6 +46,8 @@ class CliChannel(Channel):
         try:
             for line in self._stdin:
                 loop.call_soon_threadsafe(lines.put_nowait, line)
+        except OSError as exc:  # a terminal that hung up (EIO) ends the input like end of file
+            log.info("cli_input_closed error=%r", exc)
         finally:
             loop.call_soon_threadsafe(lines.put_nowait, EOF_MARK)
 

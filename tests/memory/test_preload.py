@@ -1,0 +1,89 @@
+"""When the agent loads the embedding model in the background at start: a daemon does, whether
+its input is a terminal held open or nothing (systemd); only a one-shot piped run skips it."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import pty
+from contextlib import contextmanager
+
+import pytest
+
+from edge.config.loader import load_config
+from edge.runtime import Runtime
+from tests.helpers import until
+
+
+@contextmanager
+def terminal():
+    """A pty's terminal end as stdin, its other end held open as a terminal emulator would."""
+    master, slave = pty.openpty()
+    tty = open(slave)
+    try:
+        yield tty
+    finally:
+        os.close(master)  # the terminal hangs up: the channel's reader thread stops reading
+        tty.close()
+
+
+@contextmanager
+def pipe():
+    """A pipe as stdin, its writer held open (a script still sending)."""
+    reader, writer = os.pipe()
+    stream = open(reader)
+    try:
+        yield stream
+    finally:
+        os.close(writer)  # end of input: the channel's reader thread stops reading
+        stream.close()
+
+
+@contextmanager
+def nothing():
+    with open(os.devnull) as stream:
+        yield stream
+
+
+@pytest.fixture
+def onnx_config(isolated_env, embedder, model_state_dir):
+    """Embedding memory on defaults, sharing the model this test session re-quantised once."""
+    loaded = load_config(env=dict(isolated_env, EDGE_MEMORY__EMBEDDER="onnx"))
+    loaded.prepare_dirs()
+    (loaded.state_dir / "models").symlink_to(model_state_dir / "models")
+    return loaded
+
+
+async def start(loaded, stdin, mock_factory) -> tuple[Runtime, asyncio.Task]:
+    runtime = Runtime(loaded, resident=True, pin_factory=mock_factory, stdin=stdin,
+                      stdout=io.StringIO())
+    task = asyncio.create_task(runtime.run())
+    await until(lambda: loaded.control_socket.exists() or task.done(), timeout=20)
+    assert not task.done(), task.exception()
+    return runtime, task
+
+
+@pytest.mark.parametrize("stdin", [terminal, nothing], ids=["terminal", "systemd"])
+async def test_a_daemon_preloads_the_model(onnx_config, mock_factory, stdin):
+    with stdin() as stream:
+        runtime, task = await start(onnx_config, stream, mock_factory)
+        try:
+            assert runtime.memory is not None
+            await until(lambda: runtime.memory.model_ready, timeout=60)
+        finally:
+            runtime.request_stop("test")
+            await asyncio.wait_for(task, 60)
+
+
+async def test_a_piped_one_shot_run_skips_the_preload(onnx_config, mock_factory):
+    with pipe() as stream:
+        runtime, task = await start(onnx_config, stream, mock_factory)
+        try:
+            assert runtime.memory is not None
+            await asyncio.sleep(1.0)  # the preload of a cached model takes about 0.3 s
+            assert not runtime.memory.model_ready  # recall uses keywords; nothing waits
+            assert not runtime.memory.wait_for_model
+        finally:
+            runtime.request_stop("test")
+            await asyncio.wait_for(task, 60)
