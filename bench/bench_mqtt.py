@@ -8,6 +8,7 @@ subscribed, announced) and one without (target under 3 MB)."""
 from __future__ import annotations
 
 import asyncio
+import compileall
 import os
 import statistics
 import subprocess
@@ -24,6 +25,7 @@ from edge.hardware import build_hardware
 from edge.mqtt.bridge import MqttBridge
 from peripherals.base import BoardEvent
 from tests.fakes.mosquitto import Mosquitto
+from tests.helpers import ROOT
 
 COMMANDS = 1000
 IDLE_SECONDS = 8.0
@@ -134,6 +136,8 @@ def idle_rss(broker: Mosquitto, folder: Path) -> tuple[int, int]:
 
 
 def main() -> None:
+    for package in ("edge", "peripherals"):  # as installed: a checkout under
+        compileall.compile_dir(ROOT / package, quiet=1)  # PYTHONDONTWRITEBYTECODE compiles each run
     with tempfile.TemporaryDirectory() as tmp, Mosquitto(Path(tmp) / "broker") as broker:
         baseline = asyncio.run(broker_round_trip(broker))
         ours, whole = asyncio.run(command_to_pin(broker))
