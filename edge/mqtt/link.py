@@ -57,13 +57,17 @@ def make_client(cfg: MqttConfig, identifier: str, *, will: aiomqtt.Will | None =
 def explain(exc: BaseException, cfg: MqttConfig) -> str:
     """A connection failure as one line that says what to check."""
     text = str(exc) or type(exc).__name__
+    cause = exc.__cause__  # aiomqtt's "Disconnected during message iteration" carries the why
+    if cause is not None and str(cause) and str(cause) not in text:
+        text = f"{text}: {cause}"
     lowered = text.lower()
     if "not authori" in lowered or "bad user" in lowered:
         hint = "check [mqtt] username and the password (EDGE_MQTT__PASSWORD)"
     elif "certificate" in lowered or "ssl" in lowered:
         hint = "check [mqtt] ca_file (the CA that signed the broker's certificate) and the host name"
     elif "disconnected" in lowered:
-        hint = "the broker went away or closed the connection (another client with our id?)"
+        hint = ("the broker went away or closed the connection (if it keeps happening: does "
+                "another agent use the same [mqtt] node_id?)")
     elif "refused" in lowered or "timed out" in lowered or "unreachable" in lowered:
         hint = f"is the broker running and listening on {cfg.host}:{cfg.port}?"
     else:
