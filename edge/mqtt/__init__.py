@@ -11,7 +11,9 @@ Topics under ``<base>`` (``[mqtt] base_topic``, default ``edge-agent/<node_id>``
   through the hardware's one door as ``mqtt:<topic>``; refusals go to ``<base>/refused``;
 - ``<base>/sensor/<sensor>/<quantity>``: sensor readings, retained;
 - ``<base>/events``: what the boards reported (inputs, watchdog trips, down and up);
-- ``<base>/health``: version, uptime and boards, retained.
+- ``<base>/health``: version, uptime and boards, retained;
+- ``<base>/chat`` and ``<base>/chat/reply`` (``[mqtt] chat = true``): a chat channel
+  (:mod:`edge.mqtt.chat`).
 
 Home Assistant finds the pins and sensors through MQTT discovery (:mod:`edge.mqtt.discovery`).
 The modules here import the MQTT client (aiomqtt) only where they connect: the rest stay light.

@@ -1,8 +1,8 @@
 """The connection to the broker: an aiomqtt client from ``[mqtt]`` (TLS, credentials, last
 will), the reconnect backoff, and the round trip ``edge-cli mqtt test`` and doctor run.
 
-aiomqtt (over paho-mqtt 2) is the client: asyncio-native, maintained, MQTT 3.1.1 and 5, and it
-costs about 2 MB of memory.
+aiomqtt (over paho-mqtt 2) is the client: asyncio-native and maintained; we speak MQTT 5 with
+it. With its imports it adds under 3 MB to an idle agent (``python -m bench mqtt``).
 """
 
 from __future__ import annotations
