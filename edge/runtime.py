@@ -356,6 +356,8 @@ class Runtime:
         for name, sup in self.supervisors.items():
             if sup.down_since is not None:
                 down[f"channel {name}"] = "not working"
+        if self.mqtt is not None and not self.mqtt.connected:
+            down["the MQTT broker"] = self.mqtt.last_error or "not connected"
         return down
 
     async def prompt(self, text: str, requester: Requester) -> str:
