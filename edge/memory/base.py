@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from edge.exc import EdgeError
+from edge.memory.calibration import RelevanceCalibration, calibration_for
 
 
 class MemoryFailure(EdgeError):
@@ -96,8 +97,10 @@ Progress = Callable[[int, int], None]
 class EmbeddingProvider(Protocol):
     """Text in, vectors out. Embedders subclass this Protocol, so the optional members come with
     a default: nothing to load (``loaded`` is True, ``load`` does nothing), no second instance
-    for bulk work (``bulk`` is the embedder itself), nothing to close. An embedder with a model
-    to load (onnx) or a connection to close (http) overrides them.
+    for bulk work (``bulk`` is the embedder itself), nothing to close, and the relevance
+    calibration measured for its model (``edge.memory.calibration``; none measured: relevance is
+    the cosine). An embedder with a model to load (onnx) or a connection to close (http)
+    overrides them.
 
     >>> class Zeros(EmbeddingProvider):
     ...     name = model_id = "zeros"
@@ -106,6 +109,8 @@ class EmbeddingProvider(Protocol):
     >>> import asyncio; zeros = Zeros()
     >>> zeros.loaded, zeros.bulk() is zeros, asyncio.run(zeros.embed_one("x"))
     (True, True, [0.0, 0.0])
+    >>> zeros.calibration.relevance(0.25)
+    0.25
     """
 
     name: str
@@ -133,6 +138,12 @@ class EmbeddingProvider(Protocol):
     def load(self) -> None:
         """Load the model now; blocking, so callers run it in a thread. Idempotent."""
         return None
+
+    @property
+    def calibration(self) -> RelevanceCalibration:
+        """How this model's cosines map to relevance: looked up by ``model_id`` among the
+        measured models, else relevance is the cosine."""
+        return calibration_for(self.model_id)
 
     def bulk(self) -> EmbeddingProvider:
         """An embedder for re-embedding many texts (onnx: a second instance with more threads)."""

@@ -2,18 +2,25 @@
 
 Every query word is quoted for FTS5 and the words are OR-ed; common English stop words are
 dropped first unless nothing else is left (a 10x saving at 100k rows, shared/notes/embeddings.md).
-BM25 scores (negated, larger is better) are normalised to [0, 1] by the best one, then merged as
-``vector_weight * cosine + keyword_weight * bm25``.
+BM25 scores (negated, larger is better) become keyword relevance, the share of a full match
+(the score of a memory holding every query term, ``keyword_relevance``), squared in the merge as
+a coordination factor (classic Lucene scoring had one): a memory holding one word of a five-word
+question gets 1/25 of the keyword weight, not the whole of it because it was the best keyword hit.
+The merge is ``vector_weight * relevance(cosine) + keyword_weight * min(1, keyword) ** 2``, where
+the embedder's calibration (``calibration.py``) maps its cosine to relevance.
 
 >>> fts_query('what is the "pump" schedule?')
 '"pump" OR "schedule"'
->>> hybrid_merge([(1, 0.9)], [(2, 4.0), (1, 2.0)], 0.7, 0.3, 5)
-[(1, 0.78), (2, 0.3)]
+>>> hybrid_merge([(1, 0.9)], [(2, 1.0), (1, 0.5)], 0.7, 0.3, 5)
+[(1, 0.705), (2, 0.3)]
 """
 
 from __future__ import annotations
 
+import math
 import re
+
+from edge.memory.calibration import UNCALIBRATED, RelevanceCalibration
 
 STOP_WORDS = frozenset("""
 a about above after again against all also am an and any are as at be because been before being
@@ -63,6 +70,30 @@ def drop_common_terms(terms: list[str], doc_counts: dict[str, int], total: int,
     return kept or [min(terms, key=lambda t: doc_counts.get(t.lower(), 0))]
 
 
+def full_match_bm25(terms: list[str], doc_counts: dict[str, int], total: int) -> float:
+    """The BM25 score FTS5 gives a memory of average length holding each term once: the sum of
+    the terms' IDF (a term no memory holds has the highest).
+
+    >>> round(full_match_bm25(["pump", "relay"], {"pump": 1}, 10), 2)
+    4.89
+    """
+    total = max(total, *(doc_counts.get(t.lower(), 0) for t in terms), 0)
+    return sum(max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6)
+               for n in (doc_counts.get(t.lower(), 0) for t in terms))
+
+
+def keyword_relevance(results: list[tuple[int, float]], full: float | None) -> list[tuple[int, float]]:
+    """``(num, -bm25)`` rows as a share of ``full``, the score of a full match (above 1 for a
+    short memory repeating the terms); without it (a one-term query), scaled so the best is 1.0.
+
+    >>> keyword_relevance([(7, 2.0)], 8.0), keyword_relevance([(7, 2.0)], None)
+    ([(7, 0.25)], [(7, 1.0)])
+    """
+    if not full:
+        return normalise_bm25(results)
+    return [(num, max(score, 0.0) / full) for num, score in results]
+
+
 def normalise_bm25(results: list[tuple[int, float]]) -> list[tuple[int, float]]:
     """``(num, -bm25)`` rows scaled so the best is 1.0."""
     if not results:
@@ -74,14 +105,16 @@ def normalise_bm25(results: list[tuple[int, float]]) -> list[tuple[int, float]]:
 
 
 def hybrid_merge(vector_results: list[tuple[int, float]], keyword_results: list[tuple[int, float]],
-                 vector_weight: float, keyword_weight: float,
-                 limit: int) -> list[tuple[int, float]]:
-    """Merge ``(num, cosine)`` and ``(num, -bm25)`` lists into the top ``limit`` by final score."""
+                 vector_weight: float, keyword_weight: float, limit: int,
+                 calibration: RelevanceCalibration = UNCALIBRATED) -> list[tuple[int, float]]:
+    """Merge ``(num, cosine)`` and ``(num, keyword relevance)`` lists into the top ``limit``
+    by final score."""
+    relevance = calibration.relevance
     scores: dict[int, float] = {}
     for num, cosine in vector_results:
-        scores[num] = vector_weight * max(0.0, min(1.0, cosine))
-    for num, keyword in normalise_bm25(keyword_results):
-        scores[num] = scores.get(num, 0.0) + keyword_weight * keyword
+        scores[num] = vector_weight * relevance(cosine)
+    for num, keyword in keyword_results:
+        scores[num] = scores.get(num, 0.0) + keyword_weight * min(1.0, keyword) ** 2
     ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)[:limit]
     return [(num, round(score, 6)) for num, score in ranked]
 

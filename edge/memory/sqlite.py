@@ -1,7 +1,8 @@
 """SqliteMemory, the default backend: one ``brain.db`` file, recall in three levels:
 
-1. hybrid: cosine over the in-memory vector matrix merged with normalised FTS5 BM25
-   (0.7 / 0.3 by default), results under ``min_relevance`` dropped;
+1. hybrid: cosine over the in-memory vector matrix, mapped to relevance by the embedder's
+   calibration, merged with normalised FTS5 BM25 (0.7 / 0.3 by default), results under
+   ``min_relevance`` dropped;
 2. BM25 only, when no embedder is configured (or it is unreachable);
 3. ``LIKE`` when FTS5 rejects the query.
 
@@ -40,12 +41,15 @@ from edge.memory.base import (
     Progress,
     StaleEmbeddings,
 )
+from edge.memory.calibration import RelevanceCalibration
 from edge.memory.embedding_cache import EmbeddingCache, content_hash, now_iso
 from edge.memory.ranking import (
     drop_common_terms,
     fts_query,
     fts_terms,
+    full_match_bm25,
     hybrid_merge,
+    keyword_relevance,
     like_terms,
     normalise_bm25,
 )
@@ -100,9 +104,12 @@ class SqliteMemory(Memory):
 
     def __init__(self, path: Path, embedder: EmbeddingProvider, *, vector_weight: float = 0.7,
                  keyword_weight: float = 0.3, min_relevance: float = 0.4,
-                 cache_size: int = 10_000, open_timeout: float = 5.0):
+                 cache_size: int = 10_000, open_timeout: float = 5.0,
+                 calibration: RelevanceCalibration | None = None):
+        """``calibration``: how cosines map to relevance; None, the embedder's own."""
         self.path = Path(path)
         self.embedder = embedder
+        self.calibration = calibration
         self.vector_weight = vector_weight
         self.keyword_weight = keyword_weight
         self.min_relevance = min_relevance
@@ -300,36 +307,41 @@ class SqliteMemory(Memory):
 
     async def keyword_search(self, query: str, limit: int, session_id: str | None = None, *,
                              scopes: Scopes | None = None) -> builtins.list[tuple[int, float]]:
-        """``(num, -bm25)``, best first; LIKE matching (fraction of words found) if FTS5 refuses.
+        """``(num, keyword relevance)``, best first: BM25 as a share of a full match
+        (``ranking.keyword_relevance``), or the fraction of words found by LIKE if FTS5 refuses.
 
         Only a session filter reads ``memories`` (joining it for every match doubled the cost at
         100k rows); ``ORDER BY score DESC LIMIT`` keeps a top-k sorter, where FTS5's own ``ORDER
         BY rank`` sorts every match and measured slower."""
         within = _within(session_id, scopes)
-        match = fts_query(await self._selective_terms(fts_terms(query)))
+        terms, full = await self._selective_terms(fts_terms(query))
+        match = fts_query(terms)
         if match:
             where, params = within
             only = f" AND rowid IN (SELECT num FROM memories WHERE {where})" \
                 if where != EVERY_ROW else ""
             try:
-                return await self._fetch(
+                return keyword_relevance(await self._fetch(
                     "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "
                     f"WHERE memories_fts MATCH ?{only} ORDER BY score DESC LIMIT ?",
-                    (match, *params, limit))
+                    (match, *params, limit)), full)
             except aiosqlite.OperationalError as exc:
                 log.info("memory_recall_like_fallback reason=%s", exc)
         return await self._like_search(query, limit, within)
 
-    async def _selective_terms(self, terms: builtins.list[str]) -> builtins.list[str]:
+    async def _selective_terms(self, terms: builtins.list[str]
+                               ) -> tuple[builtins.list[str], float | None]:
+        """The terms worth searching, and the score of a full match (None for one term)."""
         if len(terms) < 2:
-            return terms
+            return terms, None
         lowered = [t.lower() for t in terms]
         marks = ",".join("?" * len(lowered))
         # One round trip: the row with the empty term (FTS5 never yields one) carries the total.
         counts: dict[str, int] = dict(await self._fetch(
             "SELECT '', COALESCE(MAX(num), 0) FROM memories UNION ALL "
             f"SELECT term, doc FROM memories_fts_terms WHERE term IN ({marks})", lowered))
-        return drop_common_terms(terms, counts, counts.pop(""))
+        total = counts.pop("")
+        return drop_common_terms(terms, counts, total), full_match_bm25(terms, counts, total)
 
     async def _like_search(self, query: str, limit: int,
                            within: Within) -> builtins.list[tuple[int, float]]:
@@ -381,8 +393,10 @@ class SqliteMemory(Memory):
                 keyword = await self.keyword_search(query, candidates, session_id, scopes=scopes)
             finally:
                 vector = await searching
+        if self.calibration is None:
+            self.calibration = self.embedder.calibration
         merged = hybrid_merge(vector, keyword, self.vector_weight, self.keyword_weight,
-                              len(vector) + len(keyword))
+                              len(vector) + len(keyword), self.calibration)
         relevant = [(num, score) for num, score in merged if score >= self.min_relevance]
         return await self._rows(relevant, within, limit)
 
