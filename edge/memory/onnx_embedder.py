@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from edge import heap
 from edge.memory.base import EmbeddingError, EmbeddingProvider
 from edge.memory.model_file import ModelFile
 from edge.memory.wordpiece import DEFAULT_VOCAB, WordPiece
@@ -79,11 +80,14 @@ class OnnxEmbedding(EmbeddingProvider):
             if self._threads > 1:
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.log_severity_level = 3
+            heap.fix_mmap_threshold()
             try:
                 session = ort.InferenceSession(str(model.path), options,
                                                providers=["CPUExecutionProvider"])
             except Exception as exc:  # onnxruntime raises its own untyped errors
                 raise EmbeddingError(f"cannot load embedding model {model.path}: {exc}") from exc
+            finally:
+                heap.return_free_memory()  # the file's bytes and the graph optimiser's scratch
             self._tokenizer = WordPiece.from_vocab_file(DEFAULT_VOCAB)
             self._batch_size = BATCH_SIZE if model.batchable else 1
             self._session = session
