@@ -91,14 +91,24 @@ class FirmataBoard(Protocol):
 
 
 def _firmata_class() -> Callable[..., FirmataBoard]:
-    """pyfirmata2's Board without its fixed 5 s sleep (we wait for the firmware report instead)
-    and without its ``__del__``, which writes to the port: ``_release`` closes it instead, and
-    a port that failed to open leaves nothing to clean up."""
+    """pyfirmata2's Board without its fixed 5 s sleep (we wait for the firmware report instead),
+    without its ``__del__``, which writes to the port (``_release`` closes it instead, and a port
+    that failed to open leaves nothing to clean up), and with a message cut short dropped: a
+    board that resets as its port opens (DTR) can leave half a message before its boot
+    announcement, which pyfirmata2 hands to a handler with the wrong arguments (TypeError), in
+    its constructor as well as in our read loop; a read timeout mid-message does the same. The
+    next command byte resyncs."""
     import pyfirmata2
 
     class Firmata(pyfirmata2.Board):
         def _Board__pass_time(self, seconds: float) -> None:  # noqa: N802 (pyfirmata2's private name)
             return None
+
+        def iterate(self) -> None:
+            try:
+                super().iterate()
+            except TypeError:
+                log.debug("firmata_message_dropped port=%s", self.sp.port)
 
         def __del__(self) -> None:
             pass
@@ -140,6 +150,7 @@ class ArduinoBoard(HostPinTable):
         self._aliases = {alias: self.canonical(spec) for alias, spec in (aliases or {}).items()}
         self._lock = threading.Lock()  # one writer on the port at a time
         self._firmata: FirmataBoard | None = None
+        self._reader: threading.Thread | None = None
         self._generation = 0
         self._servos: dict[str, float] = {}
         self._safe: dict[str, bool] = {}
@@ -224,8 +235,6 @@ class ArduinoBoard(HostPinTable):
         while self._generation == generation:
             try:
                 firmata.iterate()
-            except TypeError:
-                continue  # a message cut by the read timeout; the next command byte resyncs
             except (serial.SerialException, OSError, AttributeError) as exc:
                 if self._generation == generation:
                     self._lost(f"read failed: {exc}")
@@ -308,8 +317,9 @@ class ArduinoBoard(HostPinTable):
         self._pin_states = {}
         self._surveyed = False
         self._servo_configured = set()
-        threading.Thread(target=self._read_loop, args=(firmata, self._generation),
-                         name=f"firmata:{self.name}", daemon=True).start()
+        self._reader = threading.Thread(target=self._read_loop, args=(firmata, self._generation),
+                                        name=f"firmata:{self.name}", daemon=True)
+        self._reader.start()
         deadline = time.monotonic() + max(self.handshake_timeout, BOOT_SECONDS)
         while not self._wait_reports(1, min(deadline, time.monotonic() + 0.25)):
             if time.monotonic() > deadline:
@@ -415,6 +425,11 @@ class ArduinoBoard(HostPinTable):
             except BoardError as exc:
                 log.warning("watchdog_disarm_failed board=%s error=%r", self.name, exc)
         self._close_port()
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            # the port is released (and a real board's DTR drops) only once the reader's last
+            # read returns: until then the next open of the port would not reset the board
+            await asyncio.to_thread(reader.join, 1.0)
         self.connected = False
         self.detail = f"closed ({self.port})"
 

@@ -272,18 +272,25 @@ static int ends_with(const char *text, const char *suffix)
     return n >= m && !strcmp(text + n - m, suffix);
 }
 
-/* Optiboot starts the sketch with an indirect jump to address 0. simavr 1.6 reports a jump to 0
-   as a crash when the reset vector is elsewhere (the bootloader's), and it leaves armed the
-   16 ms watchdog Optiboot exits through, resetting the sketch every 16 ms. With a programmed
-   reset vector this is the hand-over: do what Optiboot's appStart means to (MCUSR cleared, the
-   watchdog off through the timed WDCE sequence) and run the sketch. */
+/* Optiboot starts the sketch unless the reset was external (EXTRF): at its entry it reads and
+   clears MCUSR and, without EXTRF, turns the watchdog off and jumps to address 0. Under simavr
+   1.6 that exit does not hold: a jump to 0 may be reported as a crash (the reset vector is
+   elsewhere, the bootloader's), the 16 ms watchdog Optiboot leaves through stays armed and
+   resets the sketch moments after it starts, and after a reset on open (SRAM kept, as on a real
+   chip) the WDRF path ran into the sketch's interrupt vectors and back into the bootloader,
+   never starting it. So the front end takes that decision itself: when the CPU is at the
+   bootloader's entry without EXTRF, or reaches address 0 from it, and a sketch is programmed,
+   it does what appStart means to (MCUSR cleared, the watchdog off through the timed WDCE
+   sequence) and runs the sketch. */
 static int bootloader_handover(int state)
 {
-    if (avr->pc != 0 || (avr->flash[0] | avr->flash[1] << 8) == 0xffff)
+    int entry = avr->pc == avr->reset_pc && !(avr->data[MCUSR_ADDR] & EXTRF);
+    if ((avr->pc != 0 && !entry) || (avr->flash[0] | avr->flash[1] << 8) == 0xffff)
         return state;
     avr_core_watch_write(avr, MCUSR_ADDR, 0);
     avr_core_watch_write(avr, WDTCSR_ADDR, WDCE | WDE);
     avr_core_watch_write(avr, WDTCSR_ADDR, 0);
+    avr->pc = 0;
     fprintf(stderr, "avr-emulator: bootloader started the application\n");
     avr->state = cpu_Running;
     return cpu_Running;
@@ -350,8 +357,9 @@ int main(int argc, char **argv)
     pthread_t reader;
     pthread_create(&reader, NULL, read_commands, NULL);
     while (!running && !quitting) {
+        port_opened(); /* an open before the start meets the power-on state: no reset; an open
+                          after "ok start" is left to the running loop */
         drain_commands();
-        port_opened(); /* an open before the start meets the power-on state: no reset */
         usleep(1000);
     }
     uint64_t start = wall_ns();
@@ -359,7 +367,7 @@ int main(int argc, char **argv)
     int state = cpu_Running;
     for (unsigned n = 0; !quitting && state != cpu_Done && state != cpu_Crashed; n++) {
         state = avr_run(avr);
-        if (state == cpu_Crashed && boot)
+        if (boot && (state == cpu_Crashed || avr->pc == 0 || avr->pc == avr->reset_pc))
             state = bootloader_handover(state);
         if ((n & 1023) == 0) {
             drain_commands();

@@ -10,6 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
+OPTIBOOT = Path("/usr/share/arduino/hardware/arduino/avr/bootloaders/optiboot/optiboot_atmega328.hex")
+"""The Uno's bootloader as Debian's arduino-core-avr ships it (for the emulator's ``--boot``)."""
 
 
 def make(directory: Path, *targets: str) -> str:

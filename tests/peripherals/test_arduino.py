@@ -13,6 +13,8 @@ from peripherals.arduino import FIRMATA_OUTPUT, ArduinoBoard, plausible_report
 from peripherals.base import PinMode, Pull
 from peripherals.discovery import FoundPort, confirm
 from peripherals.exc import BoardUnavailable, PinModeError, UnknownPin
+from tests.emulation.build import OPTIBOOT
+from tests.emulation.simavr import SimAvr
 
 pytestmark = pytest.mark.emulator
 SERVO = 4  # Firmata's pin mode
@@ -226,3 +228,27 @@ async def test_opening_the_port_resets_the_board_as_dtr_does(any_uno, firmata_un
         assert (await asyncio.to_thread(second._query_pin, 12))[1] == 0
     finally:
         await second.close()
+
+
+async def test_behind_its_bootloader_each_open_restarts_the_sketch_through_optiboot(
+        arduino_firmware, tmp_path):
+    """The whole Uno: Optiboot at the top of the flash, our sketch below it. Each open resets the
+    board into the bootloader (it blinks D13), which hands over to the sketch; the driver
+    connects within its handshake timeout every time."""
+    emulator, elf = arduino_firmware
+    uno = SimAvr(emulator, elf, tmp_path, boot=OPTIBOOT)
+    uno.start()
+    try:
+        for connection in range(2):
+            board = ArduinoBoard("uno", str(uno.link), watchdog_ms=0)
+            opened = time.monotonic()
+            await board.connect()
+            try:
+                assert time.monotonic() - opened < board.handshake_timeout
+                assert board.firmware == "EdgeFirmata 2.5" and board.has_watchdog
+                assert len(uno.resets) == connection + 1
+                assert any(pin == "D13" and at > uno.resets[-1] for pin, _, at in uno.edges)
+            finally:
+                await board.close()
+    finally:
+        uno.stop()
