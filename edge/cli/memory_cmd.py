@@ -99,13 +99,12 @@ async def act(args: Namespace, memory: Memory) -> int:
 def model_not_prepared(loaded) -> bool:
     """True when this command will make the embedding model's cached copy first (a pause)."""
     from edge.memory.embedders import MODEL_CACHE_DIR
-    from edge.memory.model_file import QUANTIZED_SUFFIX
+    from edge.memory.model_file import has_quantized_copy
 
     memory = loaded.config.memory
     if memory.backend != "sqlite" or memory.embedder != "onnx" or not memory.quantize:
         return False
-    cache = loaded.state_dir / MODEL_CACHE_DIR
-    return not any(cache.glob(f"*.{QUANTIZED_SUFFIX}.onnx"))
+    return not has_quantized_copy(loaded.state_dir / MODEL_CACHE_DIR)
 
 
 def run(args: Namespace) -> int:

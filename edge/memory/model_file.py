@@ -84,11 +84,22 @@ _quantize_lock = threading.Lock()
 """One re-quantisation at a time in this process (preload and hygiene may both ask first)."""
 
 
+def data_file(model: Path) -> Path:
+    """The file beside a cached model that holds its word-embedding table."""
+    return model.with_name(model.name + ".data")
+
+
+def has_quantized_copy(cache_dir: Path) -> bool:
+    """A complete re-quantised model is cached (graph and data file)."""
+    return any(data_file(p).is_file() for p in cache_dir.glob(f"*.{QUANTIZED_SUFFIX}.onnx"))
+
+
 def quantized_copy(source: Path, digest: str, cache_dir: Path) -> Path:
-    """The cached re-quantised model, made in a child process on first use."""
+    """The cached re-quantised model, made in a child process on first use (again when a cache
+    from an older version has no data file: its embedding table would sit in the heap)."""
     target = cache_dir / f"{digest[:16]}.{QUANTIZED_SUFFIX}.onnx"
     with _quantize_lock:
-        if target.is_file():
+        if target.is_file() and data_file(target).is_file():
             return target
         return _quantize(source, target, cache_dir)
 
@@ -98,15 +109,18 @@ def _quantize(source: Path, target: Path, cache_dir: Path) -> Path:
     partial = target.with_suffix(f".partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     log.info("embedding_quantize source=%s target=%s", source, target)
     try:
-        done = subprocess.run([sys.executable, "-m", "edge.memory.quantize", str(source), str(partial)],
+        done = subprocess.run([sys.executable, "-m", "edge.memory.quantize", str(source), str(partial),
+                               target.name],
                               capture_output=True, text=True, timeout=QUANTIZE_TIMEOUT_SECONDS)
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise EmbeddingError(f"re-quantising the embedding model failed ({tail}); set "
                                  "[memory] quantize = false to use the model as shipped")
+        os.replace(data_file(partial), data_file(target))  # the data first: the graph names it
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
+        data_file(partial).unlink(missing_ok=True)
     return target
 
 

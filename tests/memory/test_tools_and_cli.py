@@ -42,7 +42,7 @@ async def test_forget_tool_explains_append_only_backend(tmp_path):
 def cli_state(tmp_path, model_state_dir, embedder, monkeypatch):
     """A state dir that reuses the session's re-quantised model file."""
     (tmp_path / "models").mkdir()
-    for model in (model_state_dir / "models").glob("*.onnx"):
+    for model in (model_state_dir / "models").glob("*.onnx*"):  # the graph and its data file
         os.link(model, tmp_path / "models" / model.name)
     monkeypatch.setenv("EDGE_STATE_DIR", str(tmp_path))
     (tmp_path / "config.toml").write_text('[memory]\nbackend = "sqlite"\nembedder = "onnx"\n')
@@ -102,7 +102,7 @@ def test_the_first_memory_command_says_the_model_is_being_prepared(cli_state, ca
     # cli_state links the session's cached model (made by the embedder fixture) into its state dir
     code, _, err = run_cli(capsys, "store", "tz", "The user lives in Lisbon")
     assert code == 0 and "preparing the embedding model" not in err  # the model is cached here
-    for model in (cli_state / "models").glob("*.onnx"):
+    for model in (cli_state / "models").glob("*.onnx*"):
         model.unlink()
     from edge.cli.memory_cmd import model_not_prepared
     from edge.config.loader import load_config
