@@ -7,6 +7,11 @@ Prints, with the issue-5 targets and the ratio measured/target where one exists:
 - whole-process RSS before and after loading the model (each in a fresh child process that has
   imported the agent runtime first); target < 150 MB;
 - store throughput (one by one with embeddings, batched, and keyword-only);
+- paraphrase recall with the default configuration on tests/memory/paraphrases.toml (issue 16):
+  recall@1 of questions that share no content word with their memory (target >= 90 %) and the
+  share of unrelated questions that return anything (target < 10 %), calibrated and, from the
+  same run, uncalibrated (relevance = cosine); with the cosine distributions behind the
+  embedder's calibration (edge/memory/calibration.py);
 - recall p50/p95 at each size, hybrid and BM25 only, excluding the query's own embedding;
   targets: hybrid p95 <= 5 ms at 10,000 and <= 30 ms at 100,000 entries. Before timing, a few
   unmeasured queries (other texts) warm SQLite's pages as a running agent's would be, and garbage
@@ -28,8 +33,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
+PARAPHRASES = Path(__file__).resolve().parent.parent / "tests" / "memory" / "paraphrases.toml"
+RECALL_AT_1_TARGET = 0.90
+DISTRACTORS_TARGET = 0.10
 RSS_TARGET_MB = 150.0
 WARMUP_QUERIES = 10
 RECALL_P95_TARGETS_MS = {10_000: 5.0, 100_000: 30.0}
@@ -119,6 +128,73 @@ async def store_figures(state_dir: Path) -> None:
           f"keyword only: {keyword_only:.0f}/s (each store is one committed transaction)")
 
 
+async def paraphrase_scores(path: Path, embedder, calibration=None) -> tuple[float, float]:
+    """Recall@1 of the set's questions and the share of its distractors returning anything, on
+    a fresh SQLite file with the default weights, threshold and limit."""
+    from edge.config.model import MemoryConfig
+    from edge.memory.base import Category
+    from edge.memory.sqlite import SqliteMemory
+
+    data = tomllib.loads(PARAPHRASES.read_text())
+    config = MemoryConfig()
+    memory = SqliteMemory(path, embedder, vector_weight=config.vector_weight,
+                          keyword_weight=config.keyword_weight, min_relevance=config.min_relevance,
+                          calibration=calibration)
+    await memory.store_many([(f"pair-{i:02d}", pair["memory"], Category.CORE, None)
+                             for i, pair in enumerate(data["pair"])]
+                            + [(f"other-{i:02d}", text, Category.CORE, None)
+                               for i, text in enumerate(data["other_memories"])])
+    hits = 0
+    for i, pair in enumerate(data["pair"]):
+        found = await memory.recall(pair["query"], config.recall_limit)
+        hits += bool(found) and found[0].key == f"pair-{i:02d}"
+    returned = 0
+    for query in data["distractors"]:
+        returned += bool(await memory.recall(query, config.recall_limit))
+    await memory.close()
+    return hits / len(data["pair"]), returned / len(data["distractors"])
+
+
+async def paraphrase_figures(state_dir: Path) -> None:
+    import numpy as np
+
+    from edge.config.model import MemoryConfig
+    from edge.memory.calibration import UNCALIBRATED
+    from edge.memory.embedders import create_embedder
+
+    data = tomllib.loads(PARAPHRASES.read_text())
+    embedder = create_embedder(MemoryConfig(), state_dir)
+    calibration = embedder.calibration
+    print(f"== paraphrase recall, default configuration ({len(data['pair'])} pairs sharing no "
+          f"content word, {len(data['other_memories'])} other memories, "
+          f"{len(data['distractors'])} distractors)")
+    with tempfile.TemporaryDirectory() as scratch:
+        recall, returned = await paraphrase_scores(Path(scratch) / "a.db", embedder)
+        base_recall, base_returned = await paraphrase_scores(Path(scratch) / "b.db", embedder,
+                                                             UNCALIBRATED)
+    met = "ok" if recall >= RECALL_AT_1_TARGET else "UNDER"
+    clean = "ok" if returned < DISTRACTORS_TARGET else "OVER"
+    print(f"calibrated ({embedder.model_id}: noise {calibration.noise}, boundary "
+          f"{calibration.boundary}): recall@1 {recall:.1%} (target >= {RECALL_AT_1_TARGET:.0%}: "
+          f"{met}); distractors returned {returned:.1%} (target < {DISTRACTORS_TARGET:.0%}: {clean})")
+    print(f"uncalibrated baseline (relevance = cosine), same run: recall@1 {base_recall:.1%}; "
+          f"distractors returned {base_returned:.1%}")
+    memories = [pair["memory"] for pair in data["pair"]] + data["other_memories"]
+    vectors = np.asarray(await embedder.embed(memories + [pair["query"] for pair in data["pair"]]
+                                              + data["distractors"]))
+    pairs = len(data["pair"])
+    stored, questions = vectors[:len(memories)], vectors[len(memories):]
+    cosines = questions @ stored.T
+    about = np.zeros(cosines.shape, dtype=bool)
+    about[np.arange(pairs), np.arange(pairs)] = True
+    related, unrelated = cosines[about], cosines[~about]
+    print(f"cosines: related median {np.median(related):.3f}, p10 {np.percentile(related, 10):.3f}; "
+          f"unrelated ({unrelated.size:,} pairs) median {np.median(unrelated):.3f}, "
+          f"p98 {np.percentile(unrelated, 98):.3f}, p99 {np.percentile(unrelated, 99):.3f}; "
+          f"at or above the boundary: {(related >= calibration.boundary).mean():.1%} of related, "
+          f"{(unrelated >= calibration.boundary).mean():.1%} of unrelated")
+
+
 def fill(path: Path, start: int, end: int, rnd: random.Random, vocab, weights, model_id: str) -> None:
     import sqlite3
     import uuid
@@ -205,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         state_dir = Path(state)
         model_figures(state_dir)
         asyncio.run(store_figures(state_dir))
+        asyncio.run(paraphrase_figures(state_dir))
         asyncio.run(recall_figures(sizes, args.queries, state_dir))
     return 0
 
