@@ -14,9 +14,13 @@ tokenizer.json pads everything to 128, which makes a short sentence ten times sl
 from __future__ import annotations
 
 import unicodedata
+from array import array
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
+from itertools import accumulate
 from pathlib import Path
+from typing import Any
 
 DEFAULT_VOCAB = resources.files("edge.memory").joinpath("data/minilm-vocab.txt")
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
@@ -85,8 +89,55 @@ class Batch:
     attention_mask: list[list[int]]
 
 
+class TokenTable(Mapping[str, int]):
+    """Token to id (its line number) over one string of all tokens and an open-addressing table
+    of ids: about 0.9 MB resident for the 30,522 tokens instead of 3.5 MB as a dict, which the
+    daemon would carry for as long as it runs.
+
+    >>> table = TokenTable(["[PAD]", "the", "##s"])
+    >>> table["##s"], table.get("cat"), len(table)
+    (2, None, 3)
+    """
+
+    def __init__(self, tokens: list[str]):
+        self._text = "".join(tokens)
+        self._ends = array("I", accumulate(map(len, tokens)))
+        size = 1 << (2 * len(tokens)).bit_length()
+        self._mask = size - 1
+        self._slots = array("i", [-1]) * size
+        for token_id, token in enumerate(tokens):
+            slot = hash(token) & self._mask
+            while self._slots[slot] >= 0:
+                slot = (slot + 1) & self._mask
+            self._slots[slot] = token_id
+
+    def _token(self, token_id: int) -> str:
+        start = self._ends[token_id - 1] if token_id else 0
+        return self._text[start:self._ends[token_id]]
+
+    def get(self, token: str, default: Any = None) -> Any:
+        slot = hash(token) & self._mask
+        while (token_id := self._slots[slot]) >= 0:
+            if self._token(token_id) == token:
+                return token_id
+            slot = (slot + 1) & self._mask
+        return default
+
+    def __getitem__(self, token: str) -> int:
+        token_id = self.get(token)
+        if token_id is None:
+            raise KeyError(token)
+        return token_id
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._token(i) for i in range(len(self._ends)))
+
+
 class WordPiece:
-    def __init__(self, vocab: dict[str, int]):
+    def __init__(self, vocab: Mapping[str, int]):
         self.vocab = vocab
         self.unk = vocab["[UNK]"]
         self.cls = vocab["[CLS]"]
@@ -96,7 +147,7 @@ class WordPiece:
     @classmethod
     def from_vocab_file(cls, path: Path | resources.abc.Traversable) -> WordPiece:
         lines = path.read_text(encoding="utf-8").split("\n")
-        return cls({token: i for i, token in enumerate(lines[:-1] if lines[-1] == "" else lines)})
+        return cls(TokenTable(lines[:-1] if lines[-1] == "" else lines))
 
     def _word_ids(self, word: str) -> list[int]:
         if len(word) > MAX_WORD_CHARS:
