@@ -52,20 +52,25 @@ async def test_a_cron_job_switches_the_pump_at_six_berlin_time(start_agent, mock
     assert "schedules: 1, next water at 2026-11-25 05:00 UTC" in format_status(status)
 
 
-async def test_a_button_press_notifies_the_telegram_admin(start_agent, mock_factory):
+@pytest.fixture
+def telegram():
+    with FakeTelegram() as server:  # before start_agent: it outlives the agent
+        yield server
+
+
+async def test_a_button_press_notifies_the_telegram_admin(telegram, start_agent, mock_factory):
     rule = """
 [[rules]]
 name = "doorbell"
 when = "button pressed"
 then = "notify Someone is at the door ({event})"
 """
-    with FakeTelegram() as server:
-        config = telegram_config(server, extra='admins = ["42"]') + PUMP + rule
-        await start_agent(config)
-        mock_factory.pin(27).drive_low()  # pull-up: pressed pulls the line low
-        texts = await until(lambda: texts_to(server, 42), timeout=10)
-        assert texts == ["Someone is at the door (button pressed)"]
-        assert texts_to(server, 43) == []  # allowed, but not an admin
+    agent = await start_agent(telegram_config(telegram, extra='admins = ["42"]') + PUMP + rule)
+    mock_factory.pin(27).drive_low()  # pull-up: pressed pulls the line low
+    texts = await until(lambda: texts_to(telegram, 42), timeout=10)
+    assert texts == ["Someone is at the door (button pressed)"]
+    assert texts_to(telegram, 43) == []  # allowed, but not an admin
+    await agent.stop()
 
 
 async def test_a_rule_the_policy_forbids_never_starts(start_agent):
