@@ -3,7 +3,8 @@ ready time and idle RSS (without and with the embedding model), and a one-shot a
 against a zero-latency model.
 
 Targets (brief): --version within 3x a bare `python3 -c pass`; status 100 ms; daemon ready 0.5 s;
-idle under 40 MB without the embedding model and under 150 MB with it; one-shot turn 0.4 s.
+one-shot turn 0.4 s. Idle RSS at ready + 20 s (issue 16): under 40 MB without the embedding model
+and under 100 MB with it; before issue 16 they measured 41.1 and 121.9 MB.
 """
 
 from __future__ import annotations
@@ -27,17 +28,27 @@ def isolated_env(state: Path, embedder: str = "none") -> dict:
     return env
 
 
+IDLE_AFTER_READY_SECONDS = 20.0
+BEFORE_IDLE_MB = 41.1
+BEFORE_IDLE_WITH_MODEL_MB = 121.9
+
+
 def idle_rss_with_model(state: Path, cli: str) -> tuple[float, int]:
-    """(seconds until the embedding model is loaded, RSS then) for a daemon on defaults."""
+    """(seconds until the embedding model is loaded, RSS at ready + 20 s) for a daemon on
+    defaults; its first start re-quantises the model (in a child process)."""
     env = isolated_env(state, embedder="onnx")
     start = time.perf_counter()
     daemon = subprocess.Popen([cli, "run"], env=env, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ready = None
     try:
+        assert daemon.stderr is not None
         for line in daemon.stderr:
-            if "embedding_model_loaded" in line:
+            if ready is None and " event=ready " in line:
+                ready = time.perf_counter()
+            if "embedding_model_loaded" in line and ready is not None:
                 loaded = time.perf_counter() - start
-                time.sleep(1.0)
+                time.sleep(max(0.0, ready + IDLE_AFTER_READY_SECONDS - time.perf_counter()))
                 return loaded, rss_kib(daemon.pid)
         raise RuntimeError("the daemon exited before loading the embedding model")
     finally:
@@ -87,10 +98,10 @@ def main() -> None:
             ready = time.perf_counter() - start
             row("daemon ready (socket listening)", f"{ready * 1000:.0f} ms", "target 500 ms",
                 f"{ready / 0.5:.2f}x")
-            time.sleep(1.0)
+            time.sleep(IDLE_AFTER_READY_SECONDS)
             idle = rss_kib(daemon.pid)
-            row("daemon idle RSS (memory without embedding model)", f"{idle / 1024:.1f} MB",
-                "target 40 MB", f"{idle / 1024 / 40:.2f}x")
+            row("daemon idle RSS at ready + 20 s (no embedding model)", f"{idle / 1024:.1f} MB",
+                f"target 40 MB (before {BEFORE_IDLE_MB} MB)", f"{idle / 1024 / 40:.2f}x")
             st_t, st_rss = repeat([cli, "status"], env=env)
             row("edge-cli status via daemon", f"{st_t * 1000:.1f} ms", "target 100 ms",
                 f"{st_t / 0.1:.2f}x")
@@ -104,8 +115,8 @@ def main() -> None:
         loaded, with_model = idle_rss_with_model(state / "with-model", cli)
         row("daemon: embedding model loaded after", f"{loaded * 1000:.0f} ms",
             "first start re-quantises it once")
-        row("daemon idle RSS (embedding model loaded)", f"{with_model / 1024:.1f} MB",
-            "target 150 MB", f"{with_model / 1024 / 150:.2f}x")
+        row("daemon idle RSS at ready + 20 s (embedding model)", f"{with_model / 1024:.1f} MB",
+            f"target 100 MB (before {BEFORE_IDLE_WITH_MODEL_MB} MB)", f"{with_model / 1024 / 100:.2f}x")
 
         from tests.fakes.openai_server import OpenAIServer, completion
 
