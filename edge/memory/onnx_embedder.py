@@ -64,6 +64,8 @@ class OnnxEmbedding(EmbeddingProvider):
             if self._session is not None:
                 return
             started = time.perf_counter()
+            heap.fix_mmap_threshold()
+            tokenizer = WordPiece.from_vocab_file(DEFAULT_VOCAB)  # its scratch is freed below
             try:
                 import onnxruntime as ort
             except ImportError:
@@ -80,7 +82,6 @@ class OnnxEmbedding(EmbeddingProvider):
             if self._threads > 1:
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.log_severity_level = 3
-            heap.fix_mmap_threshold()
             try:
                 session = ort.InferenceSession(str(model.path), options,
                                                providers=["CPUExecutionProvider"])
@@ -88,7 +89,7 @@ class OnnxEmbedding(EmbeddingProvider):
                 raise EmbeddingError(f"cannot load embedding model {model.path}: {exc}") from exc
             finally:
                 heap.return_free_memory()  # the file's bytes and the graph optimiser's scratch
-            self._tokenizer = WordPiece.from_vocab_file(DEFAULT_VOCAB)
+            self._tokenizer = tokenizer
             self._batch_size = BATCH_SIZE if model.batchable else 1
             self._session = session
             self.load_seconds = time.perf_counter() - started
