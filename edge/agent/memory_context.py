@@ -32,6 +32,7 @@ ENTRY_MAX_CHARS = 800
 TOTAL_MAX_CHARS = 4_000
 ENTRY_SKIP_CHARS = 4_000
 MIN_RELEVANCE = 0.4
+"""The default of ``[memory] min_relevance``; the agent passes the configured one."""
 RECALL_LIMIT = 5
 RECALL_OVERFETCH = 4
 """Fetch this many times RECALL_LIMIT (one scoped query, then the content filters)."""
@@ -60,15 +61,17 @@ def quoted_entry(key: str, content: str, shared: bool) -> str:
     return f"- {_quoted(key)[1:-1]}{' (shared)' if shared else ''}: {_quoted(content)}"
 
 
-def _usable(entry: MemoryEntry) -> bool:
+def _usable(entry: MemoryEntry, min_relevance: float) -> bool:
     score, content = entry.score, entry.content
-    return not ((score is not None and score < MIN_RELEVANCE)
+    return not ((score is not None and score < min_relevance)
                 or "[IMAGE:" in content or "<tool_result" in content
                 or str(entry.key).endswith("_history") or len(content) > ENTRY_SKIP_CHARS)
 
 
-async def build_memory_context(memory: MemoryRecall | None, msg: ChannelMessage) -> str:
-    """The fenced, quoted entries for the prompt's memory section; empty when none apply."""
+async def build_memory_context(memory: MemoryRecall | None, msg: ChannelMessage,
+                               min_relevance: float = MIN_RELEVANCE) -> str:
+    """The fenced, quoted entries for the prompt's memory section; empty when none apply.
+    Entries scoring under ``min_relevance`` (``[memory] min_relevance``) are left out."""
     if memory is None:
         return ""
     scopes = memory_scopes(msg)
@@ -77,7 +80,7 @@ async def build_memory_context(memory: MemoryRecall | None, msg: ChannelMessage)
     except Exception as exc:  # memory trouble must not stop the turn
         log.warning("memory_recall_failed by=%s error=%r", msg.caller, exc)
         return ""
-    entries = [e for e in found if e.session_id in scopes and _usable(e)]
+    entries = [e for e in found if e.session_id in scopes and _usable(e, min_relevance)]
     lines, total = [], 0
     for entry in entries[:MAX_ENTRIES]:
         line = quoted_entry(shown_key(msg.requester, entry.key), entry.content[:ENTRY_MAX_CHARS],

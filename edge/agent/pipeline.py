@@ -68,6 +68,8 @@ class AgentSettings:
     history_share: float = _AGENT.history_share
     instructions: str = _AGENT.instructions
     workspace: Path | None = None
+    min_relevance: float = _MEMORY.min_relevance
+    """Recalled memories scoring under this stay out of the prompt."""
     autosave_min_chars: int | None = _MEMORY.autosave_min_chars
     """User messages at least this long are kept as Conversation memories; None: no autosave."""
 
@@ -79,7 +81,7 @@ class AgentSettings:
                    timeout_scale_cap=agent.timeout_scale_cap,
                    context_window_tokens=agent.context_window_tokens,
                    history_share=agent.history_share, instructions=agent.instructions,
-                   workspace=workspace,
+                   workspace=workspace, min_relevance=memory.min_relevance,
                    autosave_min_chars=memory.autosave_min_chars if memory.autosave else None)
 
     @property
@@ -194,7 +196,8 @@ class Agent:
             model=provider.model, instructions=self.settings.instructions,
             workspace=self.settings.workspace, channel=msg.channel, reply_target=msg.reply_target,
             sender=msg.sender, channel_capabilities=self.channel_capabilities.get(msg.channel, ""),
-            summary=session.entry.summary, memory=await build_memory_context(self.memory, msg))
+            summary=session.entry.summary, memory=await build_memory_context(
+                self.memory, msg, self.settings.min_relevance))
         system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.pin_list(), prompt,
                                      self.hardware.events(last=PROMPT_EVENTS))
         return await run_tool_loop(provider, [ChatMessage.system(system), *history],
