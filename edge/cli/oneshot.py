@@ -180,11 +180,11 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
 
 
 def _via_daemon(paths, op: str, op_args: dict, hold: float | None, quiet: bool) -> OpResult:
-    import asyncio
-
     result = OpResult.from_dict(client.request(paths, op, op_args))
     if hold is None or not result.ok:
         return result
+    import asyncio  # only for a hold: status and the like stay light (about 15 ms)
+
     held = asyncio.run(_hold(hold, quiet))
     try:
         restored = OpResult.from_dict(client.request(paths, "gpio.safe", _restore_args(result)))

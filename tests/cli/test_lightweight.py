@@ -32,3 +32,28 @@ def test_the_agent_does_not_import_httpx_command_line_client(isolated_env):
                           isolated_env)
     assert "pydantic" in mods and "httpx" in mods
     assert not {"click", "pygments"} & mods  # httpx's command-line client stays unimported
+
+
+def test_status_through_the_daemon_stays_light(isolated_env, tmp_path):
+    """The whole `edge-cli status` run against a daemon's socket (here a stand-in that answers
+    like one) imports nothing heavy: asyncio alone would cost about 15 ms."""
+    import json
+    import socketserver
+    import threading
+    from pathlib import Path
+
+    class Daemon(socketserver.StreamRequestHandler):
+        def handle(self):
+            self.rfile.readline()
+            status = {"daemon": {"running": True, "version": "x", "pid": 1, "uptime_seconds": 1}}
+            self.wfile.write(json.dumps({"ok": True, "exit_code": 0, "data": status}).encode()
+                             + b"\n")
+
+    sock = Path(isolated_env["EDGE_STATE_DIR"]) / "control.sock"
+    sock.parent.mkdir(parents=True, exist_ok=True)
+    with socketserver.ThreadingUnixStreamServer(str(sock), Daemon) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        mods = imported_after("from edge.cli.main import main\nassert main(['status']) == 0",
+                              isolated_env)
+        server.shutdown()
+    assert not {m for m in mods if m.split(".")[0] in HEAVY}
