@@ -15,14 +15,13 @@ from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from bench.process import BIN, row, rss_kib
+from bench.process import BIN, Switches, percentile, row, rss_kib
 from edge.automation.actions import ActionRunner, Surroundings
 from edge.automation.engine import RuleEngine, build_rules
 from edge.config.model import Config
 from edge.config.rules import RuleConfig
 from edge.hardware import build_hardware
 from edge.requester import Requester
-from peripherals.base import BoardEvent
 
 EDGES = 2000
 CONFIG = {"boards": {"gpio": {"aliases": {"button": "GPIO27", "led": "GPIO17"},
@@ -37,11 +36,6 @@ class Quiet:
         return 1
 
 
-def percentile(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
-
-
 async def event_to_action() -> None:
     factory = MockFactory(pin_class=MockPWMPin)
     config = Config.model_validate(CONFIG)
@@ -52,31 +46,21 @@ async def event_to_action() -> None:
     engine = RuleEngine(rules, ActionRunner(hw, Quiet()), Quiet())
     await hw.start()
     hw.subscribe(engine.on_event)
-    switched = asyncio.Event()
-    at: list[float] = []
-
-    def on_output(event: BoardEvent) -> None:
-        if event.kind == "output":
-            at.append(time.perf_counter())
-            switched.set()
-
-    hw.subscribe(on_output)
+    switches = Switches(hw)
     button = factory.pin(27)
     samples, direct = [], []
     try:
         for i in range(EDGES):
-            switched.clear()
+            switches.arm()
             start = time.perf_counter()
             button.drive_low() if i % 2 == 0 else button.drive_high()
-            await switched.wait()
-            samples.append((at[-1] - start) * 1000)
+            samples.append((await switches.next() - start) * 1000)
         asker = Requester("bench", "direct")
         for _ in range(EDGES // 2):
-            switched.clear()
+            switches.arm()
             start = time.perf_counter()
             await hw.write("led", True, asker)
-            await switched.wait()
-            direct.append((at[-1] - start) * 1000)
+            direct.append((await switches.next() - start) * 1000)
     finally:
         await engine.aclose()
         await hw.shutdown()

@@ -14,7 +14,6 @@ real one does), which is also what a restarted agent meets. Exits 1 if any run m
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import signal
@@ -24,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.process import percentile
 from tests.emulation.build import arduino_elf, avr_emulator, stm32_elf
 from tests.emulation.qemu import QemuStm32
 from tests.emulation.simavr import SimAvr
@@ -144,12 +144,6 @@ def one_run(target: UnoTarget | Stm32Target, env: dict[str, str], state: Path,
             agent.stderr.close()
 
 
-def percentile(samples: list[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
-
-
 def bench(target: UnoTarget | Stm32Target, workdir: Path) -> tuple[list[float], list[str], float]:
     config = workdir / f"{target.name}.toml"
     config.write_text(CONFIG.format(name=target.name, kind=target.kind, port=target.port,
@@ -187,7 +181,7 @@ def main() -> None:
             samples, misses, wall = bench(target, workdir)
             missed += len(misses)
             if samples:
-                figures = [f"{statistics.median(samples):6.0f}ms", f"{percentile(samples, 95):6.0f}ms",
+                figures = [f"{statistics.median(samples):6.0f}ms", f"{percentile(samples, 0.95):6.0f}ms",
                            f"{max(samples):6.0f}ms",
                            "yes" if not misses and max(samples) < TARGET_MS else "NO"]
             else:

@@ -19,11 +19,10 @@ from pathlib import Path
 import aiomqtt
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from bench.process import BIN, row, rss_kib
+from bench.process import BIN, Switches, percentile, row, rss_kib
 from edge.config.model import Config
 from edge.hardware import build_hardware
 from edge.mqtt.bridge import MqttBridge
-from peripherals.base import BoardEvent
 from tests.fakes.mosquitto import Mosquitto
 from tests.helpers import ROOT
 
@@ -31,11 +30,6 @@ COMMANDS = 1000
 IDLE_SECONDS = 8.0
 PAIRS = 3
 BASE = "edge-agent/bench"
-
-
-def percentile(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
 def figures(samples: list[float]) -> str:
@@ -75,15 +69,7 @@ async def command_to_pin(broker: Mosquitto) -> tuple[list[float], list[float]]:
         received(message)
 
     bridge._on_message = timed  # type: ignore[method-assign]
-    switched = asyncio.Event()
-    at: list[float] = []
-
-    def on_output(event: BoardEvent) -> None:
-        if event.kind == "output":
-            at.append(time.perf_counter())
-            switched.set()
-
-    hardware.subscribe(on_output)
+    switches = Switches(hardware)
     await bridge.start()
     ours, whole = [], []
     try:
@@ -91,13 +77,13 @@ async def command_to_pin(broker: Mosquitto) -> tuple[list[float], list[float]]:
             await asyncio.sleep(0.01)
         async with aiomqtt.Client("127.0.0.1", broker.port, identifier="bench-commander") as client:
             for i in range(COMMANDS):
-                switched.clear()
+                switches.arm()
                 start = time.perf_counter()
                 await client.publish(f"{BASE}/led/set", b"ON" if i % 2 == 0 else b"OFF", qos=1)
-                await asyncio.wait_for(switched.wait(), 5)
+                switched = await switches.next(5)
                 assert factory.pin(17).state == (1 if i % 2 == 0 else 0)
-                ours.append((at[-1] - arrived[-1]) * 1000)
-                whole.append((at[-1] - start) * 1000)
+                ours.append((switched - arrived[-1]) * 1000)
+                whole.append((switched - start) * 1000)
     finally:
         await bridge.close()
         await hardware.shutdown()

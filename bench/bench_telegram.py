@@ -17,11 +17,10 @@ from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from bench.process import row
+from bench.process import Switches, percentile, row
 from edge.config.loader import load_config
 from edge.requester import Requester
 from edge.runtime import Runtime
-from peripherals.base import BoardEvent
 from tests.fakes.telegram_server import FakeTelegram, telegram_config
 
 COMMANDS = 300
@@ -46,11 +45,6 @@ def serve(pipe: Connection) -> None:
                 return
 
 
-def percentile(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
-
-
 class Remote:
     """What telegram_config needs of the server, for the one in the other process."""
 
@@ -67,27 +61,18 @@ async def command_to_pin(pipe: Connection, state: Path) -> None:
     env.update(EDGE_STATE_DIR=str(state), EDGE_MEMORY__EMBEDDER="none")
     runtime = Runtime(load_config(str(config), env=env), resident=True,
                       pin_factory=MockFactory(pin_class=MockPWMPin), stdin=open(os.devnull))
-    switched: list[float] = []
-    changed = asyncio.Event()
-
-    def on_output(event: BoardEvent) -> None:
-        if event.kind == "output":
-            switched.append(time.perf_counter())
-            changed.set()
-
     task = asyncio.create_task(runtime.run())
     while not (state / "control.sock").exists():
         await asyncio.sleep(0.01)
-    runtime.hardware.subscribe(on_output)
+    switches = Switches(runtime.hardware)
     at: dict[int, float] = {}
     direct = []
     try:
         for i in range(COMMANDS):
-            changed.clear()
+            switches.arm()
             pipe.send(("push", f"/gpio led {'on' if i % 2 == 0 else 'off'}"))
             update_id = pipe.recv()
-            await asyncio.wait_for(changed.wait(), 10)
-            at[update_id] = switched[-1]
+            at[update_id] = await switches.next()
             while True:  # its reply is out: the next command finds the agent idle
                 pipe.send(("delivered",))
                 if pipe.recv() > i:
@@ -97,11 +82,10 @@ async def command_to_pin(pipe: Connection, state: Path) -> None:
         handed = pipe.recv()
         asker = Requester("bench", "direct")
         for i in range(COMMANDS):
-            changed.clear()
+            switches.arm()
             start = time.perf_counter()
             await runtime.hardware.write("led", i % 2 == 0, asker)
-            await changed.wait()
-            direct.append((switched[-1] - start) * 1000)
+            direct.append((await switches.next() - start) * 1000)
     finally:
         runtime.request_stop("bench")
         await task

@@ -1,13 +1,16 @@
-"""Measuring whole processes: wall time and peak RSS of a child, RSS of a running one."""
+"""Measuring: wall time and peak RSS of a child process, RSS of a running one, percentiles, and
+when the hardware's outputs switched (for latencies that end at a pin)."""
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 BIN = Path(sys.executable).parent
 
@@ -44,3 +47,36 @@ def rss_kib(pid: int) -> int:
 
 def row(label: str, value: str, target: str = "", ratio: str = "") -> None:
     print(f"  {label:<42} {value:>12}  {ratio:>10}  {target}")
+
+
+def percentile(samples: list[float], share: float) -> float:
+    """Nearest-rank percentile, ``share`` from 0 to 1 (0.99: p99)."""
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+class Switches:
+    """When the hardware's outputs switched (its ``output`` events, whoever asked), to time a
+    path that ends at a pin: :meth:`arm` before the cause, then ``await`` :meth:`next`."""
+
+    def __init__(self, hardware: Any):
+        import asyncio
+
+        self.at: list[float] = []
+        self._changed = asyncio.Event()
+        hardware.subscribe(self._seen)
+
+    def _seen(self, event: Any) -> None:
+        if event.kind == "output":
+            self.at.append(time.perf_counter())
+            self._changed.set()
+
+    def arm(self) -> None:
+        self._changed.clear()
+
+    async def next(self, timeout: float = 10.0) -> float:
+        """The time (``time.perf_counter``) of the next switch after :meth:`arm`."""
+        import asyncio
+
+        await asyncio.wait_for(self._changed.wait(), timeout)
+        return self.at[-1]
