@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -285,20 +286,17 @@ class ActionRunner:
         self._holds.clear()
 
 
-class _Blank(dict):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def fill(template: str, context: Mapping[str, object]) -> str:
-    """``template`` with ``{value}`` etc. filled in; unknown names and stray braces stay as written.
+    """``template`` with ``{value}`` etc. filled in. Only plain names are filled (no attribute or
+    index lookups, no format specs); anything else, unknown names included, stays as written.
 
-    >>> fill("{sensor} at {value} {unit}, {nope}", {"sensor": "greenhouse", "value": 28.4, "unit": "°C"})
-    'greenhouse at 28.4 °C, {nope}'
+    >>> fill("{sensor} at {value} {unit}, {nope}, {value.__class__}", {"sensor": "greenhouse",
+    ...      "value": 28.4, "unit": "°C"})
+    'greenhouse at 28.4 °C, {nope}, {value.__class__}'
     """
-    values = _Blank({k: "" if v is None else v for k, v in context.items()})
+    values = {k: "" if v is None else str(v) for k, v in context.items()}
     values.setdefault("time", time.strftime("%Y-%m-%d %H:%M"))
-    try:
-        return template.format_map(values)
-    except (ValueError, IndexError, AttributeError):
-        return template
+    return _FIELD.sub(lambda m: values.get(m.group(1), m.group(0)), template)

@@ -76,7 +76,7 @@ Address = Annotated[int, BeforeValidator(_address)]
 class SensorConfigBase(Section):
     """What every sensor section has: its polling interval."""
 
-    interval_seconds: float = Field(30.0, gt=0, le=86_400)
+    interval_seconds: float = Field(30.0, ge=0.05, le=86_400)
     """How often the agent reads it (a DS18B20 takes 0.75 s a read, a BME280 10 ms)."""
 
     @property

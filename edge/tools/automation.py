@@ -130,8 +130,9 @@ class ScheduleAddTool(_ScheduleTool[ScheduleArgs]):
         _admin_only(requester, gate, "adding a schedule")
         try:
             job = ScheduleConfig.model_validate(params.model_dump())
-        except ValidationError as exc:
-            return ToolResult(False, error="; ".join(e["msg"] for e in exc.errors()))
+        except ValidationError as exc:  # in our words: the validators' messages, not pydantic's
+            return ToolResult(False, error="; ".join(e["msg"].removeprefix("Value error, ")
+                                                     for e in exc.errors()))
         if gate.needs_approval(requester):
             refusal = await gate.check(f"schedule:{job.name}", "schedule",
                                        f"add schedule {job.name}: {job.spec} -> {job.action}",
