@@ -5,6 +5,7 @@ through the loopback Bot API, a rule the policy forbids stops the agent before i
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -151,3 +152,24 @@ interval_seconds = 0.2
     result = await agent.runtime.tools["sensor_read"].execute({"name": "lm35", "fresh": True},
                                                               asker("cli:me"))
     assert result.success and "lm35 (analog pin uno:A0): temperature 21" in result.output, result.text
+
+
+@pytest.mark.emulator
+async def test_a_cron_job_switches_an_emulated_arduino_pin_at_its_minute(start_agent, simavr_uno):
+    uno = uno_only(simavr_uno.link) + """aliases = { valve = "D13" }
+[boards.uno.pins]
+valve = { mode = "output", safe = "off" }
+[[schedules]]
+name = "mist"
+cron = "30 7 * * 1-5"
+timezone = "UTC"
+action = "gpio write valve on for 0.3s"
+"""
+    clock = ManualClock(datetime(2026, 11, 24, 7, 29, 50, tzinfo=ZoneInfo("UTC")))  # a Tuesday
+    await start_agent(uno, clock=clock)
+    seen = len(simavr_uno.levels("D13"))
+    await clock.advance(timedelta(seconds=9))
+    await asyncio.sleep(0.2)
+    assert simavr_uno.levels("D13")[seen:] == []  # 07:29:59: not yet
+    await clock.advance(timedelta(seconds=1))
+    await until(lambda: simavr_uno.levels("D13")[seen:][:2] == [1, 0], timeout=10)
