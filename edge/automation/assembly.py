@@ -45,6 +45,10 @@ from peripherals.sensors.factory import create_sensor
 
 log = logging.getLogger(__name__)
 
+MAX_RUNTIME_SCHEDULES = 100
+"""Jobs added from chat, the model or edge-cli, at most: the store stays small and the list
+readable; more belong in the config file."""
+
 
 def build_sensor_hub(config: Config, hardware: Hardware, *, pin_factory: Any = None,
                      root: str | Path = "/") -> SensorHub:
@@ -172,6 +176,10 @@ class Automation:
             self.check_schedule(job)
         except ValueError as exc:
             raise UsageError(f"schedule {job.name!r}: {exc}") from None
+        if len(self.scheduler.store.runtime_jobs()) >= MAX_RUNTIME_SCHEDULES:
+            raise UsageError(f"there are already {MAX_RUNTIME_SCHEDULES} schedules added at "
+                             "runtime; remove some (/schedule remove NAME) or put the job in the "
+                             "config file's [[schedules]]")
         return self.scheduler.add(job, added_by)
 
     def remove_schedule(self, name: str, by: str) -> None:

@@ -102,3 +102,14 @@ async def test_chat_schedule_commands(tools):
     assert await run_command("/schedule remove tea", ctx(ADMIN)) == "removed schedule tea"
     assert (await run_command("/schedule add oops", ctx(ADMIN))).startswith("Usage: /schedule")
     assert "No sensors configured" in await run_command("/sensors", ctx(USER))
+
+
+async def test_runtime_schedules_are_capped(tools, monkeypatch):
+    from edge.automation import assembly
+
+    tool_set, auto = tools
+    monkeypatch.setattr(assembly, "MAX_RUNTIME_SCHEDULES", 2)
+    for name in ("a", "b"):
+        assert (await tool_set["schedule_add"].execute({**JOB, "name": name}, ADMIN)).success
+    refused = await tool_set["schedule_add"].execute({**JOB, "name": "c"}, ADMIN)
+    assert not refused.success and "already 2 schedules" in refused.error
