@@ -33,8 +33,15 @@ from pydantic import (
 )
 
 from edge.config.section import Section, check_name
-from peripherals.sensors import ads1115, bme280, pi_health, w1
 from peripherals.sensors.base import Scaling
+from peripherals.sensors.catalog import (
+    ADS1115_ADDRESSES,
+    ADS1115_GAINS,
+    BME280_ADDRESSES,
+    BME280_UNITS,
+    DS18B20_UNITS,
+    PI_HEALTH_UNITS,
+)
 
 SENSOR_TYPES = ("pi", "ds18b20", "bme280", "ads1115", "mcp3008", "analog")
 
@@ -120,7 +127,7 @@ class PiSensorConfig(SensorConfigBase):
 
     @property
     def units(self) -> dict[str, str]:
-        return dict(pi_health.UNITS)
+        return dict(PI_HEALTH_UNITS)
 
 
 class Ds18b20SensorConfig(SensorConfigBase):
@@ -132,7 +139,7 @@ class Ds18b20SensorConfig(SensorConfigBase):
 
     @property
     def units(self) -> dict[str, str]:
-        return dict(w1.UNITS)
+        return dict(DS18B20_UNITS)
 
     @field_validator("device")
     @classmethod
@@ -153,12 +160,12 @@ class Bme280SensorConfig(SensorConfigBase):
 
     @property
     def units(self) -> dict[str, str]:
-        return dict(bme280.UNITS)
+        return dict(BME280_UNITS)
 
     @field_validator("address")
     @classmethod
     def _bme280_address(cls, address: int) -> int:
-        if address not in bme280.ADDRESSES:
+        if address not in BME280_ADDRESSES:
             raise ValueError(f"0x{address:02x}: a BME280 answers at 0x76 (SDO to GND) or 0x77 "
                              "(SDO to 3.3 V)")
         return address
@@ -180,7 +187,7 @@ class Ads1115SensorConfig(ScaledSensorConfig):
     @field_validator("address")
     @classmethod
     def _ads1115_address(cls, address: int) -> int:
-        if address not in ads1115.ADDRESSES:
+        if address not in ADS1115_ADDRESSES:
             raise ValueError(f"0x{address:02x}: an ADS1115 answers at 0x48 (ADDR to GND), 0x49 "
                              "(VDD), 0x4a (SDA) or 0x4b (SCL)")
         return address
@@ -188,9 +195,9 @@ class Ads1115SensorConfig(ScaledSensorConfig):
     @field_validator("fsr")
     @classmethod
     def _gain(cls, fsr: float) -> float:
-        if fsr not in ads1115.GAINS:
+        if fsr not in ADS1115_GAINS:
             raise ValueError(f"{fsr} V is not a range the ADS1115 has; use one of "
-                             f"{', '.join(map(str, ads1115.GAINS))}")
+                             f"{', '.join(map(str, ADS1115_GAINS))}")
         return fsr
 
 

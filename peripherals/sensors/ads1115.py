@@ -16,12 +16,13 @@ import time
 
 from peripherals.exc import SensorError
 from peripherals.sensors.base import Reading, Scaling, Sensor
+from peripherals.sensors.catalog import ADS1115_ADDRESSES, ADS1115_GAINS
 from peripherals.sensors.i2c import BusOpener, I2CChip
 
-ADDRESSES = (0x48, 0x49, 0x4A, 0x4B)
+ADDRESSES = ADS1115_ADDRESSES
 """ADDR pin to GND, VDD, SDA, SCL."""
 CHANNELS = (0, 1, 2, 3)
-GAINS = {6.144: 0b000, 4.096: 0b001, 2.048: 0b010, 1.024: 0b011, 0.512: 0b100, 0.256: 0b101}
+GAINS = ADS1115_GAINS
 """Full-scale range in volts -> PGA bits. Inputs never go beyond VDD + 0.3 V whatever the FSR."""
 DATA_RATES = {8: 0, 16: 1, 32: 2, 64: 3, 128: 4, 250: 5, 475: 6, 860: 7}
 """Samples per second -> DR bits; a single shot takes one sample period."""

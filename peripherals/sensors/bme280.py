@@ -27,13 +27,14 @@ from dataclasses import dataclass
 
 from peripherals.exc import SensorError, SensorUnavailable
 from peripherals.sensors.base import Reading, Sensor
+from peripherals.sensors.catalog import BME280_ADDRESSES, BME280_UNITS
 from peripherals.sensors.i2c import BusOpener, I2CChip, little_endian
 
 log = logging.getLogger(__name__)
 
-ADDRESSES = (0x76, 0x77)
+ADDRESSES = BME280_ADDRESSES
 """0x76 with SDO to GND (most breakout boards), 0x77 with SDO to 3.3 V."""
-UNITS = {"temperature": "°C", "pressure": "hPa", "humidity": "%"}
+UNITS = BME280_UNITS
 
 CHIP_ID = 0x60
 REG_ID, REG_CALIB_TP, REG_CALIB_H = 0xD0, 0x88, 0xE1

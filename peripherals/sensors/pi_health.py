@@ -22,6 +22,7 @@ from pathlib import Path
 
 from peripherals.exc import SensorError
 from peripherals.sensors.base import Reading, Sensor
+from peripherals.sensors.catalog import PI_HEALTH_UNITS, PI_THROTTLE_BITS
 
 log = logging.getLogger(__name__)
 
@@ -29,22 +30,9 @@ THERMAL_ZONE = "sys/class/thermal/thermal_zone0/temp"
 THROTTLED_NODE = "sys/devices/platform/soc/soc:firmware/get_throttled"
 LOADAVG, MEMINFO = "proc/loadavg", "proc/meminfo"
 
-THROTTLE_BITS = {
-    "under_voltage": 0, "freq_capped": 1, "throttled": 2, "soft_temp_limit": 3,
-    "under_voltage_occurred": 16, "freq_capped_occurred": 17, "throttled_occurred": 18,
-    "soft_temp_limit_occurred": 19,
-}
-"""Flag -> bit of get_throttled. ``freq_capped`` is the ARM frequency cap, ``soft_temp_limit``
-the soft temperature limit (60 °C by default on a Pi 3B+); ``*_occurred`` stay set until
-reboot. Each flag reads 1 or 0."""
-
-UNITS: dict[str, str] = {
-    "cpu_temperature": "°C",
-    **{flag: "" for flag in THROTTLE_BITS},
-    "load_1m": "", "load_5m": "", "load_15m": "",
-    "disk_used": "%",
-    "memory_used": "%",
-}
+THROTTLE_BITS = PI_THROTTLE_BITS
+"""Flag -> bit of get_throttled (the table lives in :mod:`peripherals.sensors.catalog`)."""
+UNITS = PI_HEALTH_UNITS
 
 
 def decode_throttled(value: int) -> dict[str, bool]:

@@ -20,13 +20,14 @@ from pathlib import Path
 
 from peripherals.exc import SensorError, SensorUnavailable
 from peripherals.sensors.base import Reading, Sensor
+from peripherals.sensors.catalog import DS18B20_UNITS
 
 log = logging.getLogger(__name__)
 
 DEVICES = "sys/bus/w1/devices"
 FAMILY = "28-"
 POWER_ON_MILLIDEGREES = 85000
-UNITS = {"temperature": "°C"}
+UNITS = DS18B20_UNITS
 
 ENABLE_W1 = ("enable 1-Wire: add dtoverlay=w1-gpio to /boot/firmware/config.txt (data on GPIO4; "
              "dtoverlay=w1-gpio,gpiopin=N for another pin) or use `sudo raspi-config` > Interface "
