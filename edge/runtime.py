@@ -30,7 +30,6 @@ from edge.hardware import build_hardware
 from edge.logsetup import RecentEvents
 from edge.memory.base import EmbeddingProvider, Memory
 from edge.ownership import LOCK_NAME, AgentLock
-from edge.providers.switch import ModelSwitch
 from edge.redaction import secret_values
 from edge.requester import Requester
 from edge.sdnotify import ServiceNotifier
@@ -40,6 +39,7 @@ from edge.tools.gpio import hardware_tools
 
 if TYPE_CHECKING:
     from edge.mqtt.bridge import MqttBridge
+    from edge.providers.switch import ModelSwitch
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 """Each stops the agent the same way: outputs to their safe levels, then exit. SIGHUP is a

@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from edge.agent.commands import CommandContext, run_command
 from edge.agent.context import compact, estimate_tokens, evaluate_guard, is_context_overflow, prune_to_share
@@ -37,8 +38,10 @@ from edge.hardware import Hardware
 from edge.memory.base import Memory
 from edge.messages import ChatMessage
 from edge.providers.base import Provider, ProviderError
-from edge.providers.switch import ModelSwitch
 from edge.tools.base import Tool, spec_of
+
+if TYPE_CHECKING:  # the provider stack loads only when a model is configured
+    from edge.providers.switch import ModelSwitch
 
 log = logging.getLogger(__name__)
 

@@ -12,13 +12,11 @@ from typing import TYPE_CHECKING, Any
 from edge.config.model import EndpointConfig, ProviderConfig
 from edge.providers.keys import KeyRing, resolve_api_keys
 from edge.providers.presets import DEFAULT_KEY_VARIABLE, PRESETS
-from edge.providers.prompt_guided import ToolSupportMemory
-from edge.providers.reliable import RetryPolicy
-from edge.providers.router import ClassificationRule
-from edge.providers.switch import Endpoint, ModelSwitch
 
 if TYPE_CHECKING:  # the wire modules import httpx: they load when an endpoint is built
     from edge.providers.endpoint import ToolMode, WireProvider
+    from edge.providers.prompt_guided import ToolSupportMemory
+    from edge.providers.switch import ModelSwitch
 
 
 def endpoint_keys(config: EndpointConfig, env: Mapping[str, str] = os.environ) -> KeyRing:
@@ -93,6 +91,12 @@ def create_provider(config: ProviderConfig,
     (routes over a failover chain over wire providers), or None when no model is configured."""
     if not config.configured:
         return None
+    # the provider stack loads only when a model is configured (idle memory of an agent without one)
+    from edge.providers.prompt_guided import ToolSupportMemory
+    from edge.providers.reliable import RetryPolicy
+    from edge.providers.router import ClassificationRule
+    from edge.providers.switch import Endpoint, ModelSwitch
+
     memory = ToolSupportMemory()
     endpoints = [Endpoint(c.display_name, create_endpoint(c, tool_memory=memory, env=env),
                           c.model, list(c.fallback_models), row)
