@@ -7,7 +7,6 @@ a ring buffer of recent warnings and errors that ``edge-cli status`` shows.
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 import sys
 from collections import deque
@@ -54,8 +53,7 @@ def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None
         handlers.append(console)
     if file is not None and not under_systemd(env):
         file.parent.mkdir(parents=True, exist_ok=True)
-        rotating = logging.handlers.RotatingFileHandler(
-            file, maxBytes=LOG_FILE_MAX_BYTES, backupCount=LOG_FILE_BACKUPS, encoding="utf-8")
+        rotating = RotatingLogFile(file, LOG_FILE_MAX_BYTES, LOG_FILE_BACKUPS)
         os.chmod(file, 0o640)
         rotating.setFormatter(make_formatter(style, journald=False))
         handlers.append(rotating)
@@ -64,6 +62,44 @@ def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None
     root = logging.getLogger()
     root.handlers[:] = handlers
     root.setLevel(level.upper())
+
+
+class RotatingLogFile(logging.FileHandler):
+    """The log file, rotated by size as ``logging.handlers.RotatingFileHandler`` does
+    (``edge-agent.log`` -> ``.1`` ... ``.N``, the oldest dropped). Our own because that module
+    imports pickle, socket and queue with it: 0.3 MB of a resident agent's idle memory."""
+
+    def __init__(self, path: Path, max_bytes: int, backups: int):
+        super().__init__(path, encoding="utf-8")
+        self.max_bytes, self.backups = max_bytes, backups
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self._full(record):
+                self._rotate()
+        except OSError:
+            self.handleError(record)
+        super().emit(record)
+
+    def _full(self, record: logging.LogRecord) -> bool:
+        if not os.path.isfile(self.baseFilename):  # never rotate a pipe or /dev/null
+            return False
+        if self.stream is None:
+            self.stream = self._open()
+        return self.stream.seek(0, os.SEEK_END) + len(self.format(record)) + 1 >= self.max_bytes
+
+    def _rotate(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None  # reopened by emit
+        for index in range(self.backups - 1, 0, -1):
+            older = f"{self.baseFilename}.{index}"
+            if os.path.exists(older):
+                os.replace(older, f"{self.baseFilename}.{index + 1}")
+        if self.backups > 0:
+            os.replace(self.baseFilename, f"{self.baseFilename}.1")
+        else:
+            open(self.baseFilename, "w").close()  # noqa: SIM115  (truncate)
 
 
 def configure_from(loaded: Any, env: Mapping[str, str] = os.environ, *, stream: bool = True,

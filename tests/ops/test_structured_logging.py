@@ -125,3 +125,27 @@ def test_redaction_filter_leaves_plain_events_alone():
     rec = record("actuation board=%s pin=%s value=%s", "gpio", "GPIO17", "on")
     RedactionFilter(Redactor(["nothing-here"])).filter(rec)
     assert rec.getMessage() == "actuation board=gpio pin=GPIO17 value=on"
+
+
+def test_log_file_rotates_by_size_keeping_the_newest_backups(tmp_path):
+    from edge.logsetup import RotatingLogFile
+
+    path = tmp_path / "edge-agent.log"
+    handler = RotatingLogFile(path, max_bytes=100, backups=2)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log = logging.getLogger("test.rotation")
+    log.propagate, log.level = False, logging.INFO
+    log.addHandler(handler)
+    try:
+        for n in range(12):
+            log.info("event=%02d %s", n, "x" * 30)
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["edge-agent.log", "edge-agent.log.1", "edge-agent.log.2"]
+    assert all(p.stat().st_size < 100 for p in tmp_path.iterdir())
+    assert "event=11" in path.read_text()
+    assert "event=00" not in "".join(p.read_text() for p in tmp_path.iterdir())  # dropped
+    newest_backup = (tmp_path / "edge-agent.log.1").read_text()
+    assert newest_backup < path.read_text()  # .1 holds the events just before the current file
