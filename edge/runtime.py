@@ -33,7 +33,6 @@ from edge.ownership import LOCK_NAME, AgentLock
 from edge.redaction import secret_values
 from edge.requester import Requester
 from edge.sdnotify import ServiceNotifier
-from edge.status import format_status, memory_store_summary, redact_status
 from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
 
@@ -98,6 +97,8 @@ class Runtime:
         """What ``edge-cli run`` exits with: 1 when a piped run could not get an answer."""
 
     async def status(self) -> dict[str, Any]:
+        from edge.status import memory_store_summary, redact_status  # on the first status: idle memory
+
         channels = [await sup.health() for sup in self.supervisors.values()]
         provider = self.config.provider
         return redact_status({
@@ -136,6 +137,8 @@ class Runtime:
                 "last_error": why}
 
     async def status_text(self, full: bool = True) -> str:
+        from edge.status import format_status
+
         return format_status(await self.status(), full=full)
 
     def request_stop(self, reason: str = "") -> None:
@@ -217,9 +220,10 @@ class Runtime:
             await self.hardware.start()
             await self._start_mqtt()
             await control.start()
-            from edge.providers.factory import create_provider
+            if self.config.provider.configured:  # the provider modules load only for a model
+                from edge.providers.factory import create_provider
 
-            self.provider = create_provider(self.config.provider)
+                self.provider = create_provider(self.config.provider)
             tasks.extend(await self._start_memory())
             self._build_channels()
             dispatcher = self._build_dispatcher()

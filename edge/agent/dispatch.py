@@ -20,14 +20,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from edge.agent.commands import parse_command
 from edge.agent.debounce import InboundDebouncer, merge
-from edge.agent.drafts import Draft, supports_drafts
 from edge.agent.hooks import HookRunner
-from edge.agent.outbound import deliver
 from edge.agent.pipeline import Agent
 from edge.channels.base import Channel, ChannelMessage, SendMessage
+
+if TYPE_CHECKING:
+    from edge.agent.drafts import Draft
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,8 @@ class Dispatcher:
         msg = received
         log.info("message_received channel=%s from=%s id=%s chars=%d",
                  msg.channel, msg.sender, msg.id, len(msg.content))
+        from edge.agent.commands import parse_command  # with the first message: idle memory
+
         command = parse_command(msg.content)
         if command and command[0] == "stop":
             await self.debouncer.flush(msg.interruption_scope)
@@ -145,6 +148,8 @@ class Dispatcher:
         await self._send(msg, reply)
 
     async def _turn(self, msg: ChannelMessage) -> None:
+        from edge.agent.drafts import Draft, supports_drafts  # with the first turn: idle memory
+
         channel = self.channels[msg.channel]
         draft = Draft(channel, msg) if supports_drafts(channel) else None
         async with self._slots:
@@ -179,6 +184,8 @@ class Dispatcher:
         reply = await self.hooks.sending(msg, reply) or ("(withheld)" if draft and draft.message_id else None)
         if not reply:
             return
+        from edge.agent.outbound import deliver  # with the first reply: idle memory
+
         try:
             if draft is not None:
                 await draft.finish(reply, self.delivery_base_delay)

@@ -23,24 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from edge.agent.commands import CommandContext, run_command
-from edge.agent.context import compact, estimate_tokens, evaluate_guard, is_context_overflow, prune_to_share
-from edge.agent.history import prepare_history
-from edge.agent.loop import TextSink, run_tool_loop
-from edge.agent.memory_context import build_memory_context
 from edge.agent.preflight import Preflight
-from edge.agent.prompt import PromptContext, build_system_prompt
-from edge.agent.sanitize import sanitize_response
 from edge.agent.sessions import Session, SessionStore
 from edge.channels.base import ChannelMessage
 from edge.config.model import AgentConfig, MemoryConfig
 from edge.hardware import Hardware
 from edge.memory.base import Memory
 from edge.messages import ChatMessage
-from edge.providers.base import Provider, ProviderError
 from edge.tools.base import Tool, spec_of
 
 if TYPE_CHECKING:  # the provider stack loads only when a model is configured
+    from edge.agent.loop import TextSink
+    from edge.providers.base import Provider
     from edge.providers.switch import ModelSwitch
 
 log = logging.getLogger(__name__)
@@ -114,6 +108,8 @@ class Agent:
 
     async def command(self, msg: ChannelMessage) -> str | None:
         """The reply to a runtime or hardware command, or None when ``msg`` is not one."""
+        from edge.agent.commands import CommandContext, run_command  # on use: idle memory
+
         ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.requester,
                              reset_session=lambda: self.sessions.reset_session(msg.session_key),
                              provider=self.provider,
@@ -134,6 +130,11 @@ class Agent:
             return NO_PROVIDER_REPLY
         if not self.preflight.within_rate(msg):
             return RATE_LIMITED_REPLY
+        # the turn's steps load with the first turn: an idle agent does not hold them in memory
+        from edge.agent.context import evaluate_guard
+        from edge.agent.sanitize import sanitize_response
+        from edge.providers.base import ProviderError
+
         guard = evaluate_guard(self.settings.context_window_tokens)
         if guard.should_block:
             return (f"The model's context window ({guard.tokens} tokens) is below the 16,000 "
@@ -176,6 +177,10 @@ class Agent:
     async def _run_with_compaction(self, provider: Provider, msg: ChannelMessage,
                                    session: Session, user_turn: ChatMessage,
                                    on_text: TextSink | None) -> str:
+        from edge.agent.context import compact, is_context_overflow
+        from edge.agent.history import prepare_history
+        from edge.providers.base import ProviderError
+
         try:
             return await self._model_turn(provider, msg, session, user_turn, on_text)
         except ProviderError as exc:
@@ -189,6 +194,12 @@ class Agent:
 
     async def _model_turn(self, provider: Provider, msg: ChannelMessage, session: Session,
                           user_turn: ChatMessage, on_text: TextSink | None) -> str:
+        from edge.agent.context import estimate_tokens, prune_to_share
+        from edge.agent.history import prepare_history
+        from edge.agent.loop import run_tool_loop
+        from edge.agent.memory_context import build_memory_context
+        from edge.agent.prompt import PromptContext, build_system_prompt
+
         history = prepare_history(session.turns + [user_turn])
         history, dropped = prune_to_share(history, self.settings.context_window_tokens,
                                           self.settings.history_share)
