@@ -16,6 +16,7 @@ happen before this, in :mod:`edge.agent.dispatch`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -29,7 +30,7 @@ from edge.channels.base import ChannelMessage
 from edge.config.model import AgentConfig, MemoryConfig
 from edge.hardware import Hardware
 from edge.memory.base import Memory
-from edge.messages import ChatMessage
+from edge.messages import ChatMessage, ToolSpec
 from edge.tools.base import Tool, spec_of
 
 if TYPE_CHECKING:  # the provider stack loads only when a model is configured
@@ -103,8 +104,11 @@ class Agent:
     """(when, why) the model last failed to answer, until it answers again: status shows it."""
     """Turns the model could not answer (timeout, provider failure): a piped run exits 1."""
 
-    def __post_init__(self) -> None:
-        self.specs = [spec_of(t) for t in self.tools]  # tools are fixed for the agent's life
+    @functools.cached_property
+    def specs(self) -> list[ToolSpec]:
+        """The tools' specs, built for the first model turn (an agent that only idles or runs
+        commands never generates the JSON schemas); the tools are fixed for the agent's life."""
+        return [spec_of(t) for t in self.tools]
 
     async def command(self, msg: ChannelMessage) -> str | None:
         """The reply to a runtime or hardware command, or None when ``msg`` is not one."""
