@@ -121,7 +121,8 @@ def test_each_driver_built_from_its_section_yields_what_the_section_announced(
      r"sensors\.x\.quantity: .*letters, digits and '_'"),
     ('[sensors.x]\ntype = "mcp3008"\nchannel = 1\nselect_pin = "GPIO5"\ndevice = 1\n',
      r"sensors\.x: .*select_pin and port/device both choose the chip select"),
-    ('[sensors.x]\ntype = "pi"\ninterval_seconds = 0\n', r"sensors\.x\.interval_seconds: .*greater than or equal to 0\.05"),
+    ('[sensors.x]\ntype = "pi"\ninterval_seconds = 0\n',
+     r"sensors\.x\.interval_seconds: .*greater than or equal to 0\.05"),
     ('[sensors.x]\ntype = "pi"\nbus = 1\n', r"sensors\.x\.bus: unknown key"),
     ('[sensors.x]\ntype = "bme280"\naddress = "seventy"\n', r"sensors\.x\.address: .*I2C address such as 0x76"),
 ])
