@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from edge.logformat import make_formatter
-from edge.redaction import RedactionFilter, Redactor
+from edge.redaction import Redactor
 
 LOG_FILE_MAX_BYTES = 1024 * 1024
 LOG_FILE_BACKUPS = 3
@@ -62,6 +62,23 @@ def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None
     root = logging.getLogger()
     root.handlers[:] = handlers
     root.setLevel(level.upper())
+
+
+
+class RedactionFilter(logging.Filter):
+    def __init__(self, redactor: Redactor):
+        super().__init__()
+        self.redactor = redactor
+        self._exc_formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = self.redactor.redact(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._exc_formatter.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redactor.redact(record.exc_text)
+        return True
 
 
 class RotatingLogFile(logging.FileHandler):

@@ -7,8 +7,8 @@ import pytest
 
 from edge.config.loader import load_config
 from edge.logformat import JsonFormatter, KeyValueFormatter, parse_line
-from edge.logsetup import RecentEvents, configure, configure_from
-from edge.redaction import RedactionFilter, Redactor, secret_values
+from edge.logsetup import RecentEvents, RedactionFilter, configure, configure_from
+from edge.redaction import Redactor, secret_values
 
 
 def record(msg, *args, level=logging.INFO, exc_info=None):
