@@ -22,8 +22,8 @@ def register(sub, common) -> None:
     rules.set_defaults(handler=show_rules)
     schedules = sub.add_parser(
         "schedules", parents=[common], help="scheduled jobs: list, add, remove",
-        description="Jobs from [[schedules]] and those added at runtime: when each runs next, "
-        "its action and its last result. add and remove change the running agent (or, with "
+        description="Jobs from [[schedules]] and those added at runtime: when each runs next,\n"
+        "its action and its last result. add and remove change the running agent (or, with\n"
         "none running, the state directory it reads at start).",
         epilog="examples:\n  edge-cli schedules\n"
         "  edge-cli schedules add water --cron '0 6 * * *' gpio write pump on for 30s\n"

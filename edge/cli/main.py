@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from importlib import import_module
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from edge import __version__
 
@@ -52,22 +52,50 @@ def command_in(argv: list[str]) -> str | None:
     return None
 
 
+def help_width() -> int:
+    """What argparse wraps help to: $COLUMNS, else the terminal's width, else 80; less 2."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return max(columns, 20) - 2
+
+
 def build_parser(command: str | None = None):
     """The parser for every command, or only for ``command``'s module when it is known."""
     import argparse
 
-    common = argparse.ArgumentParser(add_help=False)
+    def sized(base: type[argparse.HelpFormatter]) -> type[argparse.HelpFormatter]:
+        """``base`` told the terminal's width by os, not shutil (which imports bz2, lzma and
+        zlib: about 3 ms on every command, since argparse builds a formatter per argument)."""
+
+        class Sized(base):  # type: ignore[valid-type,misc]
+            def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                         width: int | None = None):
+                super().__init__(prog, indent_increment, max_help_position,
+                                 width or help_width())
+
+        return Sized
+
+    class Parser(argparse.ArgumentParser):
+        """Usage errors become CommandLineError, so that --json can report them as JSON."""
+
+        def __init__(self, *args: Any, **kwargs: Any):
+            kwargs["formatter_class"] = sized(kwargs.get("formatter_class", argparse.HelpFormatter))
+            super().__init__(*args, **kwargs)
+
+        def error(self, message: str) -> NoReturn:
+            raise CommandLineError(f"{self.prog}: {message}", self.format_usage())
+
+    common = Parser(add_help=False)
     common.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
                         help="config file (default: $EDGE_CONFIG, /etc/edge-agent/config.toml, "
                              "~/.config/edge-agent/config.toml)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print machine-readable JSON")
-
-    class Parser(argparse.ArgumentParser):
-        """Usage errors become CommandLineError, so that --json can report them as JSON."""
-
-        def error(self, message: str) -> NoReturn:
-            raise CommandLineError(f"{self.prog}: {message}", self.format_usage())
 
     parser = Parser(prog="edge-cli", description=DESCRIPTION, epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common])
