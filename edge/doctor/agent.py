@@ -55,14 +55,19 @@ async def _direct_board_status(config) -> list[dict]:
         await hardware.shutdown()
 
 
-def board_statuses(loaded) -> tuple[list[dict], str]:
-    """Board status dicts from the running agent if one answers, else by connecting directly."""
+def agent_status(loaded) -> dict:
+    """The running agent's status data; DaemonUnavailable (an EdgeError) when none answers."""
     from edge.control import client
     from edge.paths import socket_candidates
 
+    reply = client.request(socket_candidates(loaded.config.paths.state_dir), "status")
+    return reply.get("data") or {}
+
+
+def board_statuses(loaded) -> tuple[list[dict], str]:
+    """Board status dicts from the running agent if one answers, else by connecting directly."""
     try:
-        reply = client.request(socket_candidates(loaded.config.paths.state_dir), "status")
-        return (reply.get("data") or {}).get("boards", []), "running agent"
+        return agent_status(loaded).get("boards", []), "running agent"
     except DaemonUnavailable:
         return asyncio.run(_direct_board_status(loaded.config)), "direct connection"
 
@@ -71,14 +76,10 @@ def running_provider(loaded) -> dict | None:
     """The running agent's provider section (the model in use now), or None without an agent."""
     if loaded is None:
         return None
-    from edge.control import client
-    from edge.paths import socket_candidates
-
     try:
-        reply = client.request(socket_candidates(loaded.config.paths.state_dir), "status")
+        provider = agent_status(loaded).get("provider")
     except EdgeError:
         return None
-    provider = (reply.get("data") or {}).get("provider")
     return provider if isinstance(provider, dict) else None
 
 
@@ -116,12 +117,8 @@ def check_boards(loaded) -> Check:
 def sensor_rows(loaded) -> tuple[list[dict], str]:
     """Each sensor's row from the running agent if one answers, else read once directly (an
     analog board pin is left to the agent: reading it means opening the board)."""
-    from edge.control import client
-    from edge.paths import socket_candidates
-
     try:
-        reply = client.request(socket_candidates(loaded.config.paths.state_dir), "status")
-        return (reply.get("data") or {}).get("sensors", []), "running agent"
+        return agent_status(loaded).get("sensors", []), "running agent"
     except DaemonUnavailable:
         return asyncio.run(_read_sensors_directly(loaded.config)), "direct read"
 

@@ -11,15 +11,13 @@ FIX = ("check that the broker runs and that [mqtt] url, username, EDGE_MQTT__PAS
 
 def running_mqtt(loaded) -> dict | None:
     """The running agent's ``mqtt`` status section, or None when no agent answers."""
-    from edge.control import client
+    from edge.doctor.agent import agent_status
     from edge.exc import EdgeError
-    from edge.paths import socket_candidates
 
     try:
-        reply = client.request(socket_candidates(loaded.config.paths.state_dir), "status")
+        mqtt = agent_status(loaded).get("mqtt")
     except EdgeError:
         return None
-    mqtt = (reply.get("data") or {}).get("mqtt")
     return mqtt if isinstance(mqtt, dict) else None
 
 
