@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from edge.exc import EdgeError
 from edge.requester import Requester
+from edge.status import readings_text
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading, Scaling, Sensor
 
@@ -202,8 +203,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
         return "No sensors configured (add [sensors.NAME] sections)."
     lines = []
     for row in rows:
-        values = ", ".join(f"{q} {r['value']:g} {r['unit']}".rstrip()
-                           for q, r in row["readings"].items()) or "no reading yet"
+        values = readings_text(row["readings"])
         age = f" ({row['age_seconds']:g} s ago)" if row["age_seconds"] is not None else ""
         error = f"  FAILING: {row['error']}" if row["error"] else ""
         lines.append(f"{row['name']} ({row['where']}): {values}{age}{error}")

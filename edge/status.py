@@ -72,6 +72,16 @@ def format_duration(seconds: float) -> str:
     return f"{minutes}m {secs}s" if minutes else f"{secs}s"
 
 
+def readings_text(readings: dict[str, dict[str, Any]]) -> str:
+    """A sensor's readings as status and ``/sensors`` show them.
+
+    >>> readings_text({"temperature": {"value": 21.5, "unit": "°C"}, "load": {"value": 1, "unit": ""}})
+    'temperature 21.5 °C, load 1'
+    """
+    return ", ".join(f"{q} {r['value']:g} {r['unit']}".rstrip()
+                     for q, r in readings.items()) or "no reading yet"
+
+
 def redact_status(status: dict[str, Any], secrets: Iterable[str] = ()) -> dict[str, Any]:
     """A copy of ``status`` with its free text (errors, board details) redacted like the logs.
 
@@ -152,8 +162,7 @@ def format_status(status: dict, *, full: bool = True) -> str:
     else:
         lines.append("provider: none configured (direct commands only; see [provider] in config)")
     for sensor in status.get("sensors", []):
-        values = ", ".join(f"{q} {r['value']:g} {r['unit']}".rstrip()
-                           for q, r in sensor["readings"].items()) or "no reading yet"
+        values = readings_text(sensor["readings"])
         failing = f", FAILING: {sensor['error']}" if sensor.get("error") and full else (
             ", FAILING" if sensor.get("error") else "")
         lines.append(f"sensor {sensor['name']}: {values}{failing}")
