@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from edge.records import Field, Invalid, Record
 
 log = logging.getLogger(__name__)
 
@@ -28,40 +28,41 @@ MAX_TEXT_CHARS = 8192
 MAX_CALLBACK_DATA = 64
 """Telegram caps ``callback_data`` at 64 bytes."""
 
-UserId = Annotated[StrictInt, Field(gt=0)]
-Text = Annotated[StrictStr, Field(max_length=MAX_TEXT_CHARS)]
+UserId = Annotated[int, Field(gt=0)]
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+class _Model(Record, extra="ignore", frozen=True, strict=True):
+    """Strict: an int is never text or a bool, text is never a number; other keys are ignored.
+    Subclasses repeat ``frozen=True``: type checkers take it per class, as for dataclasses."""
 
 
-class User(_Model):
+class User(_Model, frozen=True):
     id: UserId
     is_bot: bool = False
-    username: StrictStr | None = None
+    username: str | None = None
 
 
-class Chat(_Model):
-    id: StrictInt
+class Chat(_Model, frozen=True):
+    id: int
     """Negative for groups and channels."""
-    type: StrictStr = "private"
+    type: str = "private"
 
 
-class RepliedMessage(_Model):
+class RepliedMessage(_Model, frozen=True):
     """The message a message replies to: only its author matters (a reply to the bot is a
     mention)."""
-    sender: User | None = Field(None, alias="from")
+    sender: User | None = Field(default=None, alias="from")
 
 
-class Message(_Model):
-    message_id: StrictInt
-    date: StrictInt
+class Message(_Model, frozen=True):
+    message_id: int
+    date: int
     chat: Chat
     sender: User = Field(alias="from")
     text: Text | None = None
     caption: Text | None = None
-    message_thread_id: StrictInt | None = None
+    message_thread_id: int | None = None
     is_topic_message: bool = False
     reply_to_message: RepliedMessage | None = None
     photo: list | None = None
@@ -75,22 +76,22 @@ class Message(_Model):
                      if getattr(self, kind) is not None)
 
 
-class ButtonMessage(_Model):
+class ButtonMessage(_Model, frozen=True):
     """The message carrying an inline keyboard, as a callback query reports it."""
-    message_id: StrictInt
+    message_id: int
     chat: Chat
     text: Text | None = None
 
 
-class CallbackQuery(_Model):
-    id: Annotated[StrictStr, Field(min_length=1, max_length=256)]
+class CallbackQuery(_Model, frozen=True):
+    id: Annotated[str, Field(min_length=1, max_length=256)]
     sender: User = Field(alias="from")
-    data: Annotated[StrictStr, Field(max_length=MAX_CALLBACK_DATA)] | None = None
+    data: Annotated[str, Field(max_length=MAX_CALLBACK_DATA)] | None = None
     message: ButtonMessage | None = None
 
 
-class Update(_Model):
-    update_id: StrictInt
+class Update(_Model, frozen=True):
+    update_id: int
     message: Message | None = None
     callback_query: CallbackQuery | None = None
 
@@ -109,7 +110,7 @@ def update_id_of(raw: object) -> int | None:
 
 
 def parse_update(raw: object) -> Update | None:
-    """The update as a model, or None (logged) when it is malformed or of a kind not handled."""
+    """The update as a record, or None (logged) when it is malformed or of a kind not handled."""
     update_id = update_id_of(raw)
     if not isinstance(raw, dict) or not any(raw.get(kind) is not None for kind in KINDS):
         keys = sorted(str(k)[:32] for k in raw)[:8] if isinstance(raw, dict) else type(raw).__name__
@@ -117,9 +118,9 @@ def parse_update(raw: object) -> Update | None:
                  update_id, keys)
         return None
     try:
-        return Update.model_validate(raw)
-    except ValidationError as exc:
-        fields = sorted({".".join(map(str, e["loc"])) for e in exc.errors()})[:5]
+        return Update.parse(raw)
+    except Invalid as exc:
+        fields = sorted({issue.where for issue in exc.issues})[:5]
         log.warning("telegram_update_ignored update_id=%s reason=malformed fields=%s",
                     update_id, ",".join(fields))
         return None

@@ -11,20 +11,19 @@ from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from edge.automation.assembly import Automation
 from edge.automation.engine import RuleEngine
 from edge.config.schedules import ScheduleConfig
 from edge.exc import PolicyDenied
+from edge.records import Field, Invalid, Record
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
 from edge.tools.base import ModelTool, P, Tool, ToolResult
 from edge.tools.sensors import SensorReadTool
 
 
-class NoArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class NoArgs(Record):
+    """No arguments: any given is refused."""
 
 
 def format_rules(rows: list[dict[str, Any]]) -> str:
@@ -101,13 +100,12 @@ class ScheduleListTool(_ScheduleTool[NoArgs]):
         return ToolResult(True, format_schedules(rows), data={"schedules": rows})
 
 
-class ScheduleArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ScheduleArgs(Record):
     name: str = Field(description="A short name: letters, digits, - and _")
-    cron: str | None = Field(None, description="Five-field cron expression, e.g. '0 6 * * *'")
-    every: str | None = Field(None, description="An interval such as '10m', '1h30m'")
-    at: str | None = Field(None, description="Once, at a local time '2026-12-01 06:00'")
-    timezone: str = Field("", description="IANA zone, e.g. 'Europe/Berlin'; empty: the Pi's")
+    cron: str | None = Field(default=None, description="Five-field cron expression, e.g. '0 6 * * *'")
+    every: str | None = Field(default=None, description="An interval such as '10m', '1h30m'")
+    at: str | None = Field(default=None, description="Once, at a local time '2026-12-01 06:00'")
+    timezone: str = Field(default="", description="IANA zone, e.g. 'Europe/Berlin'; empty: the Pi's")
     catch_up: Literal["skip", "once"] = "skip"
     action: str = Field(description="What to do, e.g. 'gpio write pump on for 30s', "
                         "'notify Water the seedlings', 'sensor read greenhouse'")
@@ -129,10 +127,9 @@ class ScheduleAddTool(_ScheduleTool[ScheduleArgs]):
         gate = self.automation.hardware.policy.approvals
         _admin_only(requester, gate, "adding a schedule")
         try:
-            job = ScheduleConfig.model_validate(params.model_dump())
-        except ValidationError as exc:  # in our words: the validators' messages, not pydantic's
-            return ToolResult(False, error="; ".join(e["msg"].removeprefix("Value error, ")
-                                                     for e in exc.errors()))
+            job = ScheduleConfig.parse(params.dump())
+        except Invalid as exc:  # the schedule's own checks: exactly one of cron/every/at, ...
+            return ToolResult(False, error="; ".join(map(str, exc.issues)))
         if gate.needs_approval(requester):
             refusal = await gate.check(f"schedule:{job.name}", "schedule",
                                        f"add schedule {job.name}: {job.spec} -> {job.action}",
@@ -144,8 +141,7 @@ class ScheduleAddTool(_ScheduleTool[ScheduleArgs]):
         return ToolResult(True, f"added: {format_schedules(rows)}", data={"schedule": rows[0]})
 
 
-class ScheduleNameArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ScheduleNameArgs(Record):
     name: str = Field(description="The schedule's name")
 
 

@@ -1,5 +1,6 @@
 """The Tool protocol (name, description, parameter schema, async
-execute returning a ToolResult) and a base class whose schema is generated from a pydantic model.
+execute returning a ToolResult) and a base class whose schema is generated from a record of its
+parameters (:class:`edge.records.Record`).
 
 Failures the model can react to (refused pin, bad argument) are ``ToolResult(success=False)``,
 never exceptions, so the tool loop can hand them back to the model.
@@ -8,14 +9,12 @@ never exceptions, so the tool loop can hand them back to the model.
 from __future__ import annotations
 
 import copy
-import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ValidationError
-
 from edge.exc import EdgeError
 from edge.messages import ToolSpec
+from edge.records import Invalid, Record
 from edge.requester import Requester
 from peripherals.exc import BoardError
 
@@ -56,29 +55,27 @@ def spec_of(tool: Tool) -> ToolSpec:
     return ToolSpec(tool.name, tool.description, tool.parameters_schema())
 
 
-@functools.cache
-def _schema_of(params: type[BaseModel]) -> dict[str, Any]:
-    """JSON schema of a parameter model, generated once (it is costly and never changes)."""
-    schema = params.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
+_SCHEMAS: dict[type[Record], dict[str, Any]] = {}
+
+
+def _schema_of(params: type[Record]) -> dict[str, Any]:
+    """JSON schema of a parameter record, worked out once (it never changes)."""
+    schema = _SCHEMAS.get(params)
+    if schema is None:
+        schema = _SCHEMAS[params] = params.json_schema()
     return schema
 
 
-def _argument_errors(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        parts.append(f"{where}: {err['msg']}")
+def _argument_errors(exc: Invalid) -> str:
+    parts = [f"{issue.where or 'arguments'}: {issue.message}" for issue in exc.issues]
     return "invalid arguments: " + "; ".join(parts)
 
 
-P = TypeVar("P", bound=BaseModel)
+P = TypeVar("P", bound=Record)
 
 
 class ModelTool(Generic[P]):
-    """A tool whose arguments are the pydantic model ``Params``; subclasses implement ``run``."""
+    """A tool whose arguments are the record ``Params``; subclasses implement ``run``."""
 
     name: ClassVar[str]
     description: ClassVar[str]
@@ -89,8 +86,8 @@ class ModelTool(Generic[P]):
 
     async def execute(self, args: dict[str, Any], requester: Requester) -> ToolResult:
         try:
-            params = self.Params.model_validate(args or {})
-        except ValidationError as exc:
+            params = self.Params.parse(args or {})
+        except Invalid as exc:
             return ToolResult(False, error=_argument_errors(exc))
         try:
             return await self.run(params, requester)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from edge.hardware import Hardware, Pin
+from edge.records import Field, Record
 from edge.requester import Requester
 from edge.tools.base import ModelTool, P, Tool, ToolResult
 from peripherals.exc import BoardError
@@ -18,8 +17,8 @@ from peripherals.exc import BoardError
 PIN_HELP = "Pin name or alias, e.g. 'led', 'GPIO17', or 'board:pin' when several boards exist"
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Args(Record):
+    """A tool's arguments: an unknown one is refused (records forbid extra keys)."""
 
 
 class PinArgs(_Args):
@@ -32,7 +31,7 @@ class WriteArgs(PinArgs):
 
 class PwmArgs(PinArgs):
     duty: float = Field(ge=0.0, le=1.0, description="Duty cycle from 0.0 (off) to 1.0 (fully on)")
-    frequency: float | None = Field(None, gt=0, le=100_000, description="PWM frequency in Hz")
+    frequency: float | None = Field(default=None, gt=0, le=100_000, description="PWM frequency in Hz")
 
 
 class ServoArgs(PinArgs):

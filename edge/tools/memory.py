@@ -11,8 +11,6 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from edge.config.model import ChannelsConfig
 from edge.memory.access import (
     LOCAL_OPERATOR_CHANNELS,
@@ -22,12 +20,13 @@ from edge.memory.access import (
     local_operator_only,
 )
 from edge.memory.base import Category, Memory, MemoryFailure
+from edge.records import Field, Record
 from edge.requester import Requester
 from edge.tools.base import ModelTool, P, Tool, ToolResult
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Args(Record):
+    """A tool's arguments: an unknown one is refused (records forbid extra keys)."""
 
 
 class StoreArgs(_Args):
@@ -35,16 +34,16 @@ class StoreArgs(_Args):
                      description="Short unique name, e.g. 'user-timezone'; storing it again replaces it")
     content: str = Field(min_length=1, max_length=4000, description="The fact to remember")
     category: Literal["core", "daily", "conversation"] | str = Field(
-        "core", description="core (lasting facts, preferences, decisions), daily (today's log), "
-                            "conversation (short-lived), or a custom name")
-    shared: bool = Field(False, description="Visible to everyone who talks to the agent; only an "
-                                            "admin may store shared memories. Default: private to "
-                                            "the person asking")
+        default="core", description="core (lasting facts, preferences, decisions), daily (today's "
+                                    "log), conversation (short-lived), or a custom name")
+    shared: bool = Field(default=False, description="Visible to everyone who talks to the agent; "
+                                                    "only an admin may store shared memories. "
+                                                    "Default: private to the person asking")
 
 
 class RecallArgs(_Args):
     query: str = Field(min_length=1, description="What to look for, in plain words")
-    limit: int = Field(5, ge=1, le=20, description="How many memories at most")
+    limit: int = Field(default=5, ge=1, le=20, description="How many memories at most")
 
 
 class ForgetArgs(_Args):

@@ -4,19 +4,17 @@ to the hardware (an analog board pin through the policy, as caller ``sensor:NAME
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from edge.exc import EdgeError
+from edge.records import Field, Record
 from edge.requester import Requester
 from edge.sensors import SensorHub, format_rows
 from edge.tools.base import ModelTool, ToolResult
 from peripherals.exc import BoardError
 
 
-class SensorArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(None, description="One sensor's name; all sensors when omitted")
-    fresh: bool = Field(False, description="Measure now instead of giving the last polled reading")
+class SensorArgs(Record):
+    name: str | None = Field(default=None, description="One sensor's name; all sensors when omitted")
+    fresh: bool = Field(default=False, description="Measure now instead of giving the last polled reading")
 
 
 class SensorReadTool(ModelTool[SensorArgs]):

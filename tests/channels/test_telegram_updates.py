@@ -3,6 +3,7 @@ hostile test, and random shapes built from a real update, are refused without ra
 
 from __future__ import annotations
 
+import logging
 import random
 
 import pytest
@@ -35,6 +36,32 @@ def test_a_callback_query_parses():
         "message": {"message_id": 5, "date": 0, "chat": {"id": 42, "type": "private"}}}})
     assert update is not None and update.callback_query is not None
     assert update.callback_query.sender.id == 42 and update.callback_query.data == "appr:t:approve"
+
+
+def test_updates_are_read_only_and_sender_may_be_given_by_its_name():
+    update = parse_update({"update_id": 9, "message": {
+        "message_id": 1, "date": 0, "sender": {"id": 7}, "chat": {"id": 7}}})
+    assert update is not None and update.message is not None
+    assert (update.message.sender.id, update.message.chat.type) == (7, "private")
+    with pytest.raises(AttributeError):
+        update.message.text = "/gpio led on"
+
+
+@pytest.mark.parametrize("field, value", [("is_bot", "yes"), ("is_bot", 1), ("username", 5),
+                                          ("id", 0)])
+def test_user_fields_are_strict(field, value):
+    raw = {"update_id": 3, "message": {"message_id": 1, "date": 0, "chat": {"id": 7},
+                                       "from": {"id": 7, field: value}}}
+    assert parse_update(raw) is None
+
+
+def test_a_refused_update_is_logged_with_where_it_was_wrong(caplog):
+    caplog.set_level(logging.WARNING, logger="edge.channels.telegram_updates")
+    raw = {"update_id": 4, "message": {"message_id": "1", "date": 0, "chat": {"id": 7},
+                                       "from": {"id": True}, "text": "x" * 9000}}
+    assert parse_update(raw) is None
+    assert caplog.messages == ["telegram_update_ignored update_id=4 reason=malformed "
+                               "fields=message.from.id,message.message_id,message.text"]
 
 
 @pytest.mark.parametrize("shape", list(MALFORMED), ids=list(MALFORMED))

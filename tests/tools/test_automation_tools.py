@@ -82,6 +82,21 @@ async def test_a_schedule_the_policy_forbids_is_not_added(tools):
     assert [r["name"] for r in auto.schedule_rows()] == ["water"]
 
 
+@pytest.mark.parametrize("job, error", [
+    ({"name": "x", "action": "notify hi"},
+     "schedule 'x': give exactly one of cron, every or at (got none)"),
+    ({"name": "x", "cron": "0 6 * * *", "every": "1h", "action": "notify hi"},
+     "schedule 'x': give exactly one of cron, every or at (got cron, every)"),
+    ({"name": "two words", "every": "1h", "action": "notify hi"},
+     "name: 'two words': use letters, digits, '_' and '-'"),
+])
+async def test_a_schedule_that_does_not_hold_is_refused_in_its_own_words(tools, job, error):
+    tool_set, auto = tools
+    result = await tool_set["schedule_add"].execute(job, ADMIN)
+    assert not result.success and result.error.startswith(error), result.error
+    assert [r["name"] for r in auto.schedule_rows()] == ["water"]
+
+
 async def test_config_jobs_are_removed_in_config(tools):
     tool_set, _ = tools
     result = await tool_set["schedule_remove"].execute({"name": "water"}, ADMIN)

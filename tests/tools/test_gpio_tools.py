@@ -1,4 +1,4 @@
-"""GPIO tools: schemas from pydantic, policy inside execute, failures as results."""
+"""GPIO tools: schemas from the parameter records, policy inside execute, failures as results."""
 
 from __future__ import annotations
 
@@ -45,6 +45,13 @@ async def test_refused_pin_is_a_failed_result_and_touches_nothing(tools, mock_fa
 async def test_bad_arguments_are_reported(tools, args, message):
     result = await tools["gpio_write"].execute(args, asker("test"))
     assert not result.success and message in result.error
+
+
+async def test_bad_arguments_name_the_argument_and_the_limit(tools, mock_factory):
+    result = await tools["gpio_pwm"].execute({"pin": "led", "duty": 1.5, "frequency": 0}, asker("test"))
+    assert result.error == ("invalid arguments: duty: must be at most 1 (got 1.5); "
+                            "frequency: must be greater than 0 (got 0)")
+    assert mock_factory.pin(17).state == 0
 
 
 async def test_pwm_on_an_output_pin_is_refused(tools):
