@@ -1,4 +1,4 @@
-"""Where state and the control socket live (no pydantic: used by the fast CLI paths).
+"""Where state and the control socket live (no config schema: used by the fast CLI paths).
 
 State directory: ``EDGE_STATE_DIR``, ``[paths] state_dir``, ``$STATE_DIRECTORY`` (systemd, i.e.
 ``/var/lib/edge-agent``), else ``~/.local/state/edge-agent``. The control socket lives in

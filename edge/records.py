@@ -9,15 +9,15 @@ does that we use.
 
 >>> class Pin(Record):
 ...     mode: Literal["input", "output"]
-...     max_on_seconds: float | None = Field(None, gt=0)
+...     max_on_seconds: float | None = Field(default=None, gt=0)
 >>> Pin.parse({"mode": "output", "max_on_seconds": 30})
 Pin(mode='output', max_on_seconds=30.0)
 >>> try:
 ...     Pin.parse({"mode": "out", "max_on_seconds": -1, "saf": "off"})
 ... except Invalid as exc:
 ...     print(exc)
-mode: expected one of 'input', 'output' (got 'out'); max_on_seconds: must be greater than 0 \
-(got -1.0); saf: unknown key
+mode: expected 'input' or 'output' (got 'out'); max_on_seconds: must be greater than 0 \
+(got -1); saf: unknown key
 
 What a field takes: ``str``, ``int``, ``float``, ``bool``, ``None``, ``Literal``, an ``Enum``,
 ``list[X]``, ``dict[K, V]``, another record, a union of these, :class:`Secret`, ``Any``;
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -149,7 +150,7 @@ class FieldInfo:
     max_length: int | None = None
 
 
-def Field(default: Any = MISSING, *, default_factory: Callable[[], Any] | None = None,  # noqa: N802
+def Field(*, default: Any = MISSING, default_factory: Callable[[], Any] | None = None,  # noqa: N802
           alias: str | None = None, description: str = "", ge: float | None = None,
           gt: float | None = None, le: float | None = None, lt: float | None = None,
           min_length: int | None = None, max_length: int | None = None) -> Any:
@@ -171,7 +172,10 @@ def _describe(value: object) -> str:
         return "a list"
     if isinstance(value, Secret):
         return "a secret"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int past the 4300-digit limit of int -> text
+        return "a value too long to show"
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -196,8 +200,9 @@ def _lenient_int(value, loc, issues):
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str):
-        try:
-            return int(value.strip().replace("_", ""), 0)
+        text = value.strip().replace("_", "")
+        try:  # "010" is ten; "0x76" (an I2C address) needs base 0
+            return int(text, 10 if text.lstrip("+-").isdigit() else 0)
         except ValueError:
             pass
     return _type_issue(issues, loc, "an integer", value)
@@ -212,7 +217,7 @@ def _strict_int(value, loc, issues):
 def _lenient_float(value, loc, issues):
     if isinstance(value, bool):
         return _type_issue(issues, loc, "a number", value)
-    if isinstance(value, int | float):
+    if isinstance(value, float) or isinstance(value, int) and abs(value) <= sys.float_info.max:
         return float(value)
     if isinstance(value, str):
         try:
@@ -223,7 +228,8 @@ def _lenient_float(value, loc, issues):
 
 
 def _strict_float(value, loc, issues):
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)
+                                    and abs(value) <= sys.float_info.max):  # 10**400: no float
         return float(value)
     return _type_issue(issues, loc, "a number", value)
 
@@ -260,8 +266,14 @@ def _check_any(value, loc, issues):
     return value
 
 
+def _alternatives(choices: Iterable[object]) -> str:
+    """``'a', 'b' or 'c'``"""
+    shown = [repr(choice) for choice in choices]
+    return " or ".join(filter(None, (", ".join(shown[:-1]), shown[-1])))
+
+
 def _literal(choices: tuple[Any, ...], strict: bool) -> Validator:
-    shown = ", ".join(map(repr, choices))
+    shown = _alternatives(choices)
     by_text = {str(c): c for c in choices if isinstance(c, int) and not isinstance(c, bool)}
 
     def check(value, loc, issues):
@@ -270,13 +282,13 @@ def _literal(choices: tuple[Any, ...], strict: bool) -> Validator:
                 return choice
         if not strict and isinstance(value, str) and value.strip() in by_text:
             return by_text[value.strip()]
-        issues.append(Issue(loc, "type", f"expected one of {shown} (got {_describe(value)})", value))
+        issues.append(Issue(loc, "type", f"expected {shown} (got {_describe(value)})", value))
         return _FAIL
     return check
 
 
 def _enum(kind: type[enum.Enum]) -> Validator:
-    shown = ", ".join(repr(member.value) for member in kind)
+    shown = _alternatives(member.value for member in kind)
 
     def check(value, loc, issues):
         if isinstance(value, kind):
@@ -284,7 +296,7 @@ def _enum(kind: type[enum.Enum]) -> Validator:
         try:
             return kind(value)
         except (ValueError, TypeError):
-            issues.append(Issue(loc, "type", f"expected one of {shown} (got {_describe(value)})",
+            issues.append(Issue(loc, "type", f"expected {shown} (got {_describe(value)})",
                                 value))
             return _FAIL
     return check
@@ -325,18 +337,22 @@ def _union(members: list[Validator], nullable: bool) -> Validator:
         if value is None and nullable:
             return None
         best: list[Issue] = []
+        tried: list[Issue] = []
         for member in members:
             attempt: list[Issue] = []
             checked = member(value, loc, attempt)
             if checked is not _FAIL:
                 return checked
+            tried += attempt
             if not best or max(len(i.loc) for i in attempt) > max(len(i.loc) for i in best):
                 best = attempt
         if max(len(i.loc) for i in best) > len(loc):  # the member whose shape fitted best
             issues.extend(best)
-        else:
-            issues.append(Issue(loc, "type", " or ".join(dict.fromkeys(
-                i.message.split(" (got ")[0] for i in best)) + f" (got {_describe(value)})", value))
+        else:  # every member's expectation, not only the first's: "expected a number or 'auto'"
+            wanted = list(dict.fromkeys(i.message.split(" (got ")[0] for i in tried))
+            if all(w.startswith("expected ") for w in wanted):
+                wanted = ["expected " + " or ".join(w.removeprefix("expected ") for w in wanted)]
+            issues.append(Issue(loc, "type", " or ".join(wanted) + f" (got {_describe(value)})", value))
         return _FAIL
     return check
 
@@ -358,8 +374,9 @@ def _tagged(tag: Tagged, members: tuple[type[Record], ...]) -> Validator:
         member = by_tag.get(chosen) if isinstance(chosen, str) else None
         if member is None:
             where = (*loc, tag.key) if tag.key in value else loc
-            what = f"unknown {tag.key} {chosen!r}" if tag.key in value else f"{tag.key} is missing"
-            issues.append(Issue(where, "value", f"{what}; use one of: {names}", chosen))
+            what = f"unknown {tag.key} {_describe(chosen)}" if tag.key in value else f"{tag.key} is missing"
+            issues.append(Issue(where, "value" if tag.key in value else "missing",
+                                f"{what}; use one of: {names}", chosen))
             return _FAIL
         return member._check(value, loc, issues)
     return check
@@ -373,24 +390,24 @@ def _limits(info: FieldInfo, inner: Validator) -> Validator:
     if not bounds and shortest is None and longest is None:
         return inner
 
-    def check(value, loc, issues):
-        value = inner(value, loc, issues)
+    def check(raw, loc, issues):
+        value = inner(raw, loc, issues)
         if value is _FAIL or value is None:
             return value
         if isinstance(value, int | float):
             for bound, words, holds in bounds:
                 if not holds(value, bound) or (isinstance(value, float) and math.isnan(value)):
-                    issues.append(Issue(loc, "value", f"must be {words} {bound:g} (got {value!r})",
-                                        value))
+                    issues.append(Issue(loc, "value", f"must be {words} {bound:g} "
+                                                      f"(got {_describe(raw)})", raw))
                     return _FAIL
         if isinstance(value, str | list | dict):
-            unit = "character" if isinstance(value, str) else "entry" if isinstance(value, dict) else "item"
+            units = "characters" if isinstance(value, str) else "entries" if isinstance(value, dict) else "items"
             if shortest is not None and len(value) < shortest:
-                need = "must not be empty" if shortest == 1 else f"needs at least {shortest} {unit}s"
+                need = "must not be empty" if shortest == 1 else f"needs at least {shortest} {units}"
                 issues.append(Issue(loc, "value", need, value))
                 return _FAIL
             if longest is not None and len(value) > longest:
-                issues.append(Issue(loc, "value", f"must have at most {longest} {unit}s "
+                issues.append(Issue(loc, "value", f"must have at most {longest} {units} "
                                                   f"(got {len(value)})", None))
                 return _FAIL
         return value
@@ -535,6 +552,8 @@ class Record:
             hint = hints[name]
             if typing.get_origin(hint) is ClassVar:
                 continue
+            if hasattr(Record, name):  # a field "check" or "dump" would break the record's methods
+                raise TypeError(f"{cls.__name__}.{name}: a field cannot be named as a Record method")
             check = _limits(info, validator(hint, cls.__strict__))
             fields[name] = _Field(name, hint, info, check)
         type.__setattr__(cls, "__record_fields__", fields)
@@ -677,7 +696,7 @@ def _hashable(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(map(_hashable, value))
     if isinstance(value, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+        return frozenset((k, _hashable(v)) for k, v in value.items())  # keys need not sort
     return value
 
 
@@ -738,8 +757,10 @@ def _schema(hint: Any) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": _schema(args[1])} if args else {"type": "object"}
     if isinstance(hint, type) and issubclass(hint, Record):
         return hint.json_schema()
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return {"enum": [m.value for m in hint], "type": "string"}
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # the values' type: an IntEnum is no string
+        values = [m.value for m in hint]
+        kinds = {_JSON_TYPES.get(type(v)) for v in values}
+        return {"enum": values, **({"type": kinds.pop()} if len(kinds) == 1 and None not in kinds else {})}
     if hint in _JSON_TYPES:
         return {"type": _JSON_TYPES[hint]}
     return {}

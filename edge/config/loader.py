@@ -13,15 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
-
 from edge.config.locate import load_raw
-from edge.config.model import BOARD_TYPES, Config
-from edge.config.sensors import SENSOR_TYPES
+from edge.config.model import Config
 from edge.exc import ConfigError
 from edge.logsetup import log_file_path, under_systemd
 from edge.paths import control_socket, state_dir
+from edge.records import Invalid, Issue
 
 
 @dataclass
@@ -70,45 +67,33 @@ SECRET_KEY = re.compile(r"(?i)(?:^|_)(?:keys?|token|secret|password|passwd)$")
 """Keys whose values are never echoed, whatever their type (``api_key = 12345`` too)."""
 
 
-def _describe(error: ErrorDetails) -> str:
-    got = error.get("input")
-    if error["type"] == "extra_forbidden":
+def _describe(issue: Issue) -> str:
+    if issue.kind == "unknown":
         return "unknown key (check the spelling; `edge-cli config init` writes every key)"
-    if error["type"] == "missing":
-        return "required key is missing"
-    if any(isinstance(part, str) and SECRET_KEY.search(part) for part in error["loc"]):
-        hint = "; write it as a quoted string" if error["type"] == "string_type" else ""
-        shown = f" (value not shown: it is a secret{hint})"
-    elif isinstance(got, dict | list):
-        shown = ""
-    else:
-        shown = f" (got {got!r})"
-    return f"{error['msg']}{shown}"
+    if issue.kind != "type" or not any(isinstance(part, str) and SECRET_KEY.search(part)
+                                       for part in issue.loc):
+        return issue.message
+    expected = issue.message.split(" (got ")[0]
+    return f"{expected} (value not shown: it is a secret; write it as a quoted string)"
 
 
-UNION_TAGS = {"boards": BOARD_TYPES, "sensors": SENSOR_TYPES}
-"""Sections chosen by ``type``: pydantic names the type in an error's location, we do not."""
-
-
-def format_validation_error(exc: ValidationError, origin: str,
-                            env_keys: Mapping[tuple[str, ...], str]) -> str:
+def format_invalid(exc: Invalid, origin: str, env_keys: Mapping[tuple[str, ...], str]) -> str:
+    """Every issue on a line of its own: the full key, what is wrong, and the variable that set
+    it when it came from the environment."""
     lines = [f"{origin}: invalid configuration"]
-    for error in exc.errors():
-        loc = tuple(str(part) for part in error["loc"])
-        if len(loc) > 2 and loc[2] in UNION_TAGS.get(loc[0], ()):
-            loc = loc[:2] + loc[3:]  # drop the union tag pydantic puts after the section's name
-        where = ".".join(loc) or "(top level)"
+    for issue in exc.issues:
+        loc = tuple(str(part) for part in issue.loc)
         var = next((name for keys, name in env_keys.items() if loc[: len(keys)] == keys), None)
         suffix = f"  [from {var}]" if var else ""
-        lines.append(f"  {where}: {_describe(error)}{suffix}")
+        lines.append(f"  {issue.where or '(top level)'}: {_describe(issue)}{suffix}")
     return "\n".join(lines)
 
 
 def load_config(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> LoadedConfig:
     raw = load_raw(explicit, env)
     try:
-        config = Config.model_validate(raw.data)
-    except ValidationError as exc:
+        config = Config.parse(raw.data)
+    except Invalid as exc:
         origin = str(raw.path) if raw.path else "configuration (built-in defaults + environment)"
-        raise ConfigError(format_validation_error(exc, origin, raw.env_keys)) from None
+        raise ConfigError(format_invalid(exc, origin, raw.env_keys)) from None
     return LoadedConfig(config, raw.path)

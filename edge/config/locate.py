@@ -1,4 +1,4 @@
-"""Find and read the raw configuration, without validation (and without importing pydantic).
+"""Find and read the raw configuration, without checking it (and without importing the schema).
 
 Lookup order: ``--config PATH``, ``$EDGE_CONFIG``, ``/etc/edge-agent/config.toml``,
 ``~/.config/edge-agent/config.toml``; with none found, built-in defaults. Environment variables

@@ -1,17 +1,16 @@
-"""The configuration schema. Unknown keys are errors; secrets are SecretStr and redacted on show."""
+"""The configuration schema. Unknown keys are errors; secrets are Secret and redacted on show."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Discriminator, Field, SecretStr, Tag, model_validator
-
 from edge.config.mqtt import MqttConfig
 from edge.config.rules import HeartbeatConfig, RuleConfig
 from edge.config.schedules import ScheduleConfig, duplicate_names
 from edge.config.section import Section
 from edge.config.sensors import SensorConfig, SensorName
+from edge.records import Before, Field, Secret, Tagged
 from peripherals.base import PinMode, Pull
 
 
@@ -21,7 +20,7 @@ def _as_text(value: object) -> object:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-UserId = Annotated[str, BeforeValidator(_as_text)]
+UserId = Annotated[str, Before(_as_text)]
 """A Telegram user id or Signal number: text, or a TOML integer taken as text."""
 
 
@@ -39,23 +38,23 @@ class LoggingConfig(Section):
 
 
 class AgentConfig(Section):
-    max_tool_iterations: int = Field(10, ge=1, le=50)
+    max_tool_iterations: int = Field(default=10, ge=1, le=50)
     instructions: str = ""
     """Extra instructions appended to the system prompt's Your Task section."""
     workspace: str | None = None
     """Holds IDENTITY.md, SOUL.md, USER.md, AGENTS.md; default <state_dir>/workspace."""
     interrupt_on_new_message: bool = True
-    debounce_ms: int = Field(300, ge=0, le=10_000)
-    debounce_max_wait_ms: int = Field(2_000, ge=0, le=60_000)
-    message_timeout_seconds: float = Field(300.0, gt=0)
-    timeout_scale_cap: int = Field(4, ge=1)
-    tool_result_max_chars: int = Field(4_000, ge=200)
-    context_window_tokens: int = Field(128_000, ge=1_000)
-    history_share: float = Field(0.5, gt=0.05, le=0.9)
+    debounce_ms: int = Field(default=300, ge=0, le=10_000)
+    debounce_max_wait_ms: int = Field(default=2_000, ge=0, le=60_000)
+    message_timeout_seconds: float = Field(default=300.0, gt=0)
+    timeout_scale_cap: int = Field(default=4, ge=1)
+    tool_result_max_chars: int = Field(default=4_000, ge=200)
+    context_window_tokens: int = Field(default=128_000, ge=1_000)
+    history_share: float = Field(default=0.5, gt=0.05, le=0.9)
     outbox: str | None = None
     """The only directory ``[IMAGE:path]`` in a reply may send files from (PNG, JPEG, GIF or
     WebP, checked by content); default <workspace>/outbox."""
-    image_max_bytes: int = Field(10_000_000, ge=1, le=50_000_000)
+    image_max_bytes: int = Field(default=10_000_000, ge=1, le=50_000_000)
     """Larger images are not sent (Telegram takes photos up to 10 MB)."""
 
     def outbox_dir(self, state_dir: Path) -> Path:
@@ -67,8 +66,8 @@ class AgentConfig(Section):
 
 
 class SessionsConfig(Section):
-    daily_reset_hour: int | None = Field(None, ge=0, le=23)
-    idle_timeout_minutes: float | None = Field(None, gt=0)
+    daily_reset_hour: int | None = Field(default=None, ge=0, le=23)
+    idle_timeout_minutes: float | None = Field(default=None, gt=0)
 
 
 class EndpointConfig(Section):
@@ -83,28 +82,26 @@ class EndpointConfig(Section):
     anthropic, gemini: fills kind, base_url, auth style and the key's environment variable."""
     base_url: str = ""
     model: str = ""
-    api_key: SecretStr | None = None
-    api_keys: list[SecretStr] = Field(default_factory=list)
+    api_key: Secret | None = None
+    api_keys: list[Secret] = Field(default_factory=list)
     """More keys, rotated round-robin when the endpoint answers 429."""
     auth_style: Literal["bearer", "x-api-key", "header", "none"] | None = None
     auth_header: str = ""
     """The header that carries the key when auth_style = "header"."""
-    temperature: float = Field(0.3, ge=0.0, le=2.0)
-    timeout_seconds: float = Field(120.0, gt=0)
-    max_tokens: int | None = Field(None, ge=1)
+    temperature: float = Field(default=0.3, ge=0.0, le=2.0)
+    timeout_seconds: float = Field(default=120.0, gt=0)
+    max_tokens: int | None = Field(default=None, ge=1)
     tool_mode: Literal["auto", "native", "prompt"] = "auto"
     """auto: native tools, falling back to the <tool_call> text protocol if the endpoint refuses."""
     fallback_models: list[str] = Field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _known_preset(self) -> EndpointConfig:
+    def check(self) -> None:
         from edge.providers.presets import PRESETS
 
         if self.preset and self.preset not in PRESETS:
             raise ValueError(f"unknown preset {self.preset!r}; one of: {', '.join(sorted(PRESETS))}")
         if self.auth_style == "header" and not self.auth_header:
             raise ValueError('auth_style = "header" needs auth_header, the header\'s name')
-        return self
 
     @property
     def resolved_kind(self) -> str:
@@ -130,26 +127,26 @@ class RouteConfig(Section):
     model: str = ""
     keywords: list[str] = Field(default_factory=list)
     patterns: list[str] = Field(default_factory=list)
-    min_length: int | None = Field(None, ge=0)
-    max_length: int | None = Field(None, ge=0)
+    min_length: int | None = Field(default=None, ge=0)
+    max_length: int | None = Field(default=None, ge=0)
     priority: int = 0
 
 
 class ProviderConfig(EndpointConfig):
     """The primary endpoint, its failover chain (``[[provider.fallbacks]]``), routes and retries."""
 
-    max_retries: int = Field(2, ge=0, le=10)
-    backoff_seconds: float = Field(0.5, ge=0)
-    backoff_max_seconds: float = Field(10.0, ge=0)
-    max_retry_after_seconds: float = Field(30.0, ge=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    backoff_seconds: float = Field(default=0.5, ge=0)
+    backoff_max_seconds: float = Field(default=10.0, ge=0)
+    max_retry_after_seconds: float = Field(default=30.0, ge=0)
     """A longer Retry-After moves on to the next model or provider instead of waiting."""
-    cooldown_seconds: float = Field(30.0, ge=0)
+    cooldown_seconds: float = Field(default=30.0, ge=0)
     """How long a provider that failed sits out while the rest of the chain answers."""
     fallbacks: list[EndpointConfig] = Field(default_factory=list)
     routes: dict[str, RouteConfig] = Field(default_factory=dict)
 
-    @model_validator(mode="after")
-    def _chain_names(self) -> ProviderConfig:
+    def check(self) -> None:
+        super().check()
         names = [self.display_name] + [f.display_name for f in self.fallbacks]
         if len(set(names)) != len(names):
             raise ValueError(f"endpoint names must differ (got {names}); set name = \"...\"")
@@ -161,7 +158,6 @@ class ProviderConfig(EndpointConfig):
             if route.endpoint and route.endpoint not in names:
                 raise ValueError(f"route {hint!r} names endpoint {route.endpoint!r}; "
                                  f"known: {', '.join(names)}")
-        return self
 
 
 class PinConfig(Section):
@@ -170,16 +166,15 @@ class PinConfig(Section):
 
     mode: PinMode
     safe: Literal["off", "on"] | None = None
-    max_on_seconds: float | None = Field(None, gt=0)
+    max_on_seconds: float | None = Field(default=None, gt=0)
     pull: Pull = Pull.UP
     active_low: bool = False
     """The line is low when the pin is on (most relay boards). ``on``/``off``, the safe level and
     readings stay logical: a safe "off" on an active-low pin drives the line high."""
-    bounce_ms: int = Field(0, ge=0, le=10_000)
+    bounce_ms: int = Field(default=0, ge=0, le=10_000)
     """Inputs: ignore edges until the level has been stable this long (button debounce)."""
 
-    @model_validator(mode="after")
-    def _outputs_only(self) -> PinConfig:
+    def check(self) -> None:
         if self.mode in (PinMode.INPUT, PinMode.ANALOG) and (
                 self.safe is not None or self.max_on_seconds is not None):
             raise ValueError("safe and max_on_seconds apply to output and pwm pins, not "
@@ -189,7 +184,6 @@ class PinConfig(Section):
                              "would switch the pin off, the safe state back on); remove one")
         if self.bounce_ms and self.mode is not PinMode.INPUT:
             raise ValueError(f"bounce_ms applies to input pins, not {self.mode.value}")
-        return self
 
 
 def _default_pins() -> dict[str, PinConfig]:
@@ -216,7 +210,7 @@ class SerialBoardConfig(Section):
     """``/dev/ttyACM0``, ``/dev/serial/by-id/...``, or ``socket://HOST:PORT`` (an emulator)."""
     aliases: dict[str, str] = Field(default_factory=dict)
     pins: dict[str, PinConfig] = Field(default_factory=dict)
-    watchdog_ms: int = Field(1000, ge=0, le=65535)
+    watchdog_ms: int = Field(default=1000, ge=0, le=65535)
     """Firmware drives the safe values when the host is silent this long; 0 turns it off."""
     serial_number: str | None = None
     """The board's USB serial number: the udev rules name it ``/dev/edge-<board>``."""
@@ -231,7 +225,7 @@ class ArduinoBoardConfig(SerialBoardConfig):
 
     type: Literal["arduino"]
     baudrate: int = 57600
-    sampling_interval_ms: int = Field(19, ge=1, le=16383)
+    sampling_interval_ms: int = Field(default=19, ge=1, le=16383)
     """How often the firmware samples analog inputs and reports them."""
 
 
@@ -240,31 +234,22 @@ class Stm32BoardConfig(SerialBoardConfig):
 
     type: Literal["stm32"]
     baudrate: int = 115200
-    request_timeout_seconds: float = Field(0.5, gt=0, le=30)
-
-
-def _board_type(value) -> str:
-    if isinstance(value, dict):
-        return value.get("type", "gpio")
-    return getattr(value, "type", "gpio")
+    request_timeout_seconds: float = Field(default=0.5, gt=0, le=30)
 
 
 BOARD_TYPES = ("gpio", "arduino", "stm32")
 
-BoardConfig = Annotated[
-    Annotated[GpioBoardConfig, Tag("gpio")]
-    | Annotated[ArduinoBoardConfig, Tag("arduino")]
-    | Annotated[Stm32BoardConfig, Tag("stm32")],
-    Discriminator(_board_type),
-]
+BoardConfig = Annotated[GpioBoardConfig | ArduinoBoardConfig | Stm32BoardConfig,
+                        Tagged("type", default="gpio")]
+"""One ``[boards.NAME]`` section, by its ``type`` (default: the Pi header)."""
 
 
 class SecurityConfig(Section):
-    max_actuations_per_minute: int = Field(30, ge=1)
+    max_actuations_per_minute: int = Field(default=30, ge=1)
     """Per caller; reads are not limited."""
     autonomy: Literal["full", "supervised", "readonly"] = "supervised"
     """supervised: actuations the model asks for need the requester's approval (chat channels)."""
-    approval_timeout_seconds: float = Field(120.0, gt=0)
+    approval_timeout_seconds: float = Field(default=120.0, gt=0)
 
 
 class ChannelAccessConfig(Section):
@@ -272,7 +257,7 @@ class ChannelAccessConfig(Section):
 
     allowed_users: list[str] = Field(default_factory=list)
     require_mention_in_groups: bool = True
-    rate_limit_per_minute: int = Field(20, ge=1)
+    rate_limit_per_minute: int = Field(default=20, ge=1)
 
     def access(self) -> tuple[list[str], bool, int]:
         """(allowed senders, mention required in groups, messages per minute per sender)."""
@@ -291,21 +276,21 @@ class TelegramGroupsConfig(Section):
 class TelegramChannelConfig(Section):
     """Telegram Bot API long polling; enabled when bot_token is set."""
 
-    bot_token: SecretStr | None = None
+    bot_token: Secret | None = None
     allowed_users: list[UserId] = Field(default_factory=list)
     """Numeric Telegram user ids; empty = nobody (pair with `edge-cli channel pair telegram`)."""
     admins: list[UserId] = Field(default_factory=list)
     """User ids who may answer anyone's approval requests."""
     api_base: str = "https://api.telegram.org"
     groups: TelegramGroupsConfig = Field(default_factory=TelegramGroupsConfig)
-    poll_timeout_seconds: int = Field(30, ge=1, le=50)
-    rate_limit_per_minute: int = Field(20, ge=1)
+    poll_timeout_seconds: int = Field(default=30, ge=1, le=50)
+    rate_limit_per_minute: int = Field(default=20, ge=1)
     stream_drafts: bool = True
-    draft_interval_seconds: float = Field(1.0, ge=0.2)
+    draft_interval_seconds: float = Field(default=1.0, ge=0.2)
 
     @property
     def enabled(self) -> bool:
-        return self.bot_token is not None and bool(self.bot_token.get_secret_value())
+        return self.bot_token is not None and bool(self.bot_token.reveal())
 
     def access(self) -> tuple[list[str], bool, int]:
         return self.allowed_users, self.groups.require_mention, self.rate_limit_per_minute
@@ -322,7 +307,7 @@ class SignalChannelConfig(Section):
     group_ids: list[str] = Field(default_factory=list)
     """Groups the agent listens in; messages from other groups are ignored."""
     require_mention_in_groups: bool = True
-    rate_limit_per_minute: int = Field(20, ge=1)
+    rate_limit_per_minute: int = Field(default=20, ge=1)
 
     @property
     def enabled(self) -> bool:
@@ -350,30 +335,29 @@ class MemoryConfig(Section):
     quantize: bool = True
     """Re-quantise the onnx model once (cached in the state dir): about 100 MB less memory."""
     embedding_model: str = "text-embedding-3-small"
-    embedding_dimensions: int | None = Field(None, ge=1)
-    api_key: SecretStr | None = None
-    vector_weight: float = Field(0.7, ge=0.0, le=1.0)
-    keyword_weight: float = Field(0.3, ge=0.0, le=1.0)
-    min_relevance: float = Field(0.4, ge=0.0, le=1.0)
-    recall_limit: int = Field(5, ge=1, le=50)
-    embedding_cache_size: int = Field(10_000, ge=0)
-    conversation_retention_days: int = Field(30, ge=1)
-    hygiene_interval_hours: float = Field(12.0, gt=0)
+    embedding_dimensions: int | None = Field(default=None, ge=1)
+    api_key: Secret | None = None
+    vector_weight: float = Field(default=0.7, ge=0.0, le=1.0)
+    keyword_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    min_relevance: float = Field(default=0.4, ge=0.0, le=1.0)
+    recall_limit: int = Field(default=5, ge=1, le=50)
+    embedding_cache_size: int = Field(default=10_000, ge=0)
+    conversation_retention_days: int = Field(default=30, ge=1)
+    hygiene_interval_hours: float = Field(default=12.0, gt=0)
     snapshot_on_hygiene: bool = True
     autosave: bool = True
-    autosave_min_chars: int = Field(20, ge=1)
+    autosave_min_chars: int = Field(default=20, ge=1)
     preload: bool = True
     """Load (and on first start re-quantise) the onnx model in the background at start-up, so
     the first message does not wait for it."""
-    open_timeout_seconds: float = Field(5.0, gt=0)
+    open_timeout_seconds: float = Field(default=5.0, gt=0)
 
-    @model_validator(mode="after")
-    def _known_embedder(self) -> MemoryConfig:
+    def check(self) -> None:
         if self.embedder in ("onnx", "openai", "none"):
-            return self
+            return
         if self.embedder.startswith("custom:") and self.embedder[len("custom:"):].startswith(
                 ("http://", "https://")):
-            return self
+            return
         raise ValueError("embedder must be onnx, openai, none or custom:<http(s) base URL>")
 
 
@@ -397,9 +381,7 @@ class Config(Section):
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     sensors: dict[SensorName, SensorConfig] = Field(default_factory=dict)
 
-    @model_validator(mode="after")
-    def _unique_schedule_names(self) -> Config:
+    def check(self) -> None:
         if duplicate := duplicate_names(self.schedules):
             raise ValueError(f"schedules: names must be unique; {', '.join(map(repr, duplicate))} "
                              "appears more than once")
-        return self

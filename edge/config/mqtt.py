@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import re
 import socket
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-
 from edge.config.section import Section
+from edge.records import After, Field, Secret
 
 NODE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Home Assistant's node_id and object_id alphabet; also safe in any MQTT topic."""
@@ -33,24 +32,47 @@ def _topic_safe(value: str, what: str) -> str:
     return value
 
 
+def _known_url(value: str) -> str:
+    if not value:
+        return value
+    parts = urlsplit(value)
+    if parts.scheme not in SCHEMES or not parts.hostname:
+        raise ValueError("url must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
+    if parts.username or parts.password:
+        raise ValueError("put the user in username and the password in EDGE_MQTT__PASSWORD, "
+                         "not in the url")
+    parts.port  # noqa: B018 (raises ValueError for a port out of range)
+    return value
+
+
+def _safe_node_id(value: str) -> str:
+    if not NODE_ID.match(value):
+        raise ValueError("node_id may hold only letters, digits, '_' and '-' (at most 64)")
+    return value
+
+
+def _safe_topic(value: str) -> str:
+    return _topic_safe(value, "a topic")
+
+
 class MqttConfig(Section):
-    url: str = ""
+    url: Annotated[str, After(_known_url)] = ""
     """``mqtt://host:1883`` or ``mqtts://host:8883`` (TLS); empty: MQTT is off."""
     username: str = ""
-    password: SecretStr | None = None
+    password: Secret | None = None
     """Better in the environment than in the file: ``EDGE_MQTT__PASSWORD``."""
     ca_file: str | None = None
     """mqtts: the CA that signed the broker's certificate (default: the system's CAs)."""
     cert_file: str | None = None
     key_file: str | None = None
     """mqtts: a client certificate and its key, for brokers that ask for one."""
-    node_id: str = Field(default_factory=default_node_id)
+    node_id: Annotated[str, After(_safe_node_id)] = Field(default_factory=default_node_id)
     """This agent on the broker and in Home Assistant: letters, digits, '_' and '-'."""
-    base_topic: str = ""
+    base_topic: Annotated[str, After(_safe_topic)] = ""
     """Default ``edge-agent/<node_id>``."""
     discovery: bool = True
     """Announce pins and sensors to Home Assistant (MQTT discovery, retained)."""
-    discovery_prefix: str = "homeassistant"
+    discovery_prefix: Annotated[str, After(_safe_topic)] = "homeassistant"
     qos: Literal[0, 1, 2] = 1
     retain: bool = True
     """Keep pin states and readings on the broker for subscribers that come later."""
@@ -61,55 +83,27 @@ class MqttConfig(Section):
     whose person is ``mqtt:<base>/chat``: whoever the broker lets publish there. Needs
     allow_commands. Under supervised autonomy the model's actuations from it are refused (nobody
     there can approve them)."""
-    chat_rate_limit_per_minute: int = Field(20, ge=1)
+    chat_rate_limit_per_minute: int = Field(default=20, ge=1)
     accept_retained_commands: bool = False
     """A retained ``/set`` (left on the broker, perhaps from before a restart) is ignored unless
     this is true: a stale command must not switch a pin when the agent (re)connects."""
     servos: list[str] = Field(default_factory=list)
     """PWM pins (names or aliases) that drive hobby servos: their ``/set`` takes an angle and
     Home Assistant shows them as a number 0..180 instead of a dimmable light."""
-    max_payload_bytes: int = Field(1024, ge=16, le=1_048_576)
+    max_payload_bytes: int = Field(default=1024, ge=16, le=1_048_576)
     """Longer command payloads are refused (and reported on ``<base>/refused``)."""
-    keepalive_seconds: int = Field(30, ge=5, le=3600)
+    keepalive_seconds: int = Field(default=30, ge=5, le=3600)
     """Also how long the broker waits before it publishes ``offline`` for a vanished agent
     (about 1.5 times this)."""
-    reconnect_max_seconds: float = Field(30.0, ge=0.5, le=3600)
+    reconnect_max_seconds: float = Field(default=30.0, ge=0.5, le=3600)
     """Reconnect backoff doubles from 0.5 s up to this."""
-    health_interval_seconds: float = Field(60.0, ge=1)
+    health_interval_seconds: float = Field(default=60.0, ge=1)
 
-    @field_validator("url")
-    @classmethod
-    def _known_url(cls, value: str) -> str:
-        if not value:
-            return value
-        parts = urlsplit(value)
-        if parts.scheme not in SCHEMES or not parts.hostname:
-            raise ValueError("url must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
-        if parts.username or parts.password:
-            raise ValueError("put the user in username and the password in EDGE_MQTT__PASSWORD, "
-                             "not in the url")
-        parts.port  # noqa: B018 (raises ValueError for a port out of range)
-        return value
-
-    @field_validator("node_id")
-    @classmethod
-    def _safe_node_id(cls, value: str) -> str:
-        if not NODE_ID.match(value):
-            raise ValueError("node_id may hold only letters, digits, '_' and '-' (at most 64)")
-        return value
-
-    @field_validator("base_topic", "discovery_prefix")
-    @classmethod
-    def _safe_topic(cls, value: str) -> str:
-        return _topic_safe(value, "a topic")
-
-    @model_validator(mode="after")
-    def _tls_files_need_mqtts(self) -> MqttConfig:
+    def check(self) -> None:
         if (self.ca_file or self.cert_file or self.key_file) and not self.tls:
             raise ValueError("ca_file, cert_file and key_file need an mqtts:// url")
         if bool(self.cert_file) != bool(self.key_file):
             raise ValueError("cert_file and key_file go together")
-        return self
 
     @property
     def enabled(self) -> bool:

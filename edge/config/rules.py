@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, field_validator
-
 from edge.config.section import Section, check_name
+from edge.records import After, Before, Field
 
 
 def _as_list(value: object) -> object:
     return [value] if isinstance(value, str) else value
 
 
-Actions = Annotated[list[str], BeforeValidator(_as_list)]
+Actions = Annotated[list[str], Before(_as_list)]
 """One action as text, or a list of them, run in order."""
 
 
@@ -31,23 +30,22 @@ class RuleConfig(Section):
     ``when`` is a board event (``button pressed``, ``GPIO27 falling``, ``door changes``,
     ``board uno down``) or a sensor threshold (``greenhouse.temperature > 28``)."""
 
-    name: str
+    name: Annotated[str, After(check_name)]
     when: str = Field(min_length=1)
     then: Actions = Field(min_length=1)
     on_clear: Actions = Field(default_factory=list)
     """Thresholds: actions when the value is back past the threshold by ``hysteresis``
     (``gpio write fan off``)."""
-    hysteresis: float = Field(0.0, ge=0)
+    hysteresis: float = Field(default=0.0, ge=0)
     """Thresholds: how far back past the threshold the value must go before the rule clears
     and may fire again (a fan on above 28 clears below 27 with ``hysteresis = 1``)."""
-    for_seconds: float = Field(0.0, ge=0, le=86_400)
+    for_seconds: float = Field(default=0.0, ge=0, le=86_400)
     """The condition must hold this long before the rule fires (thresholds and pin levels)."""
-    cooldown_seconds: float = Field(10.0, ge=0, le=86_400)
+    cooldown_seconds: float = Field(default=10.0, ge=0, le=86_400)
     """After firing, the rule does not fire again for this long: a flapping input cannot spam
     people or hammer a relay."""
     enabled: bool = True
 
-    _name = field_validator("name")(classmethod(lambda cls, v: check_name(v)))
 
 
 class HeartbeatConfig(Section):
@@ -55,7 +53,7 @@ class HeartbeatConfig(Section):
     longer than ``down_after_seconds``, and once more when it is back."""
 
     enabled: bool = True
-    interval_seconds: float = Field(30.0, ge=1, le=3600)
-    down_after_seconds: float = Field(300.0, ge=0, le=86_400)
+    interval_seconds: float = Field(default=30.0, ge=1, le=3600)
+    down_after_seconds: float = Field(default=300.0, ge=0, le=86_400)
     notify: list[str] = Field(default_factory=lambda: ["admins"])
     """Who hears of it: ``admins`` (every channel's admins), ``telegram:ID``, ``signal:+NUMBER``."""

@@ -15,15 +15,13 @@ import re
 from collections import Counter
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from pydantic import Field, ValidationError, field_validator, model_validator
-from pydantic_core import ErrorDetails
 
 from edge.config.section import Section, check_name
 from edge.durations import parse_duration
 from edge.exc import UsageError
+from edge.records import After, Field, Invalid, Issue
 
 _CRON_ALIASES = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
                  "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
@@ -92,7 +90,7 @@ def local_zone() -> tzinfo:
 class ScheduleConfig(Section):
     """One ``[[schedules]]`` entry: exactly one of ``cron``, ``every`` or ``at``, and an action."""
 
-    name: str
+    name: Annotated[str, After(check_name)]
     """Letters, digits, ``_`` and ``-``; unique; the action runs as caller ``schedule:NAME``."""
     cron: str | None = None
     """Five fields (minute hour day-of-month month day-of-week), in ``timezone``."""
@@ -108,10 +106,7 @@ class ScheduleConfig(Section):
     action: str = Field(min_length=1)
     enabled: bool = True
 
-    _name = field_validator("name")(classmethod(lambda cls, v: check_name(v)))
-
-    @model_validator(mode="after")
-    def _valid(self) -> ScheduleConfig:
+    def check(self) -> None:
         what = f"schedule {self.name!r}"
         given = [key for key in ("cron", "every", "at") if getattr(self, key) is not None]
         if len(given) != 1:
@@ -135,16 +130,15 @@ class ScheduleConfig(Section):
                 parse_at(self.at)
         except ValueError as exc:
             raise ValueError(f"{what}: {exc}") from None
-        return self
 
     @classmethod
     def checked(cls, **fields: object) -> ScheduleConfig:
         """A job from chat or a tool: like the constructor, but a bad field is a UsageError whose
         message says which and why (``/schedule add`` shows it as is)."""
         try:
-            return cls.model_validate(fields)
-        except ValidationError as exc:
-            reasons = "; ".join(_reason(error) for error in exc.errors())
+            return cls.parse(fields)
+        except Invalid as exc:
+            reasons = "; ".join(_reason(issue) for issue in exc.issues)
             raise UsageError(reasons) from None
 
     @property
@@ -164,12 +158,9 @@ class ScheduleConfig(Section):
         return ZoneInfo(self.timezone) if self.timezone else local_zone()
 
 
-def _reason(error: ErrorDetails) -> str:
-    message = error["msg"].removeprefix("Value error, ")
-    where = ".".join(str(part) for part in error["loc"])
-    if error["type"] == "extra_forbidden":
-        message = "unknown field"
-    return f"{where}: {message}" if where else message
+def _reason(issue: Issue) -> str:
+    message = "unknown field" if issue.kind == "unknown" else issue.message
+    return f"{issue.where}: {message}" if issue.where else message
 
 
 def duplicate_names(schedules: list[ScheduleConfig]) -> list[str]:

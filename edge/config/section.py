@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
+from edge.records import Record
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
-class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+class Section(Record):
+    """A config section: unknown keys are errors, defaults are checked too (records do both)."""
 
 
 def check_name(value: str, what: str = "", why: str = "") -> str:

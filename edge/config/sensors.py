@@ -4,13 +4,13 @@
 sensor is opened, so rules (``greenhouse.temperature > 28``) and Home Assistant discovery are
 checked and announced first.
 
->>> section = SENSOR_CONFIG.validate_python({"type": "bme280", "address": "0x77"})
+>>> section = parse_sensor({"type": "bme280", "address": "0x77"})
 >>> section.address, section.units
 (119, {'temperature': '°C', 'pressure': 'hPa', 'humidity': '%'})
->>> SENSOR_CONFIG.validate_python({"type": "ads1115", "channel": 1, "scale": 100,
-...                                "unit": "°C", "quantity": "temperature"}).quantities
+>>> parse_sensor({"type": "ads1115", "channel": 1, "scale": 100,
+...               "unit": "°C", "quantity": "temperature"}).quantities
 ('temperature',)
->>> SENSOR_CONFIG.validate_python({"type": "analog", "pin": "uno:A0", "scale": 500}).scaling
+>>> parse_sensor({"type": "analog", "pin": "uno:A0", "scale": 500}).scaling
 Scaling(scale=500.0, offset=0.0, quantity='value', unit='')
 >>> sensor_name("greenhouse-1")
 'greenhouse-1'
@@ -19,20 +19,10 @@ Scaling(scale=500.0, offset=0.0, quantity='value', unit='')
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Self
-
-from pydantic import (
-    AfterValidator,
-    BeforeValidator,
-    Discriminator,
-    Field,
-    Tag,
-    TypeAdapter,
-    field_validator,
-    model_validator,
-)
+from typing import Annotated, Any, Literal
 
 from edge.config.section import Section, check_name
+from edge.records import After, Before, Field, Invalid, Issue, Tagged, validator
 from peripherals.sensors.base import Scaling
 from peripherals.sensors.catalog import (
     ADS1115_ADDRESSES,
@@ -56,7 +46,7 @@ def sensor_name(value: str) -> str:
                       "; rules write NAME.QUANTITY, e.g. greenhouse.temperature")
 
 
-SensorName = Annotated[str, AfterValidator(sensor_name)]
+SensorName = Annotated[str, After(sensor_name)]
 
 
 def _quantity(value: str) -> str:
@@ -76,14 +66,48 @@ def _address(value: object) -> object:
     return value
 
 
-Quantity = Annotated[str, AfterValidator(_quantity)]
-Address = Annotated[int, BeforeValidator(_address)]
+Quantity = Annotated[str, After(_quantity)]
+Address = Annotated[int, Before(_address)]
+
+
+def _w1_id(device: str | None) -> str | None:
+    if device is not None and not _W1_DEVICE.fullmatch(device):
+        raise ValueError(f"{device!r} is not a DS18B20 id: 28- and 12 hex digits, as "
+                         "`ls /sys/bus/w1/devices` shows")
+    return device
+
+
+def _bme280_address(address: int) -> int:
+    if address not in BME280_ADDRESSES:
+        raise ValueError(f"0x{address:02x}: a BME280 answers at 0x76 (SDO to GND) or 0x77 "
+                         "(SDO to 3.3 V)")
+    return address
+
+
+def _ads1115_address(address: int) -> int:
+    if address not in ADS1115_ADDRESSES:
+        raise ValueError(f"0x{address:02x}: an ADS1115 answers at 0x48 (ADDR to GND), 0x49 "
+                         "(VDD), 0x4a (SDA) or 0x4b (SCL)")
+    return address
+
+
+def _gain(fsr: float) -> float:
+    if fsr not in ADS1115_GAINS:
+        raise ValueError(f"{fsr} V is not a range the ADS1115 has; use one of "
+                         f"{', '.join(map(str, ADS1115_GAINS))}")
+    return fsr
+
+
+def _board_and_pin(pin: str) -> str:
+    if not _BOARD_PIN.fullmatch(pin):
+        raise ValueError(f"{pin!r}: write the board and the pin as BOARD:PIN (e.g. \"uno:A0\")")
+    return pin
 
 
 class SensorConfigBase(Section):
     """What every sensor section has: its polling interval."""
 
-    interval_seconds: float = Field(30.0, ge=0.05, le=86_400)
+    interval_seconds: float = Field(default=30.0, ge=0.05, le=86_400)
     """How often the agent reads it (a DS18B20 takes 0.75 s a read, a BME280 10 ms)."""
 
     @property
@@ -98,7 +122,7 @@ class SensorConfigBase(Section):
     def driver_options(self) -> dict[str, Any]:
         """The keys :func:`peripherals.sensors.factory.create_sensor` takes (all but ``type``
         and ``interval_seconds``)."""
-        return self.model_dump(exclude={"type", "interval_seconds"})
+        return self.dump(exclude={"type", "interval_seconds"})
 
 
 class ScaledSensorConfig(SensorConfigBase):
@@ -134,41 +158,25 @@ class Ds18b20SensorConfig(SensorConfigBase):
     """A DS18B20 on the 1-Wire bus (dtoverlay=w1-gpio): yields temperature (°C)."""
 
     type: Literal["ds18b20"]
-    device: str | None = None
+    device: Annotated[str | None, After(_w1_id)] = None
     """Its id in /sys/bus/w1/devices (``28-0123456789ab``); omitted: the only one there."""
 
     @property
     def units(self) -> dict[str, str]:
         return dict(DS18B20_UNITS)
 
-    @field_validator("device")
-    @classmethod
-    def _w1_id(cls, device: str | None) -> str | None:
-        if device is not None and not _W1_DEVICE.fullmatch(device):
-            raise ValueError(f"{device!r} is not a DS18B20 id: 28- and 12 hex digits, as "
-                             "`ls /sys/bus/w1/devices` shows")
-        return device
-
 
 class Bme280SensorConfig(SensorConfigBase):
     """A BME280 on I2C: yields temperature (°C), pressure (hPa) and humidity (%)."""
 
     type: Literal["bme280"]
-    bus: int = Field(1, ge=0)
+    bus: int = Field(default=1, ge=0)
     """/dev/i2c-N; 1 is the header's I2C (GPIO2 SDA, GPIO3 SCL)."""
-    address: Address = 0x76
+    address: Annotated[Address, After(_bme280_address)] = 0x76
 
     @property
     def units(self) -> dict[str, str]:
         return dict(BME280_UNITS)
-
-    @field_validator("address")
-    @classmethod
-    def _bme280_address(cls, address: int) -> int:
-        if address not in BME280_ADDRESSES:
-            raise ValueError(f"0x{address:02x}: a BME280 answers at 0x76 (SDO to GND) or 0x77 "
-                             "(SDO to 3.3 V)")
-        return address
 
 
 class Ads1115SensorConfig(ScaledSensorConfig):
@@ -176,29 +184,13 @@ class Ads1115SensorConfig(ScaledSensorConfig):
 
     type: Literal["ads1115"]
     channel: int = Field(ge=0, le=3)
-    bus: int = Field(1, ge=0)
-    address: Address = 0x48
-    fsr: float = 4.096
+    bus: int = Field(default=1, ge=0)
+    address: Annotated[Address, After(_ads1115_address)] = 0x48
+    fsr: Annotated[float, After(_gain)] = 4.096
     """Full-scale range in volts (the gain): 6.144, 4.096, 2.048, 1.024, 0.512 or 0.256; inputs
     never go above VDD whatever it says."""
     data_rate: Literal[8, 16, 32, 64, 128, 250, 475, 860] = 128
     """Samples per second; one conversion takes one sample period."""
-
-    @field_validator("address")
-    @classmethod
-    def _ads1115_address(cls, address: int) -> int:
-        if address not in ADS1115_ADDRESSES:
-            raise ValueError(f"0x{address:02x}: an ADS1115 answers at 0x48 (ADDR to GND), 0x49 "
-                             "(VDD), 0x4a (SDA) or 0x4b (SCL)")
-        return address
-
-    @field_validator("fsr")
-    @classmethod
-    def _gain(cls, fsr: float) -> float:
-        if fsr not in ADS1115_GAINS:
-            raise ValueError(f"{fsr} V is not a range the ADS1115 has; use one of "
-                             f"{', '.join(map(str, ADS1115_GAINS))}")
-        return fsr
 
 
 class Mcp3008SensorConfig(ScaledSensorConfig):
@@ -206,19 +198,17 @@ class Mcp3008SensorConfig(ScaledSensorConfig):
 
     type: Literal["mcp3008"]
     channel: int = Field(ge=0, le=7)
-    port: int = Field(0, ge=0, le=1)
-    device: int = Field(0, ge=0, le=1)
+    port: int = Field(default=0, ge=0, le=1)
+    device: int = Field(default=0, ge=0, le=1)
     """Hardware SPI: port 0, chip select CE0 (GPIO8) or CE1 (GPIO7)."""
     select_pin: str | None = None
     """Instead of port/device: chip select on this GPIO (bit-banged SPI on GPIO11/10/9)."""
-    vref: float = Field(3.3, gt=0)
+    vref: float = Field(default=3.3, gt=0)
     """The voltage on VREF; 1 gives the bare fraction 0..1."""
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        if self.select_pin is not None and {"port", "device"} & self.model_fields_set:
+    def check(self) -> None:
+        if self.select_pin is not None and {"port", "device"} & self.fields_set:
             raise ValueError("select_pin and port/device both choose the chip select; keep one")
-        return self
 
 
 class AnalogSensorConfig(ScaledSensorConfig):
@@ -226,17 +216,10 @@ class AnalogSensorConfig(ScaledSensorConfig):
     reference, then scale/offset (an LM35 on a 5 V Uno: scale = 500, unit = "°C")."""
 
     type: Literal["analog"]
-    pin: str
+    pin: Annotated[str, After(_board_and_pin)]
     """``BOARD:PIN``: the board's name in [boards] and an analog pin allowlisted there."""
     quantity: Quantity = "value"
     unit: str = ""
-
-    @field_validator("pin")
-    @classmethod
-    def _board_and_pin(cls, pin: str) -> str:
-        if not _BOARD_PIN.fullmatch(pin):
-            raise ValueError(f"{pin!r}: write the board and the pin as BOARD:PIN (e.g. \"uno:A0\")")
-        return pin
 
     @property
     def board(self) -> str:
@@ -247,23 +230,19 @@ class AnalogSensorConfig(ScaledSensorConfig):
         return self.pin.partition(":")[2]
 
 
-def _sensor_type(value: Any) -> str | None:
-    found = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return found if isinstance(found, str) else None
-
-
 SensorConfig = Annotated[
-    Annotated[PiSensorConfig, Tag("pi")]
-    | Annotated[Ds18b20SensorConfig, Tag("ds18b20")]
-    | Annotated[Bme280SensorConfig, Tag("bme280")]
-    | Annotated[Ads1115SensorConfig, Tag("ads1115")]
-    | Annotated[Mcp3008SensorConfig, Tag("mcp3008")]
-    | Annotated[AnalogSensorConfig, Tag("analog")],
-    Discriminator(_sensor_type, custom_error_type="sensor_type",
-                  custom_error_message="type is missing or unknown; use one of: "
-                                       + ", ".join(SENSOR_TYPES)),
+    PiSensorConfig | Ds18b20SensorConfig | Bme280SensorConfig | Ads1115SensorConfig
+    | Mcp3008SensorConfig | AnalogSensorConfig,
+    Tagged("type"),
 ]
 """One ``[sensors.NAME]`` section, by its ``type``."""
 
-SENSOR_CONFIG: TypeAdapter[SensorConfig] = TypeAdapter(SensorConfig)
-"""Validates one section on its own (tests, `edge-cli config` edits)."""
+
+
+def parse_sensor(data: object) -> SensorConfig:
+    """One section on its own (tests, `edge-cli config` edits); :class:`Invalid` if it is wrong."""
+    issues: list[Issue] = []
+    section: SensorConfig = validator(SensorConfig)(data, (), issues)
+    if issues:
+        raise Invalid(issues)
+    return section

@@ -1,4 +1,4 @@
-"""A blocking control-socket client, kept light (no asyncio, no pydantic) for fast CLI commands."""
+"""A blocking control-socket client, kept light (no asyncio, no config schema) for fast CLI commands."""
 
 from __future__ import annotations
 

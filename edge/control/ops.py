@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from edge.requester import Requester
 
-if TYPE_CHECKING:  # the CLI client imports this module: keep pydantic off its path
+if TYPE_CHECKING:  # the CLI client imports this module: keep the tools and providers off its path
     from edge.providers.switch import ModelSwitch
     from edge.tools.base import Tool, ToolResult
 

@@ -1,7 +1,7 @@
 """Named endpoints: wire format, base URL, auth style and key variable (one
 OpenAI-compatible implementation serves many services, told apart by base URL and AuthStyle).
 
-Light on purpose (no httpx, no pydantic): ``edge-cli models`` reads it without a network stack.
+Light on purpose (no httpx, no config schema): ``edge-cli models`` reads it without a network stack.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def test_type_defaults_to_gpio(write_config, isolated_env):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ('[boards.x]\ntype = "esp32"\n', "boards.x: .*'gpio', 'arduino', 'stm32'"),
+    ('[boards.x]\ntype = "esp32"\n', r"boards\.x\.type: unknown type 'esp32'; use one of: gpio, arduino, stm32"),
     ('[boards.x]\ntype = "stm32"\n', r"boards\.x\.port: required key is missing"),
     ('[boards.x]\ntype = "arduino"\nport = "p"\n[boards.x.pins]\nA0 = { mode = "analog", safe = "off" }\n',
      "not analog"),
