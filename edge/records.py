@@ -36,7 +36,6 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, Self, Union, dataclass_transform
 
 __all__ = ["After", "Before", "Field", "Invalid", "Issue", "Record", "Secret", "Tagged", "Validator",
@@ -56,14 +55,14 @@ _FAIL: Any = _Missing()
 Loc = tuple[str | int, ...]
 
 
-@dataclass(frozen=True)
 class Issue:
     """One problem with the input: where (the key path), what kind, and what to do, in words."""
 
-    loc: Loc
-    kind: Literal["missing", "unknown", "type", "value"]
-    message: str
-    input: object = None
+    __slots__ = ("loc", "kind", "message", "input")
+
+    def __init__(self, loc: Loc, kind: Literal["missing", "unknown", "type", "value"], message: str,
+                 input: object = None) -> None:  # noqa: A002 (the input the issue is about)
+        self.loc, self.kind, self.message, self.input = loc, kind, message, input
 
     @property
     def where(self) -> str:
@@ -71,6 +70,16 @@ class Issue:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}" if self.loc else self.message
+
+    def __repr__(self) -> str:
+        return f"Issue({self.loc!r}, {self.kind!r}, {self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Issue) and (self.loc, self.kind, self.message) == (
+            other.loc, other.kind, other.message)
+
+    def __hash__(self) -> int:
+        return hash((self.loc, self.kind, self.message))
 
 
 class Invalid(ValueError):
@@ -111,43 +120,50 @@ class Secret:
         return hash(self._value)
 
 
-@dataclass(frozen=True)
 class Before:
     """Annotated metadata: ``fn(raw) -> raw`` before the type is checked (an id as a TOML
     integer made text); a ValueError from it is the field's issue."""
 
-    fn: Callable[[Any], Any]
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
 
 
-@dataclass(frozen=True)
 class After:
     """Annotated metadata: ``fn(value) -> value`` once the type and limits hold; a ValueError
     from it is the field's issue."""
 
-    fn: Callable[[Any], Any]
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
 
 
-@dataclass(frozen=True)
 class Tagged:
     """Annotated metadata on a union of records: the member is the one whose ``key`` field is
     ``Literal[value]`` for the input's ``key`` (``default`` when the key is absent)."""
 
-    key: str = "type"
-    default: str | None = None
+    __slots__ = ("key", "default")
+
+    def __init__(self, key: str = "type", default: str | None = None) -> None:
+        self.key, self.default = key, default
 
 
-@dataclass(frozen=True)
 class FieldInfo:
-    default: Any = MISSING
-    default_factory: Callable[[], Any] | None = None
-    alias: str | None = None
-    description: str = ""
-    ge: float | None = None
-    gt: float | None = None
-    le: float | None = None
-    lt: float | None = None
-    min_length: int | None = None
-    max_length: int | None = None
+    """What :func:`Field` says of a field."""
+
+    __slots__ = ("default", "default_factory", "alias", "description", "ge", "gt", "le", "lt",
+                 "min_length", "max_length")
+
+    def __init__(self, default: Any = MISSING, default_factory: Callable[[], Any] | None = None,
+                 alias: str | None = None, description: str = "", ge: float | None = None,
+                 gt: float | None = None, le: float | None = None, lt: float | None = None,
+                 min_length: int | None = None, max_length: int | None = None) -> None:
+        self.default, self.default_factory, self.alias, self.description = (
+            default, default_factory, alias, description)
+        self.ge, self.gt, self.le, self.lt = ge, gt, le, lt
+        self.min_length, self.max_length = min_length, max_length
 
 
 def Field(*, default: Any = MISSING, default_factory: Callable[[], Any] | None = None,  # noqa: N802
@@ -478,12 +494,11 @@ def validator(hint: Any, strict: bool = False) -> Validator:
     raise TypeError(f"records cannot check {hint!r}")
 
 
-@dataclass
 class _Field:
-    name: str
-    hint: Any
-    info: FieldInfo
-    check: Validator
+    __slots__ = ("name", "hint", "info", "check")
+
+    def __init__(self, name: str, hint: Any, info: FieldInfo, check: Validator) -> None:
+        self.name, self.hint, self.info, self.check = name, hint, info, check
 
     @property
     def key(self) -> str:

@@ -16,8 +16,8 @@ import asyncio
 import json
 import logging
 import os
+import secrets
 import time
-import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -50,7 +50,7 @@ class SessionEntry:
     @classmethod
     def new(cls, channel: str = "", chat_type: str = "direct") -> SessionEntry:
         now = time.time()
-        return cls(uuid.uuid4().hex, now, now, channel, chat_type)
+        return cls(secrets.token_hex(16), now, now, channel, chat_type)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -7,8 +7,8 @@ back, so the runtime consumes from one place; ``send`` delivers a reply.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -22,7 +22,7 @@ class ChannelMessage:
     reply_target: str
     content: str
     channel: str
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=lambda: secrets.token_hex(16))
     timestamp: float = field(default_factory=time.time)
     thread_id: str | None = None
     is_group: bool = False

@@ -5,8 +5,8 @@ memory-context step (:mod:`edge.agent.memory_context`)."""
 from __future__ import annotations
 
 import logging
+import secrets
 import sqlite3
-import uuid
 
 from edge.exc import EdgeError
 from edge.memory.base import Category, Memory
@@ -14,9 +14,9 @@ from edge.memory.base import Category, Memory
 log = logging.getLogger(__name__)
 
 def autosave_key(sender: str) -> str:
-    """``user_msg_<sender>_<uuid>``: unique per message, so autosaves never overwrite."""
+    """``user_msg_<sender>_<128 random bits in hex>``: unique per message, so autosaves never overwrite."""
     safe = "".join(c if c.isalnum() or c in "-_.:" else "_" for c in sender)[:64]
-    return f"user_msg_{safe}_{uuid.uuid4().hex}"
+    return f"user_msg_{safe}_{secrets.token_hex(16)}"
 
 
 async def autosave_user_message(memory: Memory, text: str, sender: str, *, min_chars: int = 20,

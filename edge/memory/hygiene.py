@@ -2,7 +2,9 @@
 older than the retention, write Core memories to ``MEMORY_SNAPSHOT.md``, and re-embed entries
 whose vectors are missing or come from another model (once the model is loaded).
 
-The daemon runs ``hygiene_loop`` as a task: once at start, then every ``hygiene_interval_hours``.
+The daemon runs ``hygiene_loop`` as a task: a minute after start (start-up and the first replies
+do not compete with upkeep on an SD card), then every ``hygiene_interval_hours``. A one-shot
+``edge-cli run`` ends before that: upkeep is the service's work.
 """
 
 from __future__ import annotations
@@ -51,8 +53,14 @@ async def run_hygiene(memory: Memory, config, snapshot_path: Path,
     return report
 
 
-async def hygiene_loop(memory: Memory, config, snapshot_path: Path) -> None:
-    """Run hygiene now and every ``config.hygiene_interval_hours`` until cancelled."""
+HYGIENE_START_DELAY_SECONDS = 60.0
+
+
+async def hygiene_loop(memory: Memory, config, snapshot_path: Path,
+                       first_delay: float = HYGIENE_START_DELAY_SECONDS) -> None:
+    """Run hygiene after ``first_delay`` seconds, then every ``config.hygiene_interval_hours``,
+    until cancelled."""
+    await asyncio.sleep(first_delay)
     while True:
         try:
             await run_hygiene(memory, config, snapshot_path)

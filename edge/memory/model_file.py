@@ -14,10 +14,10 @@ import hashlib
 import importlib.util
 import logging
 import os
+import secrets
 import subprocess
 import sys
 import threading
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,7 +106,7 @@ def quantized_copy(source: Path, digest: str, cache_dir: Path) -> Path:
 
 def _quantize(source: Path, target: Path, cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    partial = target.with_suffix(f".partial-{os.getpid()}-{secrets.token_hex(4)}")
     log.info("embedding_quantize source=%s target=%s", source, target)
     try:
         done = subprocess.run([sys.executable, "-m", "edge.memory.quantize", str(source), str(partial),

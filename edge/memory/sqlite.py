@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
-import uuid
+import secrets
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any, cast
@@ -239,7 +239,7 @@ class SqliteMemory(Memory):
                     "category = excluded.category, embedding = excluded.embedding, "
                     "embedding_model = excluded.embedding_model, updated_at = excluded.updated_at, "
                     "session_id = excluded.session_id RETURNING num",
-                    (str(uuid.uuid4()), key, content, category.value, blob,
+                    (secrets.token_hex(16), key, content, category.value, blob,
                      model_id if blob else None, stamp, stamp, session_id))
             nums.append(num)
         await db.commit()
