@@ -19,6 +19,7 @@ Scaling(scale=500.0, offset=0.0, quantity='value', unit='')
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 from typing import Annotated, Any, Literal
 
 from edge.config.section import Section, check_name
@@ -77,25 +78,21 @@ def _w1_id(device: str | None) -> str | None:
     return device
 
 
-def _bme280_address(address: int) -> int:
-    if address not in BME280_ADDRESSES:
-        raise ValueError(f"0x{address:02x}: a BME280 answers at 0x76 (SDO to GND) or 0x77 "
-                         "(SDO to 3.3 V)")
-    return address
+def _among(allowed: Collection[Any], explain: Callable[[Any], str]) -> After:
+    """A check that the value is one of ``allowed``; ``explain(value)`` says what is."""
+    def check(value: Any) -> Any:
+        if value not in allowed:
+            raise ValueError(explain(value))
+        return value
+    return After(check)
 
 
-def _ads1115_address(address: int) -> int:
-    if address not in ADS1115_ADDRESSES:
-        raise ValueError(f"0x{address:02x}: an ADS1115 answers at 0x48 (ADDR to GND), 0x49 "
-                         "(VDD), 0x4a (SDA) or 0x4b (SCL)")
-    return address
-
-
-def _gain(fsr: float) -> float:
-    if fsr not in ADS1115_GAINS:
-        raise ValueError(f"{fsr} V is not a range the ADS1115 has; use one of "
-                         f"{', '.join(map(str, ADS1115_GAINS))}")
-    return fsr
+BME280_ADDRESS = _among(BME280_ADDRESSES, lambda address: f"0x{address:02x}: a BME280 answers at "
+                        "0x76 (SDO to GND) or 0x77 (SDO to 3.3 V)")
+ADS1115_ADDRESS = _among(ADS1115_ADDRESSES, lambda address: f"0x{address:02x}: an ADS1115 answers "
+                         "at 0x48 (ADDR to GND), 0x49 (VDD), 0x4a (SDA) or 0x4b (SCL)")
+ADS1115_GAIN = _among(ADS1115_GAINS, lambda fsr: f"{fsr} V is not a range the ADS1115 has; use one "
+                      f"of {', '.join(map(str, ADS1115_GAINS))}")
 
 
 def _board_and_pin(pin: str) -> str:
@@ -172,7 +169,7 @@ class Bme280SensorConfig(SensorConfigBase):
     type: Literal["bme280"]
     bus: int = Field(default=1, ge=0)
     """/dev/i2c-N; 1 is the header's I2C (GPIO2 SDA, GPIO3 SCL)."""
-    address: Annotated[Address, After(_bme280_address)] = 0x76
+    address: Annotated[Address, BME280_ADDRESS] = 0x76
 
     @property
     def units(self) -> dict[str, str]:
@@ -185,8 +182,8 @@ class Ads1115SensorConfig(ScaledSensorConfig):
     type: Literal["ads1115"]
     channel: int = Field(ge=0, le=3)
     bus: int = Field(default=1, ge=0)
-    address: Annotated[Address, After(_ads1115_address)] = 0x48
-    fsr: Annotated[float, After(_gain)] = 4.096
+    address: Annotated[Address, ADS1115_ADDRESS] = 0x48
+    fsr: Annotated[float, ADS1115_GAIN] = 4.096
     """Full-scale range in volts (the gain): 6.144, 4.096, 2.048, 1.024, 0.512 or 0.256; inputs
     never go above VDD whatever it says."""
     data_rate: Literal[8, 16, 32, 64, 128, 250, 475, 860] = 128
