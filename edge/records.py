@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import math
+import operator
 import sys
 import types
 import typing
@@ -204,11 +205,11 @@ _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 
 
-def _check_str(value, loc, issues):
+def _check_str(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     return value if isinstance(value, str) else _type_issue(issues, loc, "text", value)
 
 
-def _lenient_int(value, loc, issues):
+def _lenient_int(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     if isinstance(value, bool):
         return _type_issue(issues, loc, "an integer", value)
     if isinstance(value, int):
@@ -224,13 +225,13 @@ def _lenient_int(value, loc, issues):
     return _type_issue(issues, loc, "an integer", value)
 
 
-def _strict_int(value, loc, issues):
+def _strict_int(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     return _type_issue(issues, loc, "an integer", value)
 
 
-def _lenient_float(value, loc, issues):
+def _lenient_float(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     if isinstance(value, bool):
         return _type_issue(issues, loc, "a number", value)
     if isinstance(value, float) or isinstance(value, int) and abs(value) <= sys.float_info.max:
@@ -243,14 +244,14 @@ def _lenient_float(value, loc, issues):
     return _type_issue(issues, loc, "a number", value)
 
 
-def _strict_float(value, loc, issues):
+def _strict_float(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)
                                     and abs(value) <= sys.float_info.max):  # 10**400: no float
         return float(value)
     return _type_issue(issues, loc, "a number", value)
 
 
-def _lenient_bool(value, loc, issues):
+def _lenient_bool(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
@@ -260,15 +261,15 @@ def _lenient_bool(value, loc, issues):
     return _type_issue(issues, loc, "true or false", value)
 
 
-def _strict_bool(value, loc, issues):
+def _strict_bool(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     return value if isinstance(value, bool) else _type_issue(issues, loc, "true or false", value)
 
 
-def _check_none(value, loc, issues):
+def _check_none(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     return None if value is None else _type_issue(issues, loc, "nothing (null)", value)
 
 
-def _check_secret(value, loc, issues):
+def _check_secret(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     if isinstance(value, Secret):
         return value
     if isinstance(value, str):
@@ -278,7 +279,7 @@ def _check_secret(value, loc, issues):
     return _FAIL
 
 
-def _check_any(value, loc, issues):
+def _check_any(value: Any, loc: Loc, issues: list[Issue]) -> Any:
     return value
 
 
@@ -292,7 +293,7 @@ def _literal(choices: tuple[Any, ...], strict: bool) -> Validator:
     shown = _alternatives(choices)
     by_text = {str(c): c for c in choices if isinstance(c, int) and not isinstance(c, bool)}
 
-    def check(value, loc, issues):
+    def check(value: Any, loc: Loc, issues: list[Issue]) -> Any:
         for choice in choices:
             if value == choice and type(value) is type(choice):
                 return choice
@@ -306,7 +307,7 @@ def _literal(choices: tuple[Any, ...], strict: bool) -> Validator:
 def _enum(kind: type[enum.Enum]) -> Validator:
     shown = _alternatives(member.value for member in kind)
 
-    def check(value, loc, issues):
+    def check(value: Any, loc: Loc, issues: list[Issue]) -> Any:
         if isinstance(value, kind):
             return value
         try:
@@ -319,7 +320,7 @@ def _enum(kind: type[enum.Enum]) -> Validator:
 
 
 def _list(item: Validator) -> Validator:
-    def check(value, loc, issues):
+    def check(value: Any, loc: Loc, issues: list[Issue]) -> Any:
         if not isinstance(value, list | tuple):
             return _type_issue(issues, loc, "a list", value)
         out, ok = [], True
@@ -332,7 +333,7 @@ def _list(item: Validator) -> Validator:
 
 
 def _dict(key: Validator, item: Validator) -> Validator:
-    def check(value, loc, issues):
+    def check(value: Any, loc: Loc, issues: list[Issue]) -> Any:
         if not isinstance(value, Mapping):
             return _type_issue(issues, loc, "a table", value)
         out, ok = {}, True
@@ -349,7 +350,7 @@ def _dict(key: Validator, item: Validator) -> Validator:
 
 
 def _union(members: list[Validator], nullable: bool) -> Validator:
-    def check(value, loc, issues):
+    def check(value: Any, loc: Loc, issues: list[Issue]) -> Any:
         if value is None and nullable:
             return None
         best: list[Issue] = []
@@ -381,7 +382,7 @@ def _tagged(tag: Tagged, members: tuple[type[Record], ...]) -> Validator:
             by_tag[value] = member
     names = ", ".join(by_tag)
 
-    def check(value, loc, issues):
+    def check(value: Any, loc: Loc, issues: list[Issue]) -> Any:
         if isinstance(value, members):
             return value
         if not isinstance(value, Mapping):
@@ -399,14 +400,15 @@ def _tagged(tag: Tagged, members: tuple[type[Record], ...]) -> Validator:
 
 
 def _limits(info: FieldInfo, inner: Validator) -> Validator:
-    bounds = [(info.ge, "at least", lambda v, b: v >= b), (info.gt, "greater than", lambda v, b: v > b),
-              (info.le, "at most", lambda v, b: v <= b), (info.lt, "less than", lambda v, b: v < b)]
-    bounds = [b for b in bounds if b[0] is not None]
+    compare: list[tuple[float | None, str, Callable[[Any, Any], bool]]] = [
+        (info.ge, "at least", operator.ge), (info.gt, "greater than", operator.gt),
+        (info.le, "at most", operator.le), (info.lt, "less than", operator.lt)]
+    bounds = [b for b in compare if b[0] is not None]
     shortest, longest = info.min_length, info.max_length
     if not bounds and shortest is None and longest is None:
         return inner
 
-    def check(raw, loc, issues):
+    def check(raw: Any, loc: Loc, issues: list[Issue]) -> Any:
         value = inner(raw, loc, issues)
         if value is _FAIL or value is None:
             return value
@@ -431,7 +433,7 @@ def _limits(info: FieldInfo, inner: Validator) -> Validator:
 
 
 def _calling(fn: Callable[[Any], Any], inner: Validator, before: bool) -> Validator:
-    def check(value, loc, issues):
+    def check(value: Any, loc: Loc, issues: list[Issue]) -> Any:
         if not before:
             value = inner(value, loc, issues)
             if value is _FAIL:
@@ -549,7 +551,7 @@ class Record:
 
     @classmethod
     def _fields(cls) -> dict[str, _Field]:
-        cached = cls.__dict__.get("__record_fields__")
+        cached: dict[str, _Field] | None = cls.__dict__.get("__record_fields__")
         if cached is not None:
             return cached
         infos: dict[str, FieldInfo] = {}
@@ -630,7 +632,7 @@ class Record:
     def parse(cls, data: Any) -> Self:
         """``data`` (a mapping) as this record, or :class:`Invalid` listing every problem."""
         issues: list[Issue] = []
-        made = cls._check(data, (), issues)
+        made: Self = cls._check(data, (), issues)
         if made is _FAIL:
             raise Invalid(issues)
         return made
@@ -642,7 +644,8 @@ class Record:
     @property
     def fields_set(self) -> frozenset[str]:
         """The fields the input gave (the rest took their defaults)."""
-        return self.__dict__["__fields_set__"]
+        given: frozenset[str] = self.__dict__["__fields_set__"]
+        return given
 
     def dump(self, *, exclude: Iterable[str] = (), exclude_defaults: bool = False,
              json: bool = False) -> dict[str, Any]:
