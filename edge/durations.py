@@ -2,8 +2,8 @@
 
 >>> parse_duration("1h30m"), parse_duration("90s"), parse_duration("0.5m")
 (5400.0, 90.0, 30.0)
->>> format_duration(5400)
-'1h30m'
+>>> format_duration(5400), format_duration(93784), format_duration(93784, most=2)
+('1h30m', '1d2h3m4s', '1d2h')
 >>> parse_duration("soon")
 Traceback (most recent call last):
 ...
@@ -35,11 +35,14 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-def format_duration(seconds: float) -> str:
-    """The shortest way to write ``seconds`` back (``5400`` -> ``1h30m``)."""
-    rest, parts = round(seconds), []
+def format_duration(seconds: float, most: int = 4) -> str:
+    """The shortest way to write ``seconds`` back (``5400`` -> ``1h30m``), as
+    :func:`parse_duration` reads it; with ``most``, only that many of the largest units (an uptime,
+    how long something has been down: ``1d2h``)."""
+    rest, parts = round(seconds), list[tuple[int, str]]()
     for unit in ("d", "h", "m", "s"):
         count, rest = divmod(rest, int(UNITS[unit]))
-        if count:
-            parts.append(f"{count}{unit}")
-    return "".join(parts) or f"{seconds:g}s"
+        if count or parts:
+            parts.append((count, unit))
+    shown = [f"{count}{unit}" for count, unit in parts[:most] if count]
+    return "".join(shown) or f"{seconds:g}s"

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from edge.durations import format_duration
 from edge.redaction import Redactor
 
 RECENT_ERRORS_SHOWN = 5
@@ -58,18 +59,6 @@ def format_bytes(size: int) -> str:
             return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
         amount /= 1024
     return f"{amount:.1f} GiB"
-
-
-def format_duration(seconds: float) -> str:
-    seconds = int(seconds)
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h {minutes}m"
-    if hours:
-        return f"{hours}h {minutes}m"
-    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
 
 
 def readings_text(readings: dict[str, dict[str, Any]]) -> str:
@@ -128,7 +117,7 @@ def format_status(status: dict, *, full: bool = True) -> str:
     daemon = status.get("daemon") or {}
     if daemon.get("running"):
         lines = [f"edge-agent {daemon.get('version')}: running (pid {daemon.get('pid')}, "
-                 f"up {format_duration(daemon.get('uptime_seconds', 0))})"]
+                 f"up {format_duration(daemon.get('uptime_seconds', 0), most=2)})"]
     else:
         lines = [f"edge-agent {daemon.get('version')}: daemon not running "
                  "(start it with `edge-cli run` or `systemctl start edge-agent`)"]
@@ -142,7 +131,7 @@ def format_status(status: dict, *, full: bool = True) -> str:
         if warning and full:
             lines.append(f"  warning: {warning}")
     for event in (status.get("board_events") or [])[-3:]:
-        ago = format_duration(max(0.0, time.time() - event["time"]))
+        ago = format_duration(max(0.0, time.time() - event["time"]), most=2)
         where = f" {event['pin']}={event['value']:g}" if event.get("pin") else ""
         lines.append(f"  {ago} ago: {event['board']} {event['kind']}{where}")
     for channel in status.get("channels", []):
@@ -195,6 +184,6 @@ def format_status(status: dict, *, full: bool = True) -> str:
     elif errors:
         lines.append(f"last errors ({len(errors)} recent, newest last):")
         for event in errors[-RECENT_ERRORS_SHOWN:]:
-            ago = format_duration(max(0.0, time.time() - event["time"]))
+            ago = format_duration(max(0.0, time.time() - event["time"]), most=2)
             lines.append(f"  {ago} ago {event['level']} {event['logger']}: {event['message']}")
     return "\n".join(lines)

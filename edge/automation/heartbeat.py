@@ -42,7 +42,7 @@ class Heartbeat:
             since = self._down_since.setdefault(component, now)
             if component not in self._reported and now - since >= self.down_after:
                 self._reported.add(component)
-                notices.append(f"{component} is down (for {format_duration(now - since)}): {why}")
+                notices.append(f"{component} is down (for {format_duration(now - since, most=2)}): {why}")
                 log.warning("heartbeat_down component=%r since=%.0fs reason=%r", component,
                             now - since, why)
         for component in [c for c in self._down_since if c not in down]:
@@ -50,7 +50,7 @@ class Heartbeat:
             if component in self._reported:
                 self._reported.discard(component)
                 notices.append(f"{component} is back (it was down for "
-                               f"{format_duration(now - since)})")
+                               f"{format_duration(now - since, most=2)})")
                 log.info("heartbeat_up component=%r after=%.0fs", component, now - since)
         return notices
 
