@@ -91,24 +91,26 @@ class RotatingLogFile(logging.FileHandler):
         self.max_bytes, self.backups = max_bytes, backups
 
     def emit(self, record: logging.LogRecord) -> None:
+        """Format once, rotate when the line would pass ``max_bytes``, then write it."""
         try:
-            if self._full(record):
+            line = self.format(record) + self.terminator
+            if self.stream is None:
+                self.stream = self._open()
+            if (os.path.isfile(self.baseFilename)  # never rotate a pipe or /dev/null
+                    and self.stream.seek(0, os.SEEK_END) + len(line.encode()) >= self.max_bytes):
                 self._rotate()
-        except OSError:
+                self.stream = self._open()
+            self.stream.write(line)
+            self.flush()
+        except RecursionError:
+            raise
+        except Exception:  # as logging.StreamHandler does: a log line never breaks the agent
             self.handleError(record)
-        super().emit(record)
-
-    def _full(self, record: logging.LogRecord) -> bool:
-        if not os.path.isfile(self.baseFilename):  # never rotate a pipe or /dev/null
-            return False
-        if self.stream is None:
-            self.stream = self._open()
-        return self.stream.seek(0, os.SEEK_END) + len(self.format(record)) + 1 >= self.max_bytes
 
     def _rotate(self) -> None:
         if self.stream is not None:
             self.stream.close()
-            self.stream = None  # reopened by emit
+            self.stream = None
         for index in range(self.backups - 1, 0, -1):
             older = f"{self.baseFilename}.{index}"
             if os.path.exists(older):

@@ -290,6 +290,8 @@ class Runtime:
         if cfg.backend == "none":
             return []
         memory = self.memory = await build_memory(cfg, self.loaded.state_dir)
+        if not await memory.health_check():  # opens the store now: status shows it at once
+            log.warning("memory_unavailable backend=%s state_dir=%s", cfg.backend, self.loaded.state_dir)
         for tool in memory_tools(memory, configured_admins(self.config.channels)):
             self.tools[tool.name] = tool
         embedder = memory.model_to_preload()
