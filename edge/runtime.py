@@ -88,6 +88,8 @@ class Runtime:
         self.started_at = time.time()
         self._stdin, self._stdout = stdin or sys.stdin, stdout or sys.stdout
         self._stop = asyncio.Event()
+        self.ready = asyncio.Event()
+        """Set once every part has started (when systemd is told READY=1)."""
         self._stop_reason = ""
         self.recent_events = RecentEvents(secrets=secret_values(self.config))
         self.service = ServiceNotifier()
@@ -237,6 +239,7 @@ class Runtime:
                                         self._down_components, prompts=self)
             self._log_ready()
             self.service.ready(self._service_status())
+            self.ready.set()
             self.hardware.subscribe(self._refresh_service_status)
             await self._stop.wait()
         finally:
@@ -360,8 +363,10 @@ class Runtime:
         down = {f"board {b.name}": b.detail or "not connected"
                 for b in self.hardware.status() if not b.connected}
         for name, sup in self.supervisors.items():
-            if sup.down_since is not None:
-                down[f"channel {name}"] = "not working"
+            failing = sup.channel.failing_since is not None
+            if sup.down_since is not None or failing:
+                down[f"channel {name}"] = ((sup.channel.last_error if failing else None)
+                                           or sup.last_error or "not listening")
         if self.mqtt is not None and not self.mqtt.connected:
             down["the MQTT broker"] = self.mqtt.last_error or "not connected"
         return down

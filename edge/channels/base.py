@@ -106,6 +106,8 @@ class Channel(Protocol):
     failing_since: float | None = None
     """When the current run of failures began (epoch seconds), None while it works: status
     reports the channel down from then, without waiting for a restart."""
+    last_error: str | None = None
+    """Why it last failed (a poll that got no answer), for status and the heartbeat's notice."""
 
     async def listen(self, bus: asyncio.Queue[ChannelMessage]) -> None:
         """Push inbound messages onto ``bus``; return when the source ends, raise on failure."""

@@ -97,4 +97,5 @@ class ListenerSupervisor:
             since = min(known) if known else (self.channel.last_ok or time.time())
         down = None if healthy else time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
         return {"name": self.channel.name, "healthy": healthy, "down_since": down,
-                "restarts": self.restarts, "last_error": self.last_error}
+                "restarts": self.restarts,
+                "last_error": (self.channel.last_error if failing else None) or self.last_error}

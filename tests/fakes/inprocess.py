@@ -24,8 +24,8 @@ class RunningAgent:
 
 @pytest.fixture
 async def start_agent(isolated_env, write_config, mock_factory):
-    """``await start_agent(config_text, **runtime_options)``: the agent, running once its control
-    socket is up; stopped at the end of the test."""
+    """``await start_agent(config_text, **runtime_options)``: the agent, running once it is
+    ready (every part started); stopped at the end of the test."""
     started: list[RunningAgent] = []
 
     async def start(config_text: str, **options) -> RunningAgent:
@@ -34,7 +34,7 @@ async def start_agent(isolated_env, write_config, mock_factory):
         runtime = Runtime(loaded, resident=True, pin_factory=mock_factory, stdin=open(os.devnull),
                           **options)
         task = asyncio.create_task(runtime.run())
-        while not loaded.control_socket.exists():
+        while not runtime.ready.is_set():
             assert not task.done(), task.exception()
             await asyncio.sleep(0.01)
         agent = RunningAgent(runtime, task)
