@@ -215,4 +215,6 @@ async def test_failing_polls_are_reported_down_at_once_since_the_first_failure(t
     assert down is not None, "a failing poller must be reported down within seconds"
     since = clock.mktime(clock.strptime(down["down_since"], "%Y-%m-%dT%H:%M:%S"))
     assert failed_at - 1 <= since <= failed_at + 3  # the first failure, not a later restart
+    assert "502" in down["last_error"]  # why, in status and in the heartbeat's notice to admins
+    assert "502" in agent.runtime._down_components()["channel telegram"]
     await agent.stop()
