@@ -201,8 +201,8 @@ def _type_issue(issues: list[Issue], loc: Loc, expected: str, value: object) -> 
     return _FAIL
 
 
-_TRUE = {"true", "yes", "on", "1"}
-_FALSE = {"false", "no", "off", "0"}
+_TRUE = {"true", "t", "yes", "y", "on", "1"}
+_FALSE = {"false", "f", "no", "n", "off", "0"}
 
 
 def _check_str(value: Any, loc: Loc, issues: list[Issue]) -> Any:
