@@ -31,6 +31,7 @@ A record's ``check()`` method sees the whole record once its fields are valid.
 from __future__ import annotations
 
 import enum
+import inspect
 import math
 import operator
 import sys
@@ -557,7 +558,7 @@ class Record:
         infos: dict[str, FieldInfo] = {}
         for klass in reversed(cls.__mro__):
             if isinstance(klass, type) and issubclass(klass, Record):
-                for name in klass.__dict__.get("__annotations__", {}):
+                for name in inspect.get_annotations(klass):  # its own, on every Python version
                     if name.startswith("_"):
                         continue
                     value = klass.__dict__.get("__record_infos__", {}).get(
