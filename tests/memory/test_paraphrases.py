@@ -14,10 +14,20 @@ from edge.memory.base import Category
 from edge.memory.ranking import STOP_WORDS
 from edge.memory.sqlite import SqliteMemory
 
-PARAPHRASES = tomllib.loads((Path(__file__).parent / "paraphrases.toml").read_text())
-PAIRS = [(pair["memory"], pair["query"]) for pair in PARAPHRASES["pair"]]
-OTHER_MEMORIES = PARAPHRASES["other_memories"]
-DISTRACTORS = PARAPHRASES["distractors"]
+SET_FILES = ["paraphrases.toml", "paraphrases_holdout.toml"]
+"""The set the relevance calibration was fitted on, and a held-out set written independently of it
+(same format and rules; only the structural tests below run on it)."""
+
+
+def load_set(name: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """A set's (memory, query) pairs, other memories and distractors."""
+    data = tomllib.loads((Path(__file__).parent / name).read_text())
+    return ([(pair["memory"], pair["query"]) for pair in data["pair"]], data["other_memories"],
+            data["distractors"])
+
+
+PAIRS, OTHER_MEMORIES, DISTRACTORS = load_set("paraphrases.toml")
+each_set = pytest.mark.parametrize("set_file", SET_FILES)
 
 FUNCTION_WORDS = STOP_WORDS | set("must shall should can could would will may might get got let "
                                   "im don t s ll ve re d m".split())
@@ -39,19 +49,25 @@ def content_words(text: str) -> set[str]:
     return {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in FUNCTION_WORDS}
 
 
-def test_the_set_has_at_least_thirty_pairs_and_thirty_distractors():
-    assert len(PAIRS) >= 30 and len(DISTRACTORS) >= 30
-    assert len({query for _, query in PAIRS}) == len(PAIRS)
+@each_set
+def test_the_set_has_at_least_thirty_pairs_and_thirty_distractors(set_file):
+    pairs, _, distractors = load_set(set_file)
+    assert len(pairs) >= 30 and len(distractors) >= 30
+    assert len({query for _, query in pairs}) == len(pairs)
 
 
-def test_no_query_shares_a_content_word_with_its_memory():
-    shared = {query: content_words(memory) & content_words(query) for memory, query in PAIRS}
+@each_set
+def test_no_query_shares_a_content_word_with_its_memory(set_file):
+    pairs, _, _ = load_set(set_file)
+    shared = {query: content_words(memory) & content_words(query) for memory, query in pairs}
     assert {query: words for query, words in shared.items() if words} == {}
 
 
-def test_no_distractor_shares_a_content_word_with_any_memory():
-    stored = set().union(*(content_words(m) for m in [m for m, _ in PAIRS] + OTHER_MEMORIES))
-    shared = {query: content_words(query) & stored for query in DISTRACTORS}
+@each_set
+def test_no_distractor_shares_a_content_word_with_any_memory(set_file):
+    pairs, other_memories, distractors = load_set(set_file)
+    stored = set().union(*(content_words(m) for m in [m for m, _ in pairs] + other_memories))
+    shared = {query: content_words(query) & stored for query in distractors}
     assert {query: words for query, words in shared.items() if words} == {}
 
 
