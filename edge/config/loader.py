@@ -73,7 +73,7 @@ def _describe(issue: Issue) -> str:
     if issue.kind != "type" or not any(isinstance(part, str) and SECRET_KEY.search(part)
                                        for part in issue.loc):
         return issue.message
-    expected = issue.message.split(" (got ")[0]
+    expected = issue.message.split(" (")[0]
     return f"{expected} (value not shown: it is a secret; write it as a quoted string)"
 
 

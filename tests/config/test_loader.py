@@ -106,3 +106,17 @@ def test_telegram_ids_may_be_toml_integers(write_config, isolated_env):
     text = "[channels.telegram]\nallowed_users = [123456789, \"42\"]\nadmins = [123456789]\n"
     telegram = load(str(write_config(text)), env=isolated_env).config.channels.telegram
     assert telegram.allowed_users == ["123456789", "42"] and telegram.admins == ["123456789"]
+
+
+@pytest.mark.parametrize("text,key", [
+    ('[channels.telegram]\nbot_token = 123456789\n', "channels.telegram.bot_token"),
+    ('[provider]\napi_keys = ["sk-a", 987654321]\n', "provider.api_keys.1"),
+])
+def test_a_secret_of_the_wrong_type_is_named_but_never_shown(isolated_env, write_config, text, key):
+    path = write_config(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(str(path), env=isolated_env)
+    line = next(line for line in str(err.value).splitlines() if key in line)
+    assert line.strip() == (f"{key}: expected text (value not shown: it is a secret; write it as "
+                            "a quoted string)")
+    assert "123456789" not in str(err.value) and "987654321" not in str(err.value)
