@@ -572,7 +572,10 @@ class Record:
                 continue
             if hasattr(Record, name):  # a field "check" or "dump" would break the record's methods
                 raise TypeError(f"{cls.__name__}.{name}: a field cannot be named as a Record method")
-            check = _limits(info, validator(hint, cls.__strict__))
+            # the field's own limits hold before any After function runs, as for Annotated ones
+            inner, metadata = ((typing.get_args(hint)[0], typing.get_args(hint)[1:])
+                               if typing.get_origin(hint) is Annotated else (hint, ()))
+            check = validator(Annotated[(inner, info, *metadata)], cls.__strict__)
             fields[name] = _Field(name, hint, info, check)
         type.__setattr__(cls, "__record_fields__", fields)
         return fields

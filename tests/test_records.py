@@ -799,3 +799,16 @@ def test_a_field_cannot_hide_a_record_method() -> None:
 
     with pytest.raises(TypeError, match="Hiding.check"):
         Hiding.parse({"check": 1})
+
+
+def test_a_fields_own_limits_hold_before_its_after_function_runs():
+    def first_letter(value: str) -> str:
+        return value[0]  # would raise IndexError on "" if it ran before min_length
+
+    class Initial(Record):
+        name: Annotated[str, After(first_letter)] = Field(default="a", min_length=1)
+
+    assert Initial.parse({"name": "hello"}).name == "h"
+    with pytest.raises(Invalid) as err:
+        Initial.parse({"name": ""})
+    assert [(i.where, i.message) for i in err.value.issues] == [("name", "must not be empty")]
