@@ -2,6 +2,8 @@
 messages arrive on its server-sent events stream (``GET /api/v1/events``, ``receive`` events with
 an ``envelope``) and leave through JSON-RPC (``POST /api/v1/rpc``: ``send``, ``sendTyping``,
 ``sendReaction``). A dropped stream is reconnected by the supervisor with backoff 2 s to 60 s.
+Events are checked by :func:`~edge.channels.signal_events.parse_event`: a malformed one is logged
+and dropped without ending the stream.
 
 Unknown numbers get one pairing hint (``/pair CODE`` pairs them). Approvals are answered by reply:
 the request carries a short token and ``<token> approve|deny|always`` from the requester (or an
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import re
 
@@ -24,6 +25,7 @@ import httpx
 
 from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, Strangers
+from edge.channels.signal_events import Envelope, parse_event
 from edge.httpclient import async_client
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate, Decision
@@ -89,22 +91,24 @@ class SignalChannel(Channel):
             try:
                 async for event in iter_sse(response.aiter_lines()):
                     if event.event == "receive":
-                        await self._handle(json.loads(event.data), bus)
+                        await self._handle(event.data, bus)
             finally:
                 self.connected = False
         raise ConnectionError("signal-cli closed the event stream")
 
-    async def _handle(self, event: dict, bus: asyncio.Queue[ChannelMessage]) -> None:
-        envelope = event.get("envelope") or {}
-        data = envelope.get("dataMessage")
-        if not data or not data.get("message"):
+    async def _handle(self, raw: str, bus: asyncio.Queue[ChannelMessage]) -> None:
+        """One ``receive`` event's data; anything but a well-formed data message with text is
+        logged and dropped by :func:`parse_event`."""
+        envelope = parse_event(raw)
+        if envelope is not None:
+            await self._on_message(envelope, bus)
+
+    async def _on_message(self, envelope: Envelope, bus: asyncio.Queue[ChannelMessage]) -> None:
+        data, sender = envelope.data_message, envelope.sender
+        if data is None or not data.message or sender is None:  # parse_event returns none such
             return
-        sender = envelope.get("sourceNumber") or envelope.get("sourceUuid") or envelope.get("source")
-        text = data["message"]
-        if not isinstance(sender, str) or not sender or not isinstance(text, str):
-            log.info("signal_event_ignored reason='no sender or no text'")
-            return
-        group = (data.get("groupInfo") or {}).get("groupId")
+        text = data.message
+        group = data.group_id
         if group and group not in self.group_ids:
             return
         reply_target = f"group:{group}" if group else sender
@@ -117,15 +121,14 @@ class SignalChannel(Channel):
             await self.rpc("sendReaction", {**self._target(reply_target), "emoji":
                                             "✅" if answer.startswith("Approved") else "❌",
                                             "targetAuthor": sender,
-                                            "targetTimestamp": envelope.get("timestamp")})
+                                            "targetTimestamp": envelope.timestamp})
             await self.send(SendMessage(answer, reply_target))
             return
-        mentions = data.get("mentions") or []
-        mentioned = any(m.get("number") == self.account for m in mentions)
+        mentioned = any(m.number == self.account for m in data.mentions or ())
         await bus.put(ChannelMessage(sender, reply_target, text.replace("\ufffc", "").strip(),
-                                     self.name, id=f"{sender}:{envelope.get('timestamp')}",
+                                     self.name, id=f"{sender}:{envelope.timestamp}",
                                      is_group=bool(group), mentioned=mentioned,
-                                     attachments=tuple(a.get("id", "") for a in data.get("attachments") or [])))
+                                     attachments=tuple(a.id for a in data.attachments or ())))
 
     async def _unknown_sender(self, sender: str, text: str, group: str | None) -> None:
         log.info("signal_unknown_sender sender=%s", sender)

@@ -4,6 +4,7 @@ allowlist and pairing, approvals by token reply, groups, reconnection after a dr
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -140,9 +141,9 @@ async def test_dropped_stream_reconnects(signal_daemon, start_agent):
     assert "closed the event stream" in health["last_error"]
 
 
-def _receive(sender: str, text: str, timestamp: int) -> dict:
-    return {"envelope": {"sourceNumber": sender, "timestamp": timestamp,
-                         "dataMessage": {"timestamp": timestamp, "message": text}}}
+def _receive(sender: str, text: str, timestamp: int) -> str:
+    return json.dumps({"envelope": {"sourceNumber": sender, "timestamp": timestamp,
+                                    "dataMessage": {"timestamp": timestamp, "message": text}}})
 
 
 async def test_same_millisecond_from_two_senders_are_two_messages():

@@ -1,7 +1,10 @@
 """A loopback signal-cli daemon in HTTP mode: ``GET /api/v1/events`` streams server-sent events
 (``event: receive`` with ``{"envelope": ..., "account": ...}``, keep-alive comments),
 ``POST /api/v1/rpc`` answers JSON-RPC 2.0 (``send``, ``sendTyping``, ``sendReaction``) and
-``GET /api/v1/check`` answers 200. Streams can be dropped to test reconnection."""
+``GET /api/v1/check`` answers 200. Streams can be dropped to test reconnection.
+
+:data:`MALFORMED` lists hostile events: shapes of a real event that signal-cli never sends, each
+spoofing an allowed number's ``/gpio led on``."""
 
 from __future__ import annotations
 
@@ -14,6 +17,75 @@ from http.server import BaseHTTPRequestHandler
 from tests.fakes.loopback import LoopbackServer, reply_json
 
 KNOWN_METHODS = {"send", "sendTyping", "sendReaction"}
+SPOOFED = "+4915111111111"
+"""The number malformed events claim to come from (an allowed one in the channel tests)."""
+
+
+def event(*, data: dict | None = None, **envelope) -> dict:
+    """A ``receive`` event's data: ``SPOOFED`` sends ``/gpio led on``; ``envelope`` keys and
+    ``data`` (dataMessage) keys replace the defaults, ``...`` removes one."""
+    message = {"timestamp": 1_700_000_000_000, "message": "/gpio led on", "expiresInSeconds": 0}
+    base = {"source": SPOOFED, "sourceNumber": SPOOFED, "sourceUuid": "uuid-spoofed",
+            "sourceDevice": 1, "timestamp": 1_700_000_000_000, "dataMessage": message}
+    for target, changes in ((message, data or {}), (base, envelope)):
+        for key, value in changes.items():
+            if value is ...:
+                target.pop(key)
+            else:
+                target[key] = value
+    return {"envelope": base, "account": "+4915100000000"}
+
+
+def group(**info) -> dict:
+    return {"groupInfo": {"groupId": "grp1", "type": "DELIVER", **info}}
+
+
+MALFORMED: dict[str, object] = {
+    "not JSON": '{"envelope": {"sourceNumber": "+4915111111111", "dataMessage": ',
+    "JSON list": "[" + json.dumps(event()) + "]",
+    "JSON string": json.dumps("/gpio led on"),
+    "JSON null": "null",
+    "JSON number": "17",
+    "nested too deep": "[" * 100_000 + "]" * 100_000,
+    "timestamp of 5000 digits": json.dumps(event()).replace("1700000000000", "9" * 5000),
+    "envelope is a list": {"envelope": [event()["envelope"]]},
+    "envelope is a string": {"envelope": "/gpio led on"},
+    "dataMessage is a string": event(dataMessage="/gpio led on"),
+    "dataMessage is a list": event(dataMessage=[{"message": "/gpio led on"}]),
+    "message is a number": event(data={"message": 42}),
+    "message is a list": event(data={"message": ["/gpio", "led", "on"]}),
+    "message is a dict": event(data={"message": {"text": "/gpio led on"}}),
+    "huge text": event(data={"message": "/gpio led on " + "x" * 1_000_000}),
+    "groupInfo is a string": event(data={"groupInfo": "grp1"}),
+    "groupInfo is a list": event(data={"groupInfo": [{"groupId": "grp1"}]}),
+    "groupId is a number": event(data=group(groupId=1)),
+    "groupId is a list": event(data=group(groupId=["grp1"])),
+    "groupId is a dict": event(data=group(groupId={"id": "grp1"})),
+    "groupId missing": event(data={"groupInfo": {"type": "DELIVER"}}),
+    "groupId is empty": event(data=group(groupId="")),
+    "mentions is a dict": event(data={"mentions": {"number": "+4915100000000"}}),
+    "mentions is a string": event(data={"mentions": "+4915100000000"}),
+    "mention is a string": event(data={"mentions": ["+4915100000000"]}),
+    "mention is null": event(data={"mentions": [None]}),
+    "mention number is a number": event(data={"mentions": [{"number": 4915100000000}]}),
+    "attachments is a dict": event(data={"attachments": {"id": "a1"}}),
+    "attachment is a string": event(data={"attachments": ["a1"]}),
+    "attachment without an id": event(data={"attachments": [{"contentType": "image/jpeg"}]}),
+    "attachment id is a number": event(data={"attachments": [{"id": 7}]}),
+    "too many attachments": event(data={"attachments": [{"id": f"a{i}"} for i in range(1000)]}),
+    "sourceNumber is a number": event(sourceNumber=4915111111111, source=..., sourceUuid=...),
+    "sourceNumber is a list": event(sourceNumber=[SPOOFED]),
+    "sourceUuid is a dict": event(sourceNumber=None, sourceUuid={"uuid": "u"}),
+    "no sender at all": event(sourceNumber=..., sourceUuid=..., source=...),
+    "empty senders": event(sourceNumber="", sourceUuid="", source=""),
+    "timestamp is a string": event(timestamp="1700000000000"),
+    "timestamp is a float": event(timestamp=1.7e12),
+    "timestamp is true": event(timestamp=True),
+    "timestamp is negative": event(timestamp=-1),
+    "timestamp missing": event(timestamp=...),
+    "timestamp is NaN": json.dumps(event()).replace("1700000000000", "NaN"),
+}
+"""Each must be dropped (and logged as a warning) without raising."""
 
 
 class FakeSignal(LoopbackServer):
@@ -88,7 +160,9 @@ class FakeSignal(LoopbackServer):
                     continue
                 if item is None:  # drop the connection
                     return
-                request.wfile.write(f"event: receive\ndata: {json.dumps(item)}\n\n".encode())
+                data = item if isinstance(item, str) else json.dumps(item)  # a str is sent as is
+                lines = "".join(f"data: {line}\n" for line in data.split("\n"))
+                request.wfile.write(f"event: receive\n{lines}\n".encode())
                 request.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -115,6 +189,12 @@ class FakeSignal(LoopbackServer):
         self._broadcast({"envelope": {"source": number, "sourceNumber": number, "timestamp": 1,
                                       "typingMessage": {"action": "STARTED", "timestamp": 1}},
                          "account": self.account})
+
+    def push_raw(self, *events: object) -> None:
+        """``receive`` events as given: text is sent as the event's data unchanged (not JSON, say;
+        ``"null"`` for JSON null), anything else as its JSON."""
+        for event in events:
+            self._broadcast(event)
 
     def drop_streams(self) -> None:
         self._broadcast(None)
