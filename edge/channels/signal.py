@@ -98,10 +98,16 @@ class SignalChannel(Channel):
 
     async def _handle(self, raw: str, bus: asyncio.Queue[ChannelMessage]) -> None:
         """One ``receive`` event's data; anything but a well-formed data message with text is
-        logged and dropped by :func:`parse_event`."""
+        logged and dropped by :func:`parse_event`. Whatever goes wrong while answering it (a
+        failed reaction after an approval) is logged once and ends with this event, as for
+        Telegram's updates: the event stream stays open."""
         envelope = parse_event(raw)
-        if envelope is not None:
+        if envelope is None:
+            return
+        try:
             await self._on_message(envelope, bus)
+        except Exception:
+            log.exception("signal_event_failed timestamp=%s", envelope.timestamp)
 
     async def _on_message(self, envelope: Envelope, bus: asyncio.Queue[ChannelMessage]) -> None:
         data, sender = envelope.data_message, envelope.sender
@@ -118,17 +124,20 @@ class SignalChannel(Channel):
         if (match := APPROVAL_REPLY.match(text)) and self.approvals is not None:
             answer = self.approvals.answer(self.name, match.group(1), sender,
                                            Decision(match.group(2).lower()))
-            await self.rpc("sendReaction", {**self._target(reply_target), "emoji":
-                                            "✅" if answer.startswith("Approved") else "❌",
-                                            "targetAuthor": sender,
-                                            "targetTimestamp": envelope.timestamp})
+            try:  # the reaction only acknowledges: the answer below must go out regardless
+                await self.rpc("sendReaction", {**self._target(reply_target), "emoji":
+                                                "✅" if answer.startswith("Approved") else "❌",
+                                                "targetAuthor": sender,
+                                                "targetTimestamp": envelope.timestamp})
+            except SignalRPCError as exc:
+                log.warning("signal_reaction_failed reason=%s", exc)
             await self.send(SendMessage(answer, reply_target))
             return
         mentioned = any(m.number == self.account for m in data.mentions or ())
         await bus.put(ChannelMessage(sender, reply_target, text.replace("\ufffc", "").strip(),
                                      self.name, id=f"{sender}:{envelope.timestamp}",
                                      is_group=bool(group), mentioned=mentioned,
-                                     attachments=tuple(a.id for a in data.attachments or ())))
+                                     attachments=tuple(a.id for a in data.attachments or () if a.id)))
 
     async def _unknown_sender(self, sender: str, text: str, group: str | None) -> None:
         log.info("signal_unknown_sender sender=%s", sender)

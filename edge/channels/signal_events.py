@@ -58,7 +58,8 @@ class Mention(_Model, frozen=True):
 
 
 class Attachment(_Model, frozen=True):
-    id: Id
+    id: Id | None = None
+    """signal-cli may leave it out; the message's text still counts."""
 
 
 class DataMessage(_Model, frozen=True):

@@ -112,6 +112,18 @@ def token_of(request: str) -> str:
     return request.split('"')[1].split()[0]
 
 
+async def test_a_failed_reaction_neither_loses_the_answer_nor_ends_the_stream(signal_daemon, start_agent,
+                                                                           mock_factory):
+    with OpenAIServer(LED_ON_BY_MODEL) as model:
+        token = token_of(await approval_request(signal_daemon, start_agent, model))
+        signal_daemon.failing = {"sendReaction"}
+        signal_daemon.push_message(OWNER, f"{token} approve")
+        await until(lambda: "LED on." in messages_to(signal_daemon, OWNER))
+        assert mock_factory.pin(17).state == 1
+        assert any(m.startswith("Approved") for m in messages_to(signal_daemon, OWNER))
+        assert signal_daemon.connections == 1  # the event stream was never dropped
+
+
 async def test_approval_by_token_reply_only_from_the_requester(signal_daemon, start_agent, mock_factory):
     with OpenAIServer(LED_ON_BY_MODEL) as model:
         token = token_of(await approval_request(signal_daemon, start_agent, model))

@@ -113,7 +113,7 @@ def test_malformed_events_are_refused_with_one_warning(shape, caplog):
 def test_a_refused_event_is_logged_with_where_it_was_wrong_and_never_its_text(caplog):
     caplog.set_level(logging.INFO, logger="edge.channels.signal_events")
     secret = "my PIN is 4711 " + "x" * MAX_TEXT_CHARS
-    raw = event(data={"message": secret, "mentions": [{"number": 5}], "attachments": [{}]},
+    raw = event(data={"message": secret, "mentions": [{"number": 5}], "attachments": [{"id": 7}]},
                 timestamp=1234)
     assert parsed(raw) is None
     assert caplog.messages == ["signal_event_ignored timestamp=1234 reason=malformed fields="
@@ -167,5 +167,13 @@ def test_random_shapes_never_raise_and_what_parses_is_whole():
         assert data is not None and isinstance(data.message, str) and data.message
         assert data.group_id is None or isinstance(data.group_id, str) and data.group_id
         assert all(m.number is None or isinstance(m.number, str) for m in data.mentions or ())
-        assert all(isinstance(a.id, str) and a.id for a in data.attachments or ())
+        assert all(a.id is None or isinstance(a.id, str) and a.id for a in data.attachments or ())
     assert 0 < accepted < 2000  # some mutations are harmless (an extra key), most are not
+
+
+def test_an_attachment_without_an_id_keeps_the_messages_text():
+    """signal-cli may leave an attachment's id out: the text still reaches the agent."""
+    envelope = parsed(event(data={"message": "look at this",
+                                  "attachments": [{"contentType": "image/jpeg"}]}))
+    assert envelope is not None and envelope.data_message is not None
+    assert envelope.data_message.message == "look at this"

@@ -70,7 +70,6 @@ MALFORMED: dict[str, object] = {
     "mention number is a number": event(data={"mentions": [{"number": 4915100000000}]}),
     "attachments is a dict": event(data={"attachments": {"id": "a1"}}),
     "attachment is a string": event(data={"attachments": ["a1"]}),
-    "attachment without an id": event(data={"attachments": [{"contentType": "image/jpeg"}]}),
     "attachment id is a number": event(data={"attachments": [{"id": 7}]}),
     "too many attachments": event(data={"attachments": [{"id": f"a{i}"} for i in range(1000)]}),
     "sourceNumber is a number": event(sourceNumber=4915111111111, source=..., sourceUuid=...),
@@ -92,6 +91,8 @@ class FakeSignal(LoopbackServer):
     def __init__(self, account: str = "+4915100000000"):
         self.account = account
         self.calls: list[dict] = []
+        self.failing: set[str] = set()
+        """RPC methods that answer with an error (as signal-cli does when a send fails)."""
         self.streams: list[queue.Queue] = []
         self.connections = 0
         self.lock = threading.Lock()
@@ -132,6 +133,9 @@ class FakeSignal(LoopbackServer):
             return {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid Request"}, "id": None}
         if body["method"] not in KNOWN_METHODS:
             return {"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found"},
+                    "id": body["id"]}
+        if body["method"] in self.failing:
+            return {"jsonrpc": "2.0", "error": {"code": -1, "message": "Failed to send message"},
                     "id": body["id"]}
         params = body.get("params") or {}
         if params.get("account") != self.account:
