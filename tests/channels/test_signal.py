@@ -11,7 +11,7 @@ import pytest
 from edge.channels.pairing import PairingCodes
 from edge.sse import iter_sse
 from tests.fakes.openai_server import OpenAIServer, completion
-from tests.fakes.signal_server import FakeSignal
+from tests.fakes.signal_server import FakeSignal, signal_config
 from tests.helpers import until
 
 OWNER, FRIEND, STRANGER = "+4915111111111", "+4915122222222", "+4915199999999"
@@ -24,16 +24,7 @@ def signal_daemon():
 
 
 def config(server, extra=""):
-    return f"""
-[channels.cli]
-enabled = false
-[channels.signal]
-http_url = "{server.url}"
-account = "{server.account}"
-allowed_numbers = ["{OWNER}", "{FRIEND}"]
-group_ids = ["grp1"]
-{extra}
-"""
+    return signal_config(server, [OWNER, FRIEND], extra)
 
 
 def messages_to(server, recipient):

@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from tests.fakes.signal_server import MALFORMED, SPOOFED, FakeSignal, event
+from tests.fakes.signal_server import MALFORMED, SPOOFED, FakeSignal, event, signal_config
 from tests.helpers import until
 
 OWNER = SPOOFED
@@ -24,15 +24,7 @@ def signal_daemon():
 
 
 def config(server) -> str:
-    return f"""
-[channels.cli]
-enabled = false
-[channels.signal]
-http_url = "{server.url}"
-account = "{server.account}"
-allowed_numbers = ["{OWNER}"]
-group_ids = ["grp1"]
-"""
+    return signal_config(server, [OWNER])
 
 
 def messages_to(server: FakeSignal, recipient: str) -> list[str]:

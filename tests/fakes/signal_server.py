@@ -215,3 +215,18 @@ class FakeSignal(LoopbackServer):
     def stop(self) -> None:
         self.drop_streams()
         super().stop()
+
+
+def signal_config(server: FakeSignal, allowed: list[str], extra: str = "") -> str:
+    """A config that talks to ``server`` only (no terminal channel), listening in group grp1."""
+    numbers = ", ".join(f'"{n}"' for n in allowed)
+    return f"""
+[channels.cli]
+enabled = false
+[channels.signal]
+http_url = "{server.url}"
+account = "{server.account}"
+allowed_numbers = [{numbers}]
+group_ids = ["grp1"]
+{extra}
+"""
