@@ -81,7 +81,7 @@ async def make_agent(state: Path, provider) -> Agent:
     async def status():
         return ""
 
-    access = {"bench": ChannelAccess(frozenset({"*"}), rate_limit_per_minute=10**9)}
+    access = {"bench": ChannelAccess({"*"}, rate_limit_per_minute=10**9)}
     settings = AgentSettings(max_tool_iterations=ITERATIONS + 1, workspace=state / "ws")
     return Agent(hardware_tools(hardware), hardware, provider,
                  SessionStore(state / "sessions"), status, settings, Preflight(access))
@@ -149,6 +149,7 @@ class DaemonOnPipes:
         self.proc = subprocess.Popen([str(BIN / "edge-cli"), "run"], env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.selector = selectors.DefaultSelector()
+        assert self.proc.stdout is not None
         self.selector.register(self.proc.stdout, selectors.EVENT_READ)
         self.buffer = b""
 

@@ -42,7 +42,7 @@ async def event_to_action() -> None:
     hw = build_hardware(config, resident=True, pin_factory=factory)
     where = Surroundings(hw, {}, frozenset(), False)
     rules = build_rules([RuleConfig(name="lamp", when="button changes", cooldown_seconds=0,
-                                    then="gpio write led on")], where)
+                                    then=["gpio write led on"])], where)
     engine = RuleEngine(rules, ActionRunner(hw, Quiet()), Quiet())
     await hw.start()
     hw.subscribe(engine.on_event)

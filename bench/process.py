@@ -21,6 +21,7 @@ def run_measured(argv: list[str], env: dict | None = None, stdin: bytes | None =
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if stdin is not None:
+        assert proc.stdin is not None
         proc.stdin.write(stdin)
         proc.stdin.close()
     _, status, usage = os.wait4(proc.pid, 0)

@@ -39,7 +39,7 @@ class QemuStm32:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.proc.stderr.read().decode()
+            assert self.proc.poll() is None, self.proc.stderr.read().decode() if self.proc.stderr else ""
             if self._listening():
                 return
             time.sleep(0.02)

@@ -44,6 +44,7 @@ class SimAvr:
         self.edges, self.resets, self._acks = [], [], []
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        assert self.proc.stdout is not None and self.proc.stdin is not None
         for line in self.proc.stdout:  # simavr's own chatter comes first
             if line.startswith("pty "):
                 break
@@ -57,6 +58,7 @@ class SimAvr:
         self.command("start")
 
     def _read(self, proc: subprocess.Popen) -> None:
+        assert proc.stdout is not None
         for line in proc.stdout:
             words = line.split()
             if words[:1] == ["edge"]:
@@ -68,6 +70,7 @@ class SimAvr:
 
     def command(self, text: str) -> None:
         count = len(self._acks)
+        assert self.proc is not None and self.proc.stdin is not None
         self.proc.stdin.write(text + "\n")
         self.proc.stdin.flush()
         deadline = time.monotonic() + 5
