@@ -137,6 +137,8 @@ def format_status(status: dict, *, full: bool = True) -> str:
     for channel in status.get("channels", []):
         state = "up" if channel["healthy"] else (
             f"down since {channel['down_since']}" if channel.get("down_since") else "down")
+        if channel.get("input_ended"):
+            state += " (input ended; answering what it read)"
         error = (f" (last error: {channel['last_error']})"
                  if full and channel.get("last_error") else "")
         lines.append(f"channel {channel['name']}: {state}{error}")

@@ -35,7 +35,6 @@ class CliChannel(Channel):
         self.sender = getpass.getuser()
         self.interactive = self._stdin.isatty()
         self.newer_message_interrupts = self.interactive
-        self._listening = False
 
     def _prompt(self) -> None:
         if self.interactive:
@@ -56,17 +55,13 @@ class CliChannel(Channel):
         loop = asyncio.get_running_loop()
         threading.Thread(target=self._reader, args=(loop, lines), name="cli-stdin",
                          daemon=True).start()
-        self._listening = True
         self._prompt()
-        try:
-            while (line := await lines.get()) is not EOF_MARK:
-                text = line.strip()
-                if text:
-                    await bus.put(ChannelMessage(self.sender, self.sender, text, self.name))
-                else:
-                    self._prompt()
-        finally:
-            self._listening = False
+        while (line := await lines.get()) is not EOF_MARK:
+            text = line.strip()
+            if text:
+                await bus.put(ChannelMessage(self.sender, self.sender, text, self.name))
+            else:
+                self._prompt()
 
     async def send(self, message: SendMessage) -> None:
         self._stdout.write(message.content.rstrip("\n") + "\n")
@@ -74,4 +69,6 @@ class CliChannel(Channel):
         self._stdout.flush()
 
     async def health_check(self) -> bool:
-        return self._listening
+        """Up while replies can be written: also after the input ended, while the lines read
+        are answered (the supervisor tells a listener that failed)."""
+        return not self._stdout.closed

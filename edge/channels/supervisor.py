@@ -41,6 +41,9 @@ class ListenerSupervisor:
         service's READY line lists channels as they are, not as down for the first moment)."""
         self.restarts = 0
         self.last_error: str | None = None
+        self.input_ended = False
+        """The listener returned on its own (a terminal's end of input): not a failure, and the
+        channel still delivers the replies to what it read."""
 
     async def run(self, bus: asyncio.Queue[ChannelMessage]) -> None:
         backoff = self.backoff_start
@@ -50,7 +53,9 @@ class ListenerSupervisor:
             try:
                 await self._listen_watched(bus)
                 log.info("channel_ended channel=%s", self.channel.name)
-                self._set_down(time.time())
+                self.input_ended = True
+                if self.on_change is not None:
+                    self.on_change()
                 return
             except asyncio.CancelledError:
                 self.down_since = time.time()
@@ -97,5 +102,5 @@ class ListenerSupervisor:
             since = min(known) if known else (self.channel.last_ok or time.time())
         down = None if healthy else time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
         return {"name": self.channel.name, "healthy": healthy, "down_since": down,
-                "restarts": self.restarts,
+                "input_ended": self.input_ended, "restarts": self.restarts,
                 "last_error": (self.channel.last_error if failing else None) or self.last_error}
