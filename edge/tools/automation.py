@@ -15,7 +15,7 @@ from edge.automation.assembly import Automation
 from edge.automation.engine import RuleEngine
 from edge.config.schedules import ScheduleConfig
 from edge.exc import PolicyDenied
-from edge.records import Field, Invalid, Record
+from edge.records import Field, Record
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
 from edge.tools.base import ModelTool, P, Tool, ToolResult
@@ -126,10 +126,7 @@ class ScheduleAddTool(_ScheduleTool[ScheduleArgs]):
     async def run(self, params: ScheduleArgs, requester: Requester) -> ToolResult:
         gate = self.automation.hardware.policy.approvals
         _admin_only(requester, gate, "adding a schedule")
-        try:
-            job = ScheduleConfig.parse(params.dump())
-        except Invalid as exc:  # the schedule's own checks: exactly one of cron/every/at, ...
-            return ToolResult(False, error="; ".join(map(str, exc.issues)))
+        job = ScheduleConfig.checked(**params.dump())  # a UsageError is the tool's failed result
         if gate.needs_approval(requester):
             refusal = await gate.check(f"schedule:{job.name}", "schedule",
                                        f"add schedule {job.name}: {job.spec} -> {job.action}",
