@@ -758,6 +758,12 @@ def _with_limits(schema: dict[str, Any], info: FieldInfo) -> dict[str, Any]:
     return schema
 
 
+def _enum_schema(values: list[Any]) -> dict[str, Any]:
+    """The choices, with their JSON type when they share one (an IntEnum's is no string)."""
+    kinds = {_JSON_TYPES.get(type(value)) for value in values}
+    return {"enum": values, **({"type": kinds.pop()} if len(kinds) == 1 and None not in kinds else {})}
+
+
 def _schema(hint: Any) -> dict[str, Any]:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is Annotated:
@@ -767,8 +773,7 @@ def _schema(hint: Any) -> dict[str, Any]:
                 schema = _with_limits(schema, meta)
         return schema
     if origin is Literal:
-        kinds = {_JSON_TYPES.get(type(a)) for a in args}
-        return {"enum": list(args), **({"type": kinds.pop()} if len(kinds) == 1 and None not in kinds else {})}
+        return _enum_schema(list(args))
     if origin in (Union, types.UnionType):
         return {"anyOf": [_schema(a) for a in args]}
     if hint is type(None) or hint is None:
@@ -779,10 +784,8 @@ def _schema(hint: Any) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": _schema(args[1])} if args else {"type": "object"}
     if isinstance(hint, type) and issubclass(hint, Record):
         return hint.json_schema()
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # the values' type: an IntEnum is no string
-        values = [m.value for m in hint]
-        kinds = {_JSON_TYPES.get(type(v)) for v in values}
-        return {"enum": values, **({"type": kinds.pop()} if len(kinds) == 1 and None not in kinds else {})}
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return _enum_schema([member.value for member in hint])
     if hint in _JSON_TYPES:
         return {"type": _JSON_TYPES[hint]}
     return {}
