@@ -362,11 +362,8 @@ class Runtime:
         """Boards and channels that are down now, and why (the heartbeat's view)."""
         down = {f"board {b.name}": b.detail or "not connected"
                 for b in self.hardware.status() if not b.connected}
-        for name, sup in self.supervisors.items():
-            failing = sup.channel.failing_since is not None
-            if sup.down_since is not None or failing:
-                down[f"channel {name}"] = ((sup.channel.last_error if failing else None)
-                                           or sup.last_error or "not listening")
+        down.update({f"channel {name}": sup.reason or "not listening"
+                     for name, sup in self.supervisors.items() if sup.down})
         if self.mqtt is not None and not self.mqtt.connected:
             down["the MQTT broker"] = self.mqtt.last_error or "not connected"
         return down

@@ -91,16 +91,27 @@ class ListenerSupervisor:
                 listener.cancel()
                 await asyncio.gather(listener, return_exceptions=True)
 
+    @property
+    def down(self) -> bool:
+        """The listener failed, or the channel reports failures while it listens."""
+        return self.down_since is not None or self.channel.failing_since is not None
+
+    @property
+    def reason(self) -> str | None:
+        """The freshest known cause: the channel's own while it is failing, else the listener's
+        last failure."""
+        failing = self.channel.failing_since is not None
+        return (self.channel.last_error if failing else None) or self.last_error
+
     async def health(self) -> dict:
         """Healthy only when listening and the channel agrees; a channel that is listening but
         unwell (a stalled poller) is down since its ``last_ok`` time, when it has one."""
-        failing = self.channel.failing_since
-        healthy = self.down_since is None and failing is None and await self.channel.health_check()
+        healthy = not self.down and await self.channel.health_check()
         since: float | None = None
         if not healthy:  # the first failure, not a later restart
-            known = [t for t in (self.down_since, failing) if t is not None]
+            known = [t for t in (self.down_since, self.channel.failing_since) if t is not None]
             since = min(known) if known else (self.channel.last_ok or time.time())
         down = None if healthy else time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
         return {"name": self.channel.name, "healthy": healthy, "down_since": down,
                 "input_ended": self.input_ended, "restarts": self.restarts,
-                "last_error": (self.channel.last_error if failing else None) or self.last_error}
+                "last_error": self.reason}
