@@ -111,6 +111,11 @@ def mqtt_line(mqtt: dict, *, full: bool = True) -> str:
     return f"mqtt: NOT CONNECTED{where}{node}{since}{error}"
 
 
+def _ago(moment: float) -> str:
+    """How long ago ``moment`` (epoch seconds) was, in its two largest units."""
+    return format_duration(max(0.0, time.time() - moment), most=2)
+
+
 def format_status(status: dict, *, full: bool = True) -> str:
     """The status as lines of text; ``full=False`` for a non-admin (see the module's doc)."""
     status = redact_status(status)
@@ -131,7 +136,7 @@ def format_status(status: dict, *, full: bool = True) -> str:
         if warning and full:
             lines.append(f"  warning: {warning}")
     for event in (status.get("board_events") or [])[-3:]:
-        ago = format_duration(max(0.0, time.time() - event["time"]), most=2)
+        ago = _ago(event["time"])
         where = f" {event['pin']}={event['value']:g}" if event.get("pin") else ""
         lines.append(f"  {ago} ago: {event['board']} {event['kind']}{where}")
     for channel in status.get("channels", []):
@@ -186,6 +191,6 @@ def format_status(status: dict, *, full: bool = True) -> str:
     elif errors:
         lines.append(f"last errors ({len(errors)} recent, newest last):")
         for event in errors[-RECENT_ERRORS_SHOWN:]:
-            ago = format_duration(max(0.0, time.time() - event["time"]), most=2)
+            ago = _ago(event["time"])
             lines.append(f"  {ago} ago {event['level']} {event['logger']}: {event['message']}")
     return "\n".join(lines)
