@@ -17,27 +17,28 @@ from tests.helpers import until
 
 
 @contextmanager
-def terminal():
-    """A pty's terminal end as stdin, its other end held open as a terminal emulator would."""
-    master, slave = pty.openpty()
-    tty = open(slave)
-    try:
-        yield tty
-    finally:
-        os.close(master)  # the terminal hangs up: the channel's reader thread stops reading
-        tty.close()
-
-
-@contextmanager
-def pipe():
-    """A pipe as stdin, its writer held open (a script still sending)."""
-    reader, writer = os.pipe()
-    stream = open(reader)
+def held_open(read_end: int, other_end: int):
+    """``read_end`` as stdin while ``other_end`` stays open; closing it at the end ends the
+    input, and the channel's reader thread stops reading."""
+    stream = open(read_end)
     try:
         yield stream
     finally:
-        os.close(writer)  # end of input: the channel's reader thread stops reading
+        os.close(other_end)
         stream.close()
+
+
+def terminal():
+    """A pty's terminal end as stdin, its other end held open as a terminal emulator would
+    (closing it hangs the terminal up)."""
+    master, slave = pty.openpty()
+    return held_open(slave, master)
+
+
+def pipe():
+    """A pipe as stdin, its writer held open (a script still sending)."""
+    reader, writer = os.pipe()
+    return held_open(reader, writer)
 
 
 @contextmanager
