@@ -38,7 +38,7 @@ class Quiet:
 
 async def event_to_action() -> None:
     factory = MockFactory(pin_class=MockPWMPin)
-    config = Config.parse(CONFIG)
+    config = Config.model_validate(CONFIG)
     hw = build_hardware(config, resident=True, pin_factory=factory)
     where = Surroundings(hw, {}, frozenset(), False)
     rules = build_rules([RuleConfig(name="lamp", when="button changes", cooldown_seconds=0,

@@ -53,7 +53,7 @@ async def broker_round_trip(broker: Mosquitto) -> list[float]:
 
 async def command_to_pin(broker: Mosquitto) -> tuple[list[float], list[float]]:
     factory = MockFactory(pin_class=MockPWMPin)
-    config = Config.parse({
+    config = Config.model_validate({
         "boards": {"gpio": {"aliases": {"led": "GPIO17"},
                             "pins": {"led": {"mode": "output", "safe": "off"}}}},
         "security": {"max_actuations_per_minute": 1_000_000},

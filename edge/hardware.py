@@ -394,7 +394,7 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
     boards: dict[str, Board] = {}
     pins: list[Pin] = []
     for name, section in config.boards.items():
-        options = section.dump(exclude={"type", "pins"})
+        options = section.model_dump(exclude={"type", "pins"})
         try:
             board = create_board(name, section.type, options, pin_factory=pin_factory)
         except UnknownPin as exc:

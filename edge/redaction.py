@@ -26,16 +26,16 @@ CREDENTIAL_PATTERNS = (
 
 
 def secret_values(model: object) -> list[str]:
-    """Every Secret value inside a record (nested records, dicts and lists too)."""
-    from edge.records import Record, Secret
+    """Every SecretStr value inside a pydantic model (nested models, dicts and lists too)."""
+    from pydantic import BaseModel, SecretStr
 
     found: list[str] = []
 
     def walk(node: object) -> None:
-        if isinstance(node, Secret):
-            found.append(node.reveal())
-        elif isinstance(node, Record):
-            for name in node.field_names():
+        if isinstance(node, SecretStr):
+            found.append(node.get_secret_value())
+        elif isinstance(node, BaseModel):
+            for name in type(node).model_fields:
                 walk(getattr(node, name))
         elif isinstance(node, dict):
             for value in node.values():

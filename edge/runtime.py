@@ -168,7 +168,7 @@ class Runtime:
 
             tg = cfg.telegram
             self.channels["telegram"] = TelegramChannel(
-                TelegramAPI(tg.bot_token.reveal() if tg.bot_token else "", tg.api_base),
+                TelegramAPI(tg.bot_token.get_secret_value() if tg.bot_token else "", tg.api_base),
                 self.access["telegram"].allowed, self.loaded.state_dir,
                 poll_timeout=tg.poll_timeout_seconds, require_mention=tg.groups.require_mention,
                 approvals=gate, pair=self._pair, commands=COMMAND_MENU,

@@ -24,9 +24,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from edge.config.schedules import ScheduleConfig
 from edge.files import write_json_atomically
-from edge.records import Invalid
+from edge.validation import problems
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,7 @@ class RuntimeJob:
     added_at: datetime
 
     def as_json(self) -> dict[str, Any]:
-        return {"config": self.config.dump(exclude_defaults=True), "added_by": self.added_by,
+        return {"config": self.config.model_dump(exclude_defaults=True), "added_by": self.added_by,
                 "added_at": _text(self.added_at)}
 
 
@@ -101,11 +103,13 @@ class ScheduleStore:
         self._jobs = {str(name): JobState.from_json(state) for name, state in data.get("jobs", {}).items()}
         for entry in data.get("runtime", []):
             try:
-                job = RuntimeJob(ScheduleConfig.parse(entry["config"]), str(entry.get("added_by", "")),
+                job = RuntimeJob(ScheduleConfig.model_validate(entry["config"]), str(entry.get("added_by", "")),
                                  _time(entry.get("added_at")) or datetime.now(timezone.utc))
-            except (Invalid, KeyError, TypeError) as exc:
+            except (ValidationError, KeyError, TypeError) as exc:
+                error = "; ".join(map(str, problems(exc, ScheduleConfig))) \
+                    if isinstance(exc, ValidationError) else str(exc)
                 log.warning("schedule_store_job_unreadable path=%s entry=%r error=%r", self.path, entry,
-                            str(exc).splitlines()[0])
+                            error.splitlines()[0])
                 self._unreadable.append(entry)
                 continue
             self._runtime[job.config.name] = job

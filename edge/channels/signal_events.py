@@ -24,7 +24,9 @@ import json
 import logging
 from typing import Annotated
 
-from edge.records import Field, Invalid, Record
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from edge.validation import where_of
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +44,17 @@ Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 
 
-class _Model(Record, extra="ignore", frozen=True, strict=True):
+class _Model(BaseModel):
     """Strict: an int is never text or a bool, text is never a number; other keys are ignored.
-    Subclasses repeat ``frozen=True``: type checkers take it per class, as for dataclasses."""
+    Subclasses repeat ``frozen=True``: type checkers take it per class, as for dataclasses. Built
+    at the first event (``defer_build``): an agent without Signal never pays for them."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True, validate_by_name=True,
+                              defer_build=True)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        """Read-only as a frozen dataclass is (pydantic's own refusal is a ValidationError)."""
+        raise AttributeError(f"{type(self).__name__} is read-only")
 
 
 class GroupInfo(_Model, frozen=True):
@@ -118,9 +128,9 @@ def parse_event(raw: str) -> Envelope | None:
                  timestamp, keys)
         return None
     try:
-        parsed = Event.parse(event).envelope
-    except Invalid as exc:
-        fields = sorted({issue.where or "event" for issue in exc.issues})[:5]
+        parsed = Event.model_validate(event).envelope
+    except ValidationError as exc:
+        fields = sorted({where_of(error) or "event" for error in exc.errors(include_url=False)})[:5]
         log.warning("signal_event_ignored timestamp=%s reason=malformed fields=%s",
                     timestamp, ",".join(fields))
         return None

@@ -19,7 +19,9 @@ from __future__ import annotations
 import logging
 from typing import Annotated
 
-from edge.records import Field, Invalid, Record
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from edge.validation import where_of
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +34,17 @@ UserId = Annotated[int, Field(gt=0)]
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 
 
-class _Model(Record, extra="ignore", frozen=True, strict=True):
+class _Model(BaseModel):
     """Strict: an int is never text or a bool, text is never a number; other keys are ignored.
-    Subclasses repeat ``frozen=True``: type checkers take it per class, as for dataclasses."""
+    Subclasses repeat ``frozen=True``: type checkers take it per class, as for dataclasses. Built
+    at the first update (``defer_build``): an agent without Telegram never pays for them."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True, validate_by_name=True,
+                              defer_build=True)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        """Read-only as a frozen dataclass is (pydantic's own refusal is a ValidationError)."""
+        raise AttributeError(f"{type(self).__name__} is read-only")
 
 
 class User(_Model, frozen=True):
@@ -110,7 +120,7 @@ def update_id_of(raw: object) -> int | None:
 
 
 def parse_update(raw: object) -> Update | None:
-    """The update as a record, or None (logged) when it is malformed or of a kind not handled."""
+    """The update as a model, or None (logged) when it is malformed or of a kind not handled."""
     update_id = update_id_of(raw)
     if not isinstance(raw, dict) or not any(raw.get(kind) is not None for kind in KINDS):
         keys = sorted(str(k)[:32] for k in raw)[:8] if isinstance(raw, dict) else type(raw).__name__
@@ -118,9 +128,9 @@ def parse_update(raw: object) -> Update | None:
                  update_id, keys)
         return None
     try:
-        return Update.parse(raw)
-    except Invalid as exc:
-        fields = sorted({issue.where for issue in exc.issues})[:5]
+        return Update.model_validate(raw)
+    except ValidationError as exc:
+        fields = sorted({where_of(error) for error in exc.errors(include_url=False)})[:5]
         log.warning("telegram_update_ignored update_id=%s reason=malformed fields=%s",
                     update_id, ",".join(fields))
         return None

@@ -60,7 +60,7 @@ def show(args) -> int:
     from edge.config.loader import load_config
 
     loaded = load_config(args.config)
-    data = loaded.config.dump(json=True)
+    data = loaded.config.model_dump(mode="json")
     if args.json:
         print(json.dumps({"config": data, "source": loaded.source}, indent=2))
         return 0

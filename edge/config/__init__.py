@@ -1,1 +1,1 @@
-"""Configuration: one TOML file, checked by the records in :mod:`edge.config.model`."""
+"""Configuration: one TOML file, checked by the pydantic models in :mod:`edge.config.model`."""

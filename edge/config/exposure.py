@@ -2,7 +2,7 @@
 ``edge-cli config check`` and ``edge-cli doctor``, never refused.
 
 >>> from edge.config.model import Config
->>> [risk] = exposure_warnings(Config.parse(
+>>> [risk] = exposure_warnings(Config.model_validate(
 ...     {"channels": {"telegram": {"allowed_users": ["*"]}}}))
 >>> risk.split(":")[0]
 'channels.telegram.allowed_users = ["*"]'

@@ -13,12 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from edge.config.locate import load_raw
 from edge.config.model import Config
 from edge.exc import ConfigError
 from edge.logsetup import log_file_path, under_systemd
 from edge.paths import control_socket, state_dir
-from edge.records import Invalid, Issue
+from edge.validation import Problem, problems
 
 
 @dataclass
@@ -67,33 +69,35 @@ SECRET_KEY = re.compile(r"(?i)(?:^|_)(?:keys?|token|secret|password|passwd)$")
 """Keys whose values are never echoed, whatever their type (``api_key = 12345`` too)."""
 
 
-def _describe(issue: Issue) -> str:
-    if issue.kind == "unknown":
-        return "unknown key (check the spelling; `edge-cli config init` writes every key)"
-    if issue.kind != "type" or not any(isinstance(part, str) and SECRET_KEY.search(part)
-                                       for part in issue.loc):
-        return issue.message
-    expected = issue.message.split(" (")[0]
+def _describe(problem: Problem) -> str:
+    if problem.kind == "unknown":
+        if problem.message == "unknown key":
+            return "unknown key (check the spelling; `edge-cli config init` writes every key)"
+        return problem.message
+    if problem.kind != "type" or not any(isinstance(part, str) and SECRET_KEY.search(part)
+                                         for part in problem.loc):
+        return problem.message
+    expected = problem.message.split(" (")[0]
     return f"{expected} (value not shown: it is a secret; write it as a quoted string)"
 
 
-def format_invalid(exc: Invalid, origin: str, env_keys: Mapping[tuple[str, ...], str]) -> str:
-    """Every issue on a line of its own: the full key, what is wrong, and the variable that set
-    it when it came from the environment."""
+def format_invalid(exc: ValidationError, origin: str, env_keys: Mapping[tuple[str, ...], str]) -> str:
+    """Every problem on a line of its own: the full key, what is wrong, and the variable that
+    set it when it came from the environment."""
     lines = [f"{origin}: invalid configuration"]
-    for issue in exc.issues:
-        loc = tuple(str(part) for part in issue.loc)
+    for problem in problems(exc, Config):
+        loc = tuple(str(part) for part in problem.loc)
         var = next((name for keys, name in env_keys.items() if loc[: len(keys)] == keys), None)
         suffix = f"  [from {var}]" if var else ""
-        lines.append(f"  {issue.where or '(top level)'}: {_describe(issue)}{suffix}")
+        lines.append(f"  {problem.where or '(top level)'}: {_describe(problem)}{suffix}")
     return "\n".join(lines)
 
 
 def load_config(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> LoadedConfig:
     raw = load_raw(explicit, env)
     try:
-        config = Config.parse(raw.data)
-    except Invalid as exc:
+        config = Config.model_validate(raw.data)
+    except ValidationError as exc:
         origin = str(raw.path) if raw.path else "configuration (built-in defaults + environment)"
         raise ConfigError(format_invalid(exc, origin, raw.env_keys)) from None
     return LoadedConfig(config, raw.path)

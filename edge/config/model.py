@@ -1,16 +1,17 @@
-"""The configuration schema. Unknown keys are errors; secrets are Secret and redacted on show."""
+"""The configuration schema. Unknown keys are errors; secrets are SecretStr and redacted on show."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
+
+from pydantic import BeforeValidator, Discriminator, Field, SecretStr, model_validator
 
 from edge.config.mqtt import MqttConfig
 from edge.config.rules import HeartbeatConfig, RuleConfig
 from edge.config.schedules import ScheduleConfig, duplicate_names
-from edge.config.section import Section
+from edge.config.section import Section, key_default
 from edge.config.sensors import SensorConfig, SensorName
-from edge.records import Before, Field, Secret, Tagged
 from peripherals.base import PinMode, Pull
 
 
@@ -20,7 +21,7 @@ def _as_text(value: object) -> object:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-UserId = Annotated[str, Before(_as_text)]
+UserId = Annotated[str, BeforeValidator(_as_text)]
 """A Telegram user id or Signal number: text, or a TOML integer taken as text."""
 
 
@@ -82,8 +83,8 @@ class EndpointConfig(Section):
     anthropic, gemini: fills kind, base_url, auth style and the key's environment variable."""
     base_url: str = ""
     model: str = ""
-    api_key: Secret | None = None
-    api_keys: list[Secret] = Field(default_factory=list)
+    api_key: SecretStr | None = None
+    api_keys: list[SecretStr] = Field(default_factory=list)
     """More keys, rotated round-robin when the endpoint answers 429."""
     auth_style: Literal["bearer", "x-api-key", "header", "none"] | None = None
     auth_header: str = ""
@@ -95,13 +96,15 @@ class EndpointConfig(Section):
     """auto: native tools, falling back to the <tool_call> text protocol if the endpoint refuses."""
     fallback_models: list[str] = Field(default_factory=list)
 
-    def check(self) -> None:
+    @model_validator(mode="after")
+    def check(self) -> Self:
         from edge.providers.presets import PRESETS
 
         if self.preset and self.preset not in PRESETS:
             raise ValueError(f"unknown preset {self.preset!r}; one of: {', '.join(sorted(PRESETS))}")
         if self.auth_style == "header" and not self.auth_header:
             raise ValueError('auth_style = "header" needs auth_header, the header\'s name')
+        return self
 
     @property
     def resolved_kind(self) -> str:
@@ -145,8 +148,9 @@ class ProviderConfig(EndpointConfig):
     fallbacks: list[EndpointConfig] = Field(default_factory=list)
     routes: dict[str, RouteConfig] = Field(default_factory=dict)
 
-    def check(self) -> None:
-        super().check()
+    @model_validator(mode="after")
+    def check_chain(self) -> Self:
+        """After :meth:`EndpointConfig.check` (pydantic runs both)."""
         names = [self.display_name] + [f.display_name for f in self.fallbacks]
         if len(set(names)) != len(names):
             raise ValueError(f"endpoint names must differ (got {names}); set name = \"...\"")
@@ -158,6 +162,7 @@ class ProviderConfig(EndpointConfig):
             if route.endpoint and route.endpoint not in names:
                 raise ValueError(f"route {hint!r} names endpoint {route.endpoint!r}; "
                                  f"known: {', '.join(names)}")
+        return self
 
 
 class PinConfig(Section):
@@ -174,7 +179,8 @@ class PinConfig(Section):
     bounce_ms: int = Field(default=0, ge=0, le=10_000)
     """Inputs: ignore edges until the level has been stable this long (button debounce)."""
 
-    def check(self) -> None:
+    @model_validator(mode="after")
+    def check(self) -> Self:
         if self.mode in (PinMode.INPUT, PinMode.ANALOG) and (
                 self.safe is not None or self.max_on_seconds is not None):
             raise ValueError("safe and max_on_seconds apply to output and pwm pins, not "
@@ -184,6 +190,7 @@ class PinConfig(Section):
                              "would switch the pin off, the safe state back on); remove one")
         if self.bounce_ms and self.mode is not PinMode.INPUT:
             raise ValueError(f"bounce_ms applies to input pins, not {self.mode.value}")
+        return self
 
 
 def _default_pins() -> dict[str, PinConfig]:
@@ -240,7 +247,7 @@ class Stm32BoardConfig(SerialBoardConfig):
 BOARD_TYPES = ("gpio", "arduino", "stm32")
 
 BoardConfig = Annotated[GpioBoardConfig | ArduinoBoardConfig | Stm32BoardConfig,
-                        Tagged("type", default="gpio")]
+                        Discriminator("type"), key_default("gpio")]
 """One ``[boards.NAME]`` section, by its ``type`` (default: the Pi header)."""
 
 
@@ -276,7 +283,7 @@ class TelegramGroupsConfig(Section):
 class TelegramChannelConfig(Section):
     """Telegram Bot API long polling; enabled when bot_token is set."""
 
-    bot_token: Secret | None = None
+    bot_token: SecretStr | None = None
     allowed_users: list[UserId] = Field(default_factory=list)
     """Numeric Telegram user ids; empty = nobody (pair with `edge-cli channel pair telegram`)."""
     admins: list[UserId] = Field(default_factory=list)
@@ -290,7 +297,7 @@ class TelegramChannelConfig(Section):
 
     @property
     def enabled(self) -> bool:
-        return self.bot_token is not None and bool(self.bot_token.reveal())
+        return self.bot_token is not None and bool(self.bot_token.get_secret_value())
 
     def access(self) -> tuple[list[str], bool, int]:
         return self.allowed_users, self.groups.require_mention, self.rate_limit_per_minute
@@ -336,7 +343,7 @@ class MemoryConfig(Section):
     """Re-quantise the onnx model once (cached in the state dir): about 100 MB less memory."""
     embedding_model: str = "text-embedding-3-small"
     embedding_dimensions: int | None = Field(default=None, ge=1)
-    api_key: Secret | None = None
+    api_key: SecretStr | None = None
     vector_weight: float = Field(default=0.7, ge=0.0, le=1.0)
     keyword_weight: float = Field(default=0.3, ge=0.0, le=1.0)
     min_relevance: float = Field(default=0.4, ge=0.0, le=1.0)
@@ -352,12 +359,13 @@ class MemoryConfig(Section):
     the first message does not wait for it."""
     open_timeout_seconds: float = Field(default=5.0, gt=0)
 
-    def check(self) -> None:
+    @model_validator(mode="after")
+    def check(self) -> Self:
         if self.embedder in ("onnx", "openai", "none"):
-            return
+            return self
         if self.embedder.startswith("custom:") and self.embedder[len("custom:"):].startswith(
                 ("http://", "https://")):
-            return
+            return self
         raise ValueError("embedder must be onnx, openai, none or custom:<http(s) base URL>")
 
 
@@ -381,7 +389,9 @@ class Config(Section):
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     sensors: dict[SensorName, SensorConfig] = Field(default_factory=dict)
 
-    def check(self) -> None:
+    @model_validator(mode="after")
+    def check(self) -> Self:
         if duplicate := duplicate_names(self.schedules):
             raise ValueError(f"schedules: names must be unique; {', '.join(map(repr, duplicate))} "
                              "appears more than once")
+        return self

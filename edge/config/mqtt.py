@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 import socket
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 from urllib.parse import urlsplit
 
+from pydantic import AfterValidator, Field, SecretStr, model_validator
+
 from edge.config.section import Section
-from edge.records import After, Field, Secret
 
 NODE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Home Assistant's node_id and object_id alphabet; also safe in any MQTT topic."""
@@ -56,23 +57,23 @@ def _safe_topic(value: str) -> str:
 
 
 class MqttConfig(Section):
-    url: Annotated[str, After(_known_url)] = ""
+    url: Annotated[str, AfterValidator(_known_url)] = ""
     """``mqtt://host:1883`` or ``mqtts://host:8883`` (TLS); empty: MQTT is off."""
     username: str = ""
-    password: Secret | None = None
+    password: SecretStr | None = None
     """Better in the environment than in the file: ``EDGE_MQTT__PASSWORD``."""
     ca_file: str | None = None
     """mqtts: the CA that signed the broker's certificate (default: the system's CAs)."""
     cert_file: str | None = None
     key_file: str | None = None
     """mqtts: a client certificate and its key, for brokers that ask for one."""
-    node_id: Annotated[str, After(_safe_node_id)] = Field(default_factory=default_node_id)
+    node_id: Annotated[str, AfterValidator(_safe_node_id)] = Field(default_factory=default_node_id)
     """This agent on the broker and in Home Assistant: letters, digits, '_' and '-'."""
-    base_topic: Annotated[str, After(_safe_topic)] = ""
+    base_topic: Annotated[str, AfterValidator(_safe_topic)] = ""
     """Default ``edge-agent/<node_id>``."""
     discovery: bool = True
     """Announce pins and sensors to Home Assistant (MQTT discovery, retained)."""
-    discovery_prefix: Annotated[str, After(_safe_topic)] = "homeassistant"
+    discovery_prefix: Annotated[str, AfterValidator(_safe_topic)] = "homeassistant"
     qos: Literal[0, 1, 2] = 1
     retain: bool = True
     """Keep pin states and readings on the broker for subscribers that come later."""
@@ -99,11 +100,13 @@ class MqttConfig(Section):
     """Reconnect backoff doubles from 0.5 s up to this."""
     health_interval_seconds: float = Field(default=60.0, ge=1)
 
-    def check(self) -> None:
+    @model_validator(mode="after")
+    def check(self) -> Self:
         if (self.ca_file or self.cert_file or self.key_file) and not self.tls:
             raise ValueError("ca_file, cert_file and key_file need an mqtts:// url")
         if bool(self.cert_file) != bool(self.key_file):
             raise ValueError("cert_file and key_file go together")
+        return self
 
     @property
     def enabled(self) -> bool:

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from pydantic import AfterValidator, BeforeValidator, Field
+
 from edge.config.section import Section, check_name
-from edge.records import After, Before, Field
 
 
 def _as_list(value: object) -> object:
     return [value] if isinstance(value, str) else value
 
 
-Actions = Annotated[list[str], Before(_as_list)]
+Actions = Annotated[list[str], BeforeValidator(_as_list)]
 """One action as text, or a list of them, run in order."""
 
 
@@ -30,7 +31,7 @@ class RuleConfig(Section):
     ``when`` is a board event (``button pressed``, ``GPIO27 falling``, ``door changes``,
     ``board uno down``) or a sensor threshold (``greenhouse.temperature > 28``)."""
 
-    name: Annotated[str, After(check_name)]
+    name: Annotated[str, AfterValidator(check_name)]
     when: str = Field(min_length=1)
     then: Actions = Field(min_length=1)
     on_clear: Actions = Field(default_factory=list)

@@ -15,13 +15,15 @@ import re
 from collections import Counter
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from edge.config.section import Section, check_name
 from edge.durations import parse_duration
 from edge.exc import UsageError
-from edge.records import After, Field, Invalid, Issue
+from edge.validation import Problem, problems
 
 _CRON_ALIASES = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
                  "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
@@ -90,7 +92,7 @@ def local_zone() -> tzinfo:
 class ScheduleConfig(Section):
     """One ``[[schedules]]`` entry: exactly one of ``cron``, ``every`` or ``at``, and an action."""
 
-    name: Annotated[str, After(check_name)]
+    name: Annotated[str, AfterValidator(check_name)]
     """Letters, digits, ``_`` and ``-``; unique; the action runs as caller ``schedule:NAME``."""
     cron: str | None = None
     """Five fields (minute hour day-of-month month day-of-week), in ``timezone``."""
@@ -106,7 +108,8 @@ class ScheduleConfig(Section):
     action: str = Field(min_length=1)
     enabled: bool = True
 
-    def check(self) -> None:
+    @model_validator(mode="after")
+    def check(self) -> Self:
         what = f"schedule {self.name!r}"
         given = [key for key in ("cron", "every", "at") if getattr(self, key) is not None]
         if len(given) != 1:
@@ -130,15 +133,16 @@ class ScheduleConfig(Section):
                 parse_at(self.at)
         except ValueError as exc:
             raise ValueError(f"{what}: {exc}") from None
+        return self
 
     @classmethod
     def checked(cls, **fields: object) -> ScheduleConfig:
         """A job from chat or a tool: like the constructor, but a bad field is a UsageError whose
         message says which and why (``/schedule add`` shows it as is)."""
         try:
-            return cls.parse(fields)
-        except Invalid as exc:
-            reasons = "; ".join(_reason(issue) for issue in exc.issues)
+            return cls.model_validate(fields)
+        except ValidationError as exc:
+            reasons = "; ".join(_reason(problem) for problem in problems(exc, cls))
             raise UsageError(reasons) from None
 
     @property
@@ -158,9 +162,10 @@ class ScheduleConfig(Section):
         return ZoneInfo(self.timezone) if self.timezone else local_zone()
 
 
-def _reason(issue: Issue) -> str:
-    message = "unknown field" if issue.kind == "unknown" else issue.message
-    return f"{issue.where}: {message}" if issue.where else message
+def _reason(problem: Problem) -> str:
+    message = problem.message.replace("unknown key", "unknown field", 1) if problem.kind == "unknown" \
+        else problem.message
+    return f"{problem.where}: {message}" if problem.where else message
 
 
 def duplicate_names(schedules: list[ScheduleConfig]) -> list[str]:

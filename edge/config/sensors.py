@@ -18,12 +18,14 @@ Scaling(scale=500.0, offset=0.0, quantity='value', unit='')
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, TypeAdapter, model_validator
 
 from edge.config.section import Section, check_name
-from edge.records import After, Before, Field, Invalid, Issue, Tagged, validator
 from peripherals.sensors.base import Scaling
 from peripherals.sensors.catalog import (
     ADS1115_ADDRESSES,
@@ -47,7 +49,7 @@ def sensor_name(value: str) -> str:
                       "; rules write NAME.QUANTITY, e.g. greenhouse.temperature")
 
 
-SensorName = Annotated[str, After(sensor_name)]
+SensorName = Annotated[str, AfterValidator(sensor_name)]
 
 
 def _quantity(value: str) -> str:
@@ -67,8 +69,8 @@ def _address(value: object) -> object:
     return value
 
 
-Quantity = Annotated[str, After(_quantity)]
-Address = Annotated[int, Before(_address)]
+Quantity = Annotated[str, AfterValidator(_quantity)]
+Address = Annotated[int, BeforeValidator(_address)]
 
 
 def _w1_id(device: str | None) -> str | None:
@@ -78,13 +80,13 @@ def _w1_id(device: str | None) -> str | None:
     return device
 
 
-def _among(allowed: Collection[Any], explain: Callable[[Any], str]) -> After:
+def _among(allowed: Collection[Any], explain: Callable[[Any], str]) -> AfterValidator:
     """A check that the value is one of ``allowed``; ``explain(value)`` says what is."""
     def check(value: Any) -> Any:
         if value not in allowed:
             raise ValueError(explain(value))
         return value
-    return After(check)
+    return AfterValidator(check)
 
 
 BME280_ADDRESS = _among(BME280_ADDRESSES, lambda address: f"0x{address:02x}: a BME280 answers at "
@@ -119,7 +121,7 @@ class SensorConfigBase(Section):
     def driver_options(self) -> dict[str, Any]:
         """The keys :func:`peripherals.sensors.factory.create_sensor` takes (all but ``type``
         and ``interval_seconds``)."""
-        return self.dump(exclude={"type", "interval_seconds"})
+        return self.model_dump(exclude={"type", "interval_seconds"})
 
 
 class ScaledSensorConfig(SensorConfigBase):
@@ -155,7 +157,7 @@ class Ds18b20SensorConfig(SensorConfigBase):
     """A DS18B20 on the 1-Wire bus (dtoverlay=w1-gpio): yields temperature (°C)."""
 
     type: Literal["ds18b20"]
-    device: Annotated[str | None, After(_w1_id)] = None
+    device: Annotated[str | None, AfterValidator(_w1_id)] = None
     """Its id in /sys/bus/w1/devices (``28-0123456789ab``); omitted: the only one there."""
 
     @property
@@ -203,9 +205,11 @@ class Mcp3008SensorConfig(ScaledSensorConfig):
     vref: float = Field(default=3.3, gt=0)
     """The voltage on VREF; 1 gives the bare fraction 0..1."""
 
-    def check(self) -> None:
-        if self.select_pin is not None and {"port", "device"} & self.fields_set:
+    @model_validator(mode="after")
+    def check(self) -> Self:
+        if self.select_pin is not None and {"port", "device"} & self.model_fields_set:
             raise ValueError("select_pin and port/device both choose the chip select; keep one")
+        return self
 
 
 class AnalogSensorConfig(ScaledSensorConfig):
@@ -213,7 +217,7 @@ class AnalogSensorConfig(ScaledSensorConfig):
     reference, then scale/offset (an LM35 on a 5 V Uno: scale = 500, unit = "°C")."""
 
     type: Literal["analog"]
-    pin: Annotated[str, After(_board_and_pin)]
+    pin: Annotated[str, AfterValidator(_board_and_pin)]
     """``BOARD:PIN``: the board's name in [boards] and an analog pin allowlisted there."""
     quantity: Quantity = "value"
     unit: str = ""
@@ -230,16 +234,16 @@ class AnalogSensorConfig(ScaledSensorConfig):
 SensorConfig = Annotated[
     PiSensorConfig | Ds18b20SensorConfig | Bme280SensorConfig | Ads1115SensorConfig
     | Mcp3008SensorConfig | AnalogSensorConfig,
-    Tagged("type"),
+    Discriminator("type"),
 ]
 """One ``[sensors.NAME]`` section, by its ``type``."""
 
 
+@functools.cache
+def _sensor_adapter() -> TypeAdapter[SensorConfig]:
+    return TypeAdapter(SensorConfig)
+
 
 def parse_sensor(data: object) -> SensorConfig:
-    """One section on its own (tests, `edge-cli config` edits); :class:`Invalid` if it is wrong."""
-    issues: list[Issue] = []
-    section: SensorConfig = validator(SensorConfig)(data, (), issues)
-    if issues:
-        raise Invalid(issues)
-    return section
+    """One section on its own (tests, `edge-cli config` edits); a ValidationError if it is wrong."""
+    return _sensor_adapter().validate_python(data)

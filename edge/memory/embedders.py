@@ -51,6 +51,6 @@ def create_embedder(config, state_dir: Path) -> EmbeddingProvider:
     from edge.memory.http_embedder import OPENAI_BASE_URL, HttpEmbedding
 
     base_url = OPENAI_BASE_URL if choice == "openai" else choice[len("custom:"):]
-    api_key = config.api_key.reveal() if config.api_key else None
+    api_key = config.api_key.get_secret_value() if config.api_key else None
     return HttpEmbedding(base_url, config.embedding_model, api_key,
                          dimensions=config.embedding_dimensions)

@@ -44,7 +44,7 @@ def make_client(cfg: MqttConfig, identifier: str, *, will: aiomqtt.Will | None =
     """MQTT 5, so that the broker learns the largest packet we take (``max_payload_bytes`` plus
     room for the topic) and drops bigger ones before they reach the Pi's memory; payloads between
     the two are refused by the bridge, and said so on ``<base>/refused``."""
-    password = cfg.password.reveal() if cfg.password else None
+    password = cfg.password.get_secret_value() if cfg.password else None
     connect = Properties(PacketTypes.CONNECT)
     connect.MaximumPacketSize = cfg.max_payload_bytes + TOPIC_ALLOWANCE_BYTES
     return aiomqtt.Client(cfg.host, cfg.port, username=cfg.username or None, password=password,

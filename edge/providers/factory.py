@@ -23,7 +23,7 @@ def endpoint_keys(config: EndpointConfig, env: Mapping[str, str] = os.environ) -
     explicit = [config.api_key, *config.api_keys]
     preset = PRESETS.get(config.preset)
     variable = preset.key_variable if preset else DEFAULT_KEY_VARIABLE[config.resolved_kind]
-    return KeyRing(resolve_api_keys([k.reveal() for k in explicit if k], variable, env))
+    return KeyRing(resolve_api_keys([k.get_secret_value() for k in explicit if k], variable, env))
 
 
 def endpoint_base_url(config: EndpointConfig) -> str:

@@ -11,18 +11,19 @@ from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import Field
+
 from edge.automation.assembly import Automation
 from edge.automation.engine import RuleEngine
 from edge.config.schedules import ScheduleConfig
 from edge.exc import PolicyDenied
-from edge.records import Field, Record
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
-from edge.tools.base import ModelTool, P, Tool, ToolResult
+from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from edge.tools.sensors import SensorReadTool
 
 
-class NoArgs(Record):
+class NoArgs(ToolArgs):
     """No arguments: any given is refused."""
 
 
@@ -100,7 +101,7 @@ class ScheduleListTool(_ScheduleTool[NoArgs]):
         return ToolResult(True, format_schedules(rows), data={"schedules": rows})
 
 
-class ScheduleArgs(Record):
+class ScheduleArgs(ToolArgs):
     name: str = Field(description="A short name: letters, digits, - and _")
     cron: str | None = Field(default=None, description="Five-field cron expression, e.g. '0 6 * * *'")
     every: str | None = Field(default=None, description="An interval such as '10m', '1h30m'")
@@ -126,7 +127,7 @@ class ScheduleAddTool(_ScheduleTool[ScheduleArgs]):
     async def run(self, params: ScheduleArgs, requester: Requester) -> ToolResult:
         gate = self.automation.hardware.policy.approvals
         _admin_only(requester, gate, "adding a schedule")
-        job = ScheduleConfig.checked(**params.dump())  # a UsageError is the tool's failed result
+        job = ScheduleConfig.checked(**params.model_dump())  # a UsageError is the tool's failed result
         if gate.needs_approval(requester):
             refusal = await gate.check(f"schedule:{job.name}", "schedule",
                                        f"add schedule {job.name}: {job.spec} -> {job.action}",
@@ -138,7 +139,7 @@ class ScheduleAddTool(_ScheduleTool[ScheduleArgs]):
         return ToolResult(True, f"added: {format_schedules(rows)}", data={"schedule": rows[0]})
 
 
-class ScheduleNameArgs(Record):
+class ScheduleNameArgs(ToolArgs):
     name: str = Field(description="The schedule's name")
 
 

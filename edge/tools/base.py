@@ -1,6 +1,6 @@
 """The Tool protocol (name, description, parameter schema, async
-execute returning a ToolResult) and a base class whose schema is generated from a record of its
-parameters (:class:`edge.records.Record`).
+execute returning a ToolResult) and a base class whose schema is generated from a pydantic model
+of its parameters (:class:`ToolArgs`).
 
 Failures the model can react to (refused pin, bad argument) are ``ToolResult(success=False)``,
 never exceptions, so the tool loop can hand them back to the model.
@@ -12,10 +12,12 @@ import copy
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from edge.exc import EdgeError
 from edge.messages import ToolSpec
-from edge.records import Invalid, Record
 from edge.requester import Requester
+from edge.validation import problems
 from peripherals.exc import BoardError
 
 
@@ -55,40 +57,66 @@ def spec_of(tool: Tool) -> ToolSpec:
     return ToolSpec(tool.name, tool.description, tool.parameters_schema())
 
 
-_SCHEMAS: dict[type[Record], dict[str, Any]] = {}
+class ToolArgs(BaseModel):
+    """A tool's arguments: an unknown one is refused. Built when the tool is first used or
+    described (``defer_build``): most tools wait for a model that asks for them."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
-def _schema_of(params: type[Record]) -> dict[str, Any]:
-    """JSON schema of a parameter record, worked out once (it never changes)."""
+_SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
+_NAMED = ("properties", "$defs", "definitions", "patternProperties")
+"""Keywords whose keys are names (a parameter may be called "title"), not keywords."""
+_DATA = ("default", "enum", "const", "examples")
+
+
+def schema_of(params: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a parameter model (``model_json_schema``), worked out once: without
+    pydantic's titles and the model's own docstring, which the tool's description already says.
+    References (an enum's ``$defs``) are left for the providers that refuse them to inline
+    (:mod:`edge.providers.schema`)."""
     schema = _SCHEMAS.get(params)
     if schema is None:
-        schema = _SCHEMAS[params] = params.json_schema()
+        schema = _without_titles(params.model_json_schema())
+        schema.pop("description", None)
+        _SCHEMAS[params] = schema
     return schema
 
 
-def _argument_errors(exc: Invalid) -> str:
-    parts = [f"{issue.where or 'arguments'}: {issue.message}" for issue in exc.issues]
+def _without_titles(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_without_titles(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {key: ({name: _without_titles(sub) for name, sub in value.items()} if key in _NAMED
+                  else value if key in _DATA else _without_titles(value))
+            for key, value in node.items() if key != "title"}
+
+
+def _argument_errors(exc: ValidationError, params: type[BaseModel]) -> str:
+    parts = [f"{problem.where or 'arguments'}: {problem.message}" for problem in problems(exc, params)]
     return "invalid arguments: " + "; ".join(parts)
 
 
-P = TypeVar("P", bound=Record)
+P = TypeVar("P", bound=BaseModel)
 
 
 class ModelTool(Generic[P]):
-    """A tool whose arguments are the record ``Params``; subclasses implement ``run``."""
+    """A tool whose arguments are the pydantic model ``Params`` (a :class:`ToolArgs`);
+    subclasses implement ``run``."""
 
     name: ClassVar[str]
     description: ClassVar[str]
     Params: type[P]
 
     def parameters_schema(self) -> dict[str, Any]:
-        return copy.deepcopy(_schema_of(self.Params))
+        return copy.deepcopy(schema_of(self.Params))
 
     async def execute(self, args: dict[str, Any], requester: Requester) -> ToolResult:
         try:
-            params = self.Params.parse(args or {})
-        except Invalid as exc:
-            return ToolResult(False, error=_argument_errors(exc))
+            params = self.Params.model_validate(args or {})
+        except ValidationError as exc:
+            return ToolResult(False, error=_argument_errors(exc, self.Params))
         try:
             return await self.run(params, requester)
         except (EdgeError, BoardError) as exc:

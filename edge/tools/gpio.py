@@ -8,20 +8,17 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from edge.hardware import Hardware, Pin
-from edge.records import Field, Record
 from edge.requester import Requester
-from edge.tools.base import ModelTool, P, Tool, ToolResult
+from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from peripherals.exc import BoardError
 
 PIN_HELP = "Pin name or alias, e.g. 'led', 'GPIO17', or 'board:pin' when several boards exist"
 
 
-class _Args(Record):
-    """A tool's arguments: an unknown one is refused (records forbid extra keys)."""
-
-
-class PinArgs(_Args):
+class PinArgs(ToolArgs):
     pin: str = Field(description=PIN_HELP)
 
 
@@ -38,7 +35,7 @@ class ServoArgs(PinArgs):
     angle: float = Field(ge=0.0, le=180.0, description="Servo angle in degrees, 0 to 180")
 
 
-class NoArgs(_Args):
+class NoArgs(ToolArgs):
     pass
 
 

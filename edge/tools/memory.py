@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Literal
 
+from pydantic import Field
+
 from edge.config.model import ChannelsConfig
 from edge.memory.access import (
     LOCAL_OPERATOR_CHANNELS,
@@ -20,16 +22,11 @@ from edge.memory.access import (
     local_operator_only,
 )
 from edge.memory.base import Category, Memory, MemoryFailure
-from edge.records import Field, Record
 from edge.requester import Requester
-from edge.tools.base import ModelTool, P, Tool, ToolResult
+from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 
 
-class _Args(Record):
-    """A tool's arguments: an unknown one is refused (records forbid extra keys)."""
-
-
-class StoreArgs(_Args):
+class StoreArgs(ToolArgs):
     key: str = Field(min_length=1, max_length=200,
                      description="Short unique name, e.g. 'user-timezone'; storing it again replaces it")
     content: str = Field(min_length=1, max_length=4000, description="The fact to remember")
@@ -41,12 +38,12 @@ class StoreArgs(_Args):
                                                     "Default: private to the person asking")
 
 
-class RecallArgs(_Args):
+class RecallArgs(ToolArgs):
     query: str = Field(min_length=1, description="What to look for, in plain words")
     limit: int = Field(default=5, ge=1, le=20, description="How many memories at most")
 
 
-class ForgetArgs(_Args):
+class ForgetArgs(ToolArgs):
     key: str = Field(min_length=1, description="The key of the memory to delete")
 
 

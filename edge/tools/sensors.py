@@ -4,15 +4,16 @@ to the hardware (an analog board pin through the policy, as caller ``sensor:NAME
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from edge.exc import EdgeError
-from edge.records import Field, Record
 from edge.requester import Requester
 from edge.sensors import SensorHub, format_rows
-from edge.tools.base import ModelTool, ToolResult
+from edge.tools.base import ModelTool, ToolArgs, ToolResult
 from peripherals.exc import BoardError
 
 
-class SensorArgs(Record):
+class SensorArgs(ToolArgs):
     name: str | None = Field(default=None, description="One sensor's name; all sensors when omitted")
     fresh: bool = Field(default=False, description="Measure now instead of giving the last polled reading")
 

@@ -49,7 +49,7 @@ def test_environment_overrides_nested_keys(isolated_env):
                EDGE_BOARDS__GPIO__SIMULATE="false", EDGE_SECURITY__MAX_ACTUATIONS_PER_MINUTE="5")
     cfg = load_config(env=env).config
     assert cfg.provider.base_url == "http://127.0.0.1:11434/v1"
-    assert cfg.provider.api_key.reveal() == "sk-secret"
+    assert cfg.provider.api_key.get_secret_value() == "sk-secret"
     assert cfg.boards["gpio"].simulate is False
     assert cfg.security.max_actuations_per_minute == 5
 
@@ -96,8 +96,8 @@ def test_safe_level_on_an_input_pin_is_refused(isolated_env, write_config):
 
 
 def test_example_config_is_valid_and_matches_the_defaults():
-    example = Config.parse(tomllib.loads(example_text()))
-    assert example.dump() == Config().dump()
+    example = Config.model_validate(tomllib.loads(example_text()))
+    assert example.model_dump() == Config().model_dump()
 
 
 def test_telegram_ids_may_be_toml_integers(write_config, isolated_env):

@@ -87,7 +87,7 @@ def test_example_config_has_a_valid_memory_section():
     from importlib import resources
     data = tomllib.loads(resources.files("edge.config").joinpath("example.toml").read_text())
     from edge.config.model import Config
-    memory = Config.parse(data).memory
+    memory = Config.model_validate(data).memory
     assert (memory.backend, memory.embedder, memory.min_relevance) == ("sqlite", "onnx", 0.4)
 
 

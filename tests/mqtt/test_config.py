@@ -40,7 +40,7 @@ def test_the_password_comes_from_the_environment_and_is_never_shown(write_config
     path = write_config('[mqtt]\nurl = "mqtts://broker.lan"\nusername = "edge"\n')
     env = dict(isolated_env, EDGE_CONFIG=str(path), EDGE_MQTT__PASSWORD="hunter2-mqtt")
     mqtt = load_config(env=env).config.mqtt
-    assert mqtt.password.reveal() == "hunter2-mqtt" and mqtt.port == 8883
+    assert mqtt.password.get_secret_value() == "hunter2-mqtt" and mqtt.port == 8883
     shown = cli("config", "show", env=env)
     assert shown.returncode == 0 and "hunter2-mqtt" not in shown.stdout
 

@@ -21,7 +21,7 @@ ADMINS = {"telegram": frozenset({"1"}), "signal": frozenset({"+4900"})}
 
 @pytest.fixture
 async def switch():
-    provider = Config.parse({"provider": {
+    provider = Config.model_validate({"provider": {
         "name": "local", "base_url": "http://127.0.0.1:9/v1", "model": "small",
         "fallbacks": [{"name": "remote", "base_url": "http://127.0.0.1:9/v2", "model": "big"}],
     }}).provider

@@ -1,4 +1,4 @@
-"""ModelTool: the JSON schema the model sees comes from the parameter record, and arguments that do
+"""ModelTool: the JSON schema the model sees comes from the parameter model, and arguments that do
 not fit it come back as one failed result naming every problem, before ``run`` is reached."""
 
 from __future__ import annotations
@@ -6,17 +6,17 @@ from __future__ import annotations
 from typing import Literal
 
 import pytest
+from pydantic import Field
 
 from edge.exc import EdgeError
-from edge.records import Field, Record
 from edge.tools.automation import ScheduleArgs
-from edge.tools.base import ModelTool, ToolResult
+from edge.tools.base import ModelTool, ToolArgs, ToolResult, schema_of
 from edge.tools.memory import RecallArgs, StoreArgs
 from edge.tools.sensors import SensorArgs
 from tests.helpers import asker
 
 
-class DimArgs(Record):
+class DimArgs(ToolArgs):
     pin: str = Field(min_length=1, description="The pin")
     level: float = Field(ge=0, le=1)
     fade: Literal["none", "slow"] = "none"
@@ -38,11 +38,11 @@ class DimTool(ModelTool[DimArgs]):
         return ToolResult(True, f"{params.pin} at {params.level:g}")
 
 
-async def test_arguments_are_parsed_into_the_record():
+async def test_arguments_are_parsed_into_the_model():
     tool = DimTool()
     result = await tool.execute({"pin": "lamp", "level": "0.5", "seconds": 3}, asker())
     assert result.success and result.output == "lamp at 0.5"
-    assert tool.seen == [DimArgs.parse({"pin": "lamp", "level": 0.5, "seconds": 3.0})]
+    assert tool.seen == [DimArgs.model_validate({"pin": "lamp", "level": 0.5, "seconds": 3.0})]
     assert (tool.seen[0].fade, tool.seen[0].seconds) == ("none", 3.0)
 
 
@@ -94,20 +94,20 @@ def test_the_schema_handed_out_is_a_copy():
 
 
 def test_the_tools_parameter_schemas():
-    sensor = SensorArgs.json_schema()
+    sensor = schema_of(SensorArgs)
     assert sensor["properties"]["name"] == {
         "anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
         "description": "One sensor's name; all sensors when omitted"}
     assert "required" not in sensor and sensor["additionalProperties"] is False
-    assert RecallArgs.json_schema()["properties"]["limit"] == {
+    assert schema_of(RecallArgs)["properties"]["limit"] == {
         "type": "integer", "minimum": 1, "maximum": 20, "default": 5,
         "description": "How many memories at most"}
-    store = StoreArgs.json_schema()
+    store = schema_of(StoreArgs)
     assert store["required"] == ["key", "content"]
     assert store["properties"]["category"]["anyOf"] == [
         {"enum": ["core", "daily", "conversation"], "type": "string"}, {"type": "string"}]
     assert store["properties"]["key"]["maxLength"] == 200
-    schedule = ScheduleArgs.json_schema()
+    schedule = schema_of(ScheduleArgs)
     assert schedule["required"] == ["name", "action"]
     assert schedule["properties"]["catch_up"] == {"enum": ["skip", "once"], "type": "string",
                                                   "default": "skip"}
