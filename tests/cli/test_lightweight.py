@@ -1,9 +1,12 @@
-"""Quick commands stay quick: the client path imports no config schema, httpx, numpy or asyncio."""
+"""Quick commands stay quick: the client path imports no config schema (pydantic), httpx, numpy or
+asyncio; the agent itself does import pydantic."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+
+import pytest
 
 from tests.helpers import ROOT
 
@@ -30,14 +33,16 @@ def test_the_agent_does_not_import_httpx_command_line_client(isolated_env):
                           "import edge.runtime, edge.providers.openai\n"
                           "from edge.tools.gpio import WriteArgs; WriteArgs(pin='led', value='on')",
                           isolated_env)
-    assert "edge.records" in mods and "httpx" in mods
-    assert not {"pydantic", "pydantic_core"} & mods  # the agent has no pydantic at all
+    assert {"pydantic", "pydantic_core", "httpx"} <= mods  # the agent validates with pydantic
     assert not {"click", "pygments"} & mods  # httpx's command-line client stays unimported
 
 
-def test_status_through_the_daemon_stays_light(isolated_env, tmp_path):
-    """The whole `edge-cli status` run against a daemon's socket (here a stand-in that answers
-    like one) imports nothing heavy: asyncio alone would cost about 15 ms."""
+@pytest.mark.parametrize("argv", [["status"], ["pins"], ["gpio", "read", "led"],
+                                  ["gpio", "write", "led", "on"], ["gpio", "pwm", "led", "0.5"]])
+def test_commands_through_the_daemon_stay_light(isolated_env, argv):
+    """The whole `edge-cli status` (pins, gpio) run against a daemon's socket (here a stand-in
+    that answers like one) imports nothing heavy: asyncio alone would cost about 15 ms, pydantic
+    about 40."""
     import json
     import socketserver
     import threading
@@ -47,15 +52,30 @@ def test_status_through_the_daemon_stays_light(isolated_env, tmp_path):
         def handle(self):
             self.rfile.readline()
             status = {"daemon": {"running": True, "version": "x", "pid": 1, "uptime_seconds": 1}}
-            self.wfile.write(json.dumps({"ok": True, "exit_code": 0, "data": status}).encode()
-                             + b"\n")
+            self.wfile.write(json.dumps({"ok": True, "exit_code": 0, "message": "done",
+                                         "data": status}).encode() + b"\n")
 
     sock = Path(isolated_env["EDGE_STATE_DIR"]) / "control.sock"
     sock.parent.mkdir(parents=True, exist_ok=True)
     with socketserver.ThreadingUnixStreamServer(str(sock), Daemon) as server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        mods = imported_after("from edge.cli.main import main\nassert main(['status']) == 0",
+        mods = imported_after(f"from edge.cli.main import main\nassert main({argv!r}) == 0",
                               isolated_env)
         server.shutdown()
     assert not {m for m in mods if m.split(".")[0] in HEAVY}
-    assert "logging" not in mods  # about 6 ms more on every status
+    if argv == ["status"]:
+        assert "logging" not in mods  # about 6 ms more on every status
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["gpio", "--help"],
+                                  ["logs", "--source", "file", "-n", "5"]])
+def test_version_help_and_logs_stay_light(isolated_env, argv):
+    from pathlib import Path
+
+    log = Path(isolated_env["EDGE_STATE_DIR"]) / "edge-agent.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("level=info logger=edge event=ready\n")
+    mods = imported_after("from edge.cli.main import main\ntry:\n    code = main(%r)\n"
+                          "except SystemExit as exc:\n    code = exc.code\nassert code == 0, code" % argv,
+                          isolated_env)
+    assert not {m for m in mods if m.split(".")[0] in HEAVY}

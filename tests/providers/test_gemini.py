@@ -4,32 +4,38 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Literal
 
 import pytest
+from pydantic import BaseModel, Field
 
-from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.messages import ChatMessage, ToolCall
 from edge.providers.base import ProviderError, StreamDone, TextDelta, ToolCallReady
 from edge.providers.gemini import GeminiProvider
+from edge.tools.base import ModelTool, ToolArgs, spec_of
 from tests.providers.fakes import Call, Cut, Fail, GeminiFake, Say
 
-PARAMETERS = {
-    "$defs": {"Level": {"properties": {"value": {"enum": ["on", "off"], "title": "Value",
-                                                 "type": "string"}},
-                        "required": ["value"], "title": "Level", "type": "object"}},
-    "additionalProperties": False,
-    "properties": {
-        "pin": {"minLength": 1, "pattern": r"^\w+$", "type": "string"},
-        "level": {"$ref": "#/$defs/Level"},
-        "duration": {"anyOf": [{"minimum": 0, "type": "number"}, {"type": "null"}],
-                     "default": None, "description": "seconds"},
-    },
-    "required": ["pin", "level"],
-    "type": "object",
-}
-"""A schema as generators such as pydantic write it: a nested object by ``$ref`` to ``$defs``,
-titles, a pattern, an optional number as ``anyOf`` with null; Gemini takes none of those as is."""
 
-SPEC = ToolSpec("gpio_write", "Switch an output pin.", PARAMETERS)
+class Level(BaseModel):
+    value: Literal["on", "off"]
+
+
+class WriteParams(ToolArgs):
+    """A schema as pydantic writes it: a nested object by ``$ref`` to ``$defs``, titles, a
+    pattern, an optional number as ``anyOf`` with null; Gemini takes none of those as is."""
+
+    pin: str = Field(min_length=1, pattern=r"^\w+$")
+    level: Level
+    duration: float | None = Field(None, ge=0, description="seconds")
+
+
+class WriteTool(ModelTool[WriteParams]):
+    name = "gpio_write"
+    description = "Switch an output pin."
+    Params = WriteParams
+
+
+SPEC = spec_of(WriteTool())
 
 
 @pytest.fixture
