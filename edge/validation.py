@@ -20,7 +20,6 @@ from, and keeps secrets out (:mod:`edge.config.loader`).
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Mapping
@@ -109,6 +108,8 @@ def _problem(error: ErrorDetails, path: _Path) -> Problem:
     if kind in ("missing", "missing_argument", "missing_keyword_only_argument"):
         return Problem(loc, "missing", "required key is missing")
     if kind in ("extra_forbidden", "unexpected_keyword_argument"):
+        import difflib  # here: only a misspelt key needs it
+
         close = difflib.get_close_matches(str(loc[-1]), path.known, n=1) if loc else []
         return Problem(loc, "unknown", "unknown key" + (f" (did you mean {close[0]!r}?)" if close else ""))
     if kind in _EXPECTED:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -20,7 +21,9 @@ from edge.config.model import Config
 from edge.exc import ConfigError
 from edge.logsetup import log_file_path, under_systemd
 from edge.paths import control_socket, state_dir
-from edge.validation import Problem, problems
+
+if TYPE_CHECKING:
+    from edge.validation import Problem
 
 
 @dataclass
@@ -84,6 +87,8 @@ def _describe(problem: Problem) -> str:
 def format_invalid(exc: ValidationError, origin: str, env_keys: Mapping[tuple[str, ...], str]) -> str:
     """Every problem on a line of its own: the full key, what is wrong, and the variable that
     set it when it came from the environment."""
+    from edge.validation import problems  # here: only a wrong config needs the words for it
+
     lines = [f"{origin}: invalid configuration"]
     for problem in problems(exc, Config):
         loc = tuple(str(part) for part in problem.loc)

@@ -84,7 +84,7 @@ class EndpointConfig(Section):
     base_url: str = ""
     model: str = ""
     api_key: SecretStr | None = None
-    api_keys: list[SecretStr] = Field(default_factory=list)
+    api_keys: list[SecretStr] = []
     """More keys, rotated round-robin when the endpoint answers 429."""
     auth_style: Literal["bearer", "x-api-key", "header", "none"] | None = None
     auth_header: str = ""
@@ -94,7 +94,7 @@ class EndpointConfig(Section):
     max_tokens: int | None = Field(default=None, ge=1)
     tool_mode: Literal["auto", "native", "prompt"] = "auto"
     """auto: native tools, falling back to the <tool_call> text protocol if the endpoint refuses."""
-    fallback_models: list[str] = Field(default_factory=list)
+    fallback_models: list[str] = []
 
     @model_validator(mode="after")
     def check(self) -> Self:
@@ -128,8 +128,8 @@ class RouteConfig(Section):
     endpoint: str = ""
     """The name of the primary or a fallback endpoint; default: the primary."""
     model: str = ""
-    keywords: list[str] = Field(default_factory=list)
-    patterns: list[str] = Field(default_factory=list)
+    keywords: list[str] = []
+    patterns: list[str] = []
     min_length: int | None = Field(default=None, ge=0)
     max_length: int | None = Field(default=None, ge=0)
     priority: int = 0
@@ -145,8 +145,8 @@ class ProviderConfig(EndpointConfig):
     """A longer Retry-After moves on to the next model or provider instead of waiting."""
     cooldown_seconds: float = Field(default=30.0, ge=0)
     """How long a provider that failed sits out while the rest of the chain answers."""
-    fallbacks: list[EndpointConfig] = Field(default_factory=list)
-    routes: dict[str, RouteConfig] = Field(default_factory=dict)
+    fallbacks: list[EndpointConfig] = []
+    routes: dict[str, RouteConfig] = {}
 
     @model_validator(mode="after")
     def check_chain(self) -> Self:
@@ -193,11 +193,6 @@ class PinConfig(Section):
         return self
 
 
-def _default_pins() -> dict[str, PinConfig]:
-    return {"led": PinConfig(mode=PinMode.OUTPUT, safe="off"),
-            "button": PinConfig(mode=PinMode.INPUT)}
-
-
 class GpioBoardConfig(Section):
     """The Pi header. Pin keys and alias targets are gpiozero names (GPIO17, 17, BOARD11)."""
 
@@ -206,8 +201,9 @@ class GpioBoardConfig(Section):
     """gpiozero's mock pins; the only way to get them. ``false`` drives the real header."""
     pin_factory: Literal["auto", "lgpio", "rpigpio", "pigpio", "native"] = "auto"
     """gpiozero's pin factory on real hardware; ``auto`` tries lgpio, then RPi.GPIO and pigpio."""
-    aliases: dict[str, str] = Field(default_factory=lambda: {"led": "GPIO17", "button": "GPIO27"})
-    pins: dict[str, PinConfig] = Field(default_factory=_default_pins)
+    aliases: dict[str, str] = {"led": "GPIO17", "button": "GPIO27"}
+    pins: dict[str, PinConfig] = {"led": PinConfig(mode=PinMode.OUTPUT, safe="off"),
+                                  "button": PinConfig(mode=PinMode.INPUT)}
 
 
 class SerialBoardConfig(Section):
@@ -215,8 +211,8 @@ class SerialBoardConfig(Section):
 
     port: str = Field(min_length=1)
     """``/dev/ttyACM0``, ``/dev/serial/by-id/...``, or ``socket://HOST:PORT`` (an emulator)."""
-    aliases: dict[str, str] = Field(default_factory=dict)
-    pins: dict[str, PinConfig] = Field(default_factory=dict)
+    aliases: dict[str, str] = {}
+    pins: dict[str, PinConfig] = {}
     watchdog_ms: int = Field(default=1000, ge=0, le=65535)
     """Firmware drives the safe values when the host is silent this long; 0 turns it off."""
     serial_number: str | None = None
@@ -262,7 +258,7 @@ class SecurityConfig(Section):
 class ChannelAccessConfig(Section):
     """Who may talk to the agent on a channel (empty list = nobody, "*" = everyone)."""
 
-    allowed_users: list[str] = Field(default_factory=list)
+    allowed_users: list[str] = []
     require_mention_in_groups: bool = True
     rate_limit_per_minute: int = Field(default=20, ge=1)
 
@@ -273,7 +269,7 @@ class ChannelAccessConfig(Section):
 
 class CliChannelConfig(ChannelAccessConfig):
     enabled: bool = True
-    allowed_users: list[str] = Field(default_factory=lambda: ["*"])
+    allowed_users: list[str] = ["*"]
 
 
 class TelegramGroupsConfig(Section):
@@ -284,12 +280,12 @@ class TelegramChannelConfig(Section):
     """Telegram Bot API long polling; enabled when bot_token is set."""
 
     bot_token: SecretStr | None = None
-    allowed_users: list[UserId] = Field(default_factory=list)
+    allowed_users: list[UserId] = []
     """Numeric Telegram user ids; empty = nobody (pair with `edge-cli channel pair telegram`)."""
-    admins: list[UserId] = Field(default_factory=list)
+    admins: list[UserId] = []
     """User ids who may answer anyone's approval requests."""
     api_base: str = "https://api.telegram.org"
-    groups: TelegramGroupsConfig = Field(default_factory=TelegramGroupsConfig)
+    groups: TelegramGroupsConfig = TelegramGroupsConfig()
     poll_timeout_seconds: int = Field(default=30, ge=1, le=50)
     rate_limit_per_minute: int = Field(default=20, ge=1)
     stream_drafts: bool = True
@@ -308,10 +304,10 @@ class SignalChannelConfig(Section):
 
     http_url: str = ""
     account: str = ""
-    allowed_numbers: list[UserId] = Field(default_factory=list)
+    allowed_numbers: list[UserId] = []
     """Phone numbers (+4915...) or UUIDs; empty = nobody."""
-    admins: list[UserId] = Field(default_factory=list)
-    group_ids: list[str] = Field(default_factory=list)
+    admins: list[UserId] = []
+    group_ids: list[str] = []
     """Groups the agent listens in; messages from other groups are ignored."""
     require_mention_in_groups: bool = True
     rate_limit_per_minute: int = Field(default=20, ge=1)
@@ -325,9 +321,9 @@ class SignalChannelConfig(Section):
 
 
 class ChannelsConfig(Section):
-    cli: CliChannelConfig = Field(default_factory=CliChannelConfig)
-    telegram: TelegramChannelConfig = Field(default_factory=TelegramChannelConfig)
-    signal: SignalChannelConfig = Field(default_factory=SignalChannelConfig)
+    cli: CliChannelConfig = CliChannelConfig()
+    telegram: TelegramChannelConfig = TelegramChannelConfig()
+    signal: SignalChannelConfig = SignalChannelConfig()
 
 
 class MemoryConfig(Section):
@@ -369,25 +365,21 @@ class MemoryConfig(Section):
         raise ValueError("embedder must be onnx, openai, none or custom:<http(s) base URL>")
 
 
-def _default_boards() -> dict[str, BoardConfig]:
-    return {"gpio": GpioBoardConfig()}
-
-
 class Config(Section):
-    paths: PathsConfig = Field(default_factory=PathsConfig)
-    logging: LoggingConfig = Field(default_factory=LoggingConfig)
-    agent: AgentConfig = Field(default_factory=AgentConfig)
-    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
-    provider: ProviderConfig = Field(default_factory=ProviderConfig)
-    security: SecurityConfig = Field(default_factory=SecurityConfig)
-    boards: dict[str, BoardConfig] = Field(default_factory=_default_boards)
-    channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
-    memory: MemoryConfig = Field(default_factory=MemoryConfig)
-    mqtt: MqttConfig = Field(default_factory=MqttConfig)
-    schedules: list[ScheduleConfig] = Field(default_factory=list)
-    rules: list[RuleConfig] = Field(default_factory=list)
-    heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
-    sensors: dict[SensorName, SensorConfig] = Field(default_factory=dict)
+    paths: PathsConfig = PathsConfig()
+    logging: LoggingConfig = LoggingConfig()
+    agent: AgentConfig = AgentConfig()
+    sessions: SessionsConfig = SessionsConfig()
+    provider: ProviderConfig = ProviderConfig()
+    security: SecurityConfig = SecurityConfig()
+    boards: dict[str, BoardConfig] = {"gpio": GpioBoardConfig()}
+    channels: ChannelsConfig = ChannelsConfig()
+    memory: MemoryConfig = MemoryConfig()
+    mqtt: MqttConfig = MqttConfig()
+    schedules: list[ScheduleConfig] = []
+    rules: list[RuleConfig] = []
+    heartbeat: HeartbeatConfig = HeartbeatConfig()
+    sensors: dict[SensorName, SensorConfig] = {}
 
     @model_validator(mode="after")
     def check(self) -> Self:

@@ -88,7 +88,7 @@ class MqttConfig(Section):
     accept_retained_commands: bool = False
     """A retained ``/set`` (left on the broker, perhaps from before a restart) is ignored unless
     this is true: a stale command must not switch a pin when the agent (re)connects."""
-    servos: list[str] = Field(default_factory=list)
+    servos: list[str] = []
     """PWM pins (names or aliases) that drive hobby servos: their ``/set`` takes an angle and
     Home Assistant shows them as a number 0..180 instead of a dimmable light."""
     max_payload_bytes: int = Field(default=1024, ge=16, le=1_048_576)

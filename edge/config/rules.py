@@ -34,7 +34,7 @@ class RuleConfig(Section):
     name: Annotated[str, AfterValidator(check_name)]
     when: str = Field(min_length=1)
     then: Actions = Field(min_length=1)
-    on_clear: Actions = Field(default_factory=list)
+    on_clear: Actions = []
     """Thresholds: actions when the value is back past the threshold by ``hysteresis``
     (``gpio write fan off``)."""
     hysteresis: float = Field(default=0.0, ge=0)
@@ -56,5 +56,5 @@ class HeartbeatConfig(Section):
     enabled: bool = True
     interval_seconds: float = Field(default=30.0, ge=1, le=3600)
     down_after_seconds: float = Field(default=300.0, ge=0, le=86_400)
-    notify: list[str] = Field(default_factory=lambda: ["admins"])
+    notify: list[str] = ["admins"]
     """Who hears of it: ``admins`` (every channel's admins), ``telegram:ID``, ``signal:+NUMBER``."""

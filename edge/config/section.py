@@ -3,7 +3,10 @@ floor below the schema so that section modules (sensors, schedules, rules, mqtt)
 ``Config`` model that gathers them import it without a cycle.
 
 Sections read values as configuration is written: ``"5"`` is 5 and ``"true"`` is true
-(environment variables are text), but ``true`` is no number and ``5`` is no text.
+(environment variables are text), but ``true`` is no number and ``5`` is no text. Defaults are
+written as values (``pins: dict[str, PinConfig] = {}``, ``groups: TelegramGroupsConfig =
+TelegramGroupsConfig()``): pydantic copies them for each instance, and a value costs less at
+import than a ``default_factory``, whose signature pydantic inspects.
 
 >>> class Pump(Section):
 ...     max_on_seconds: float = 30.0
