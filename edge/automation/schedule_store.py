@@ -28,7 +28,6 @@ from pydantic import ValidationError
 
 from edge.config.schedules import ScheduleConfig
 from edge.files import write_json_atomically
-from edge.validation import problems
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +105,8 @@ class ScheduleStore:
                 job = RuntimeJob(ScheduleConfig.model_validate(entry["config"]), str(entry.get("added_by", "")),
                                  _time(entry.get("added_at")) or datetime.now(timezone.utc))
             except (ValidationError, KeyError, TypeError) as exc:
+                from edge.validation import problems
+
                 error = "; ".join(map(str, problems(exc, ScheduleConfig))) \
                     if isinstance(exc, ValidationError) else str(exc)
                 log.warning("schedule_store_job_unreadable path=%s entry=%r error=%r", self.path, entry,

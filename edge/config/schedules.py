@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Annotated, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field, ValidationError, model_validator
@@ -23,7 +23,9 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 from edge.config.section import Section, check_name
 from edge.durations import parse_duration
 from edge.exc import UsageError
-from edge.validation import Problem, problems
+
+if TYPE_CHECKING:
+    from edge.validation import Problem
 
 _CRON_ALIASES = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
                  "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
@@ -139,6 +141,8 @@ class ScheduleConfig(Section):
     def checked(cls, **fields: object) -> ScheduleConfig:
         """A job from chat or a tool: like the constructor, but a bad field is a UsageError whose
         message says which and why (``/schedule add`` shows it as is)."""
+        from edge.validation import problems
+
         try:
             return cls.model_validate(fields)
         except ValidationError as exc:

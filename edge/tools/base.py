@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from edge.exc import EdgeError
 from edge.messages import ToolSpec
 from edge.requester import Requester
-from edge.validation import problems
 from peripherals.exc import BoardError
 
 
@@ -94,6 +93,8 @@ def _without_titles(node: Any) -> Any:
 
 
 def _argument_errors(exc: ValidationError, params: type[BaseModel]) -> str:
+    from edge.validation import problems  # here: only wrong arguments need the words for them
+
     parts = [f"{problem.where or 'arguments'}: {problem.message}" for problem in problems(exc, params)]
     return "invalid arguments: " + "; ".join(parts)
 
