@@ -163,12 +163,21 @@ def skip_httpx_command_line() -> None:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: "absent"
 
 
+def skip_pydantic_plugins() -> None:
+    """pydantic reads every installed distribution's entry points at the first model it builds,
+    looking for plugins (about 5 ms of each agent's start and one-shot command); edge-cli uses
+    none. Set for the program only, as pydantic documents (``PYDANTIC_DISABLE_PLUGINS``); a value
+    already in the environment wins."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+
 def entry() -> None:
     """The console script: ``main()``, then a quick exit (it never returns). Every command has
     closed what it opened by the time it returns, so the interpreter's teardown of the modules a
     run imports (about 100 ms, more than the run's own work for a one-shot turn) is skipped:
     stdio and the log handlers are flushed, then the process ends."""
     skip_httpx_command_line()
+    skip_pydantic_plugins()
     try:
         code = main()
     except SystemExit as exc:  # argparse's usage errors and --help
