@@ -1,12 +1,12 @@
 """The agent process: assembles hardware, tools, provider, channels and the control socket from
-config, runs them, and on SIGTERM/SIGINT or end of input leaves every pin at its safe level."""
+config, runs them, and on a stopping signal (:mod:`edge.stopsignals`) or end of input leaves every
+pin at its safe level."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
-import signal
 import stat
 import sys
 import threading
@@ -33,6 +33,7 @@ from edge.ownership import LOCK_NAME, AgentLock
 from edge.redaction import secret_values
 from edge.requester import Requester
 from edge.sdnotify import ServiceNotifier
+from edge.stopsignals import STOPPING, exit_code, signal_name
 from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
 
@@ -40,9 +41,10 @@ if TYPE_CHECKING:
     from edge.mqtt.bridge import MqttBridge
     from edge.providers.switch import ModelSwitch
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
-"""Each stops the agent the same way: outputs to their safe levels, then exit. SIGHUP is a
-dropped SSH session (or terminal) under a foreground `edge-cli run`: it ends the run safely."""
+STOP_SIGNALS = STOPPING
+"""Each stops the agent the same way: outputs to their safe levels, then exit (0 when asked to
+stop: SIGTERM, SIGINT, SIGHUP, SIGQUIT; 128 + N after an unexpected signal N such as SIGUSR1).
+Which signals, and why the others are ignored or cannot be caught: :mod:`edge.stopsignals`."""
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +151,15 @@ class Runtime:
             log.info("stopping reason=%s", self._stop_reason)
             self._stop.set()
 
+    def _stop_on_signal(self, signum: int) -> None:
+        """Stop through the safe state; a signal nobody sends on purpose (SIGUSR1...) is logged
+        as a warning and makes the exit code 128 + its number (see :mod:`edge.stopsignals`)."""
+        name, code = signal_name(signum), exit_code(signum)
+        if code and not self._stop.is_set():
+            log.warning("unexpected_signal signal=%s action=stop exit_code=%d", name, code)
+            self.exit_code = code
+        self.request_stop(name)
+
     def _build_channels(self) -> None:
         cfg = self.config.channels
         for name, section in (("cli", cfg.cli), ("telegram", cfg.telegram),
@@ -212,7 +223,7 @@ class Runtime:
         """Run until a signal, or until end of input when the CLI is the only channel."""
         loop = asyncio.get_running_loop()
         for sig in STOP_SIGNALS:
-            loop.add_signal_handler(sig, self.request_stop, signal.Signals(sig).name)
+            loop.add_signal_handler(sig, self._stop_on_signal, sig)
         # the lock first: a second agent must be refused before it touches any board
         lock = AgentLock.acquire(self.loaded.control_socket.parent / LOCK_NAME)
         control = ControlServer(self.loaded.control_socket, self)
