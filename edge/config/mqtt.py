@@ -12,7 +12,7 @@ import socket
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from edge.config.section import Section
+from edge.config.section import Seconds, Section
 from edge.records import After, Field, Secret
 
 NODE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -97,7 +97,7 @@ class MqttConfig(Section):
     (about 1.5 times this)."""
     reconnect_max_seconds: float = Field(default=30.0, ge=0.5, le=3600)
     """Reconnect backoff doubles from 0.5 s up to this."""
-    health_interval_seconds: float = Field(default=60.0, ge=1)
+    health_interval_seconds: Seconds = Field(default=60.0, ge=1)
 
     def check(self) -> None:
         if (self.ca_file or self.cert_file or self.key_file) and not self.tls:

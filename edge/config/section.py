@@ -5,10 +5,18 @@ floor below the schema so that section modules (sensors, schedules, rules, mqtt)
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
-from edge.records import Record
+from edge.durations import counted_in
+from edge.records import After, Record
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+
+Seconds = Annotated[float, After(counted_in("s"))]
+"""A duration key counted in seconds (``timeout_seconds``): finite and at most 10 years; its
+``Field`` gives the lower bound. ``inf`` and ``1e300`` are refused with the key."""
+Minutes = Annotated[float, After(counted_in("m"))]
+Hours = Annotated[float, After(counted_in("h"))]
 
 
 class Section(Record):
