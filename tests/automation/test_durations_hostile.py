@@ -29,8 +29,8 @@ from tests.helpers import cli
 
 UTC = timezone.utc
 HOSTILE = ["1e-9", "0.0000001s", "inf", "nan", "1e300", "99999999999d"]
-"""Every one of them passed the checks once, and the first two, 1e300 and 99999999999d stopped
-the scheduler or raised an OverflowError."""
+"""Intervals that once passed every check and then stopped the scheduler (a zero ``timedelta``)
+or raised an OverflowError; ``nan`` stays refused with them."""
 WHY = {"1e-9": "must be at least 1s", "0.0000001s": "must be at least 1s",
        "inf": "must be a finite duration, at most 3650d, 10 years",
        "nan": "must be a finite duration, at most 3650d, 10 years",
