@@ -45,7 +45,8 @@ async def event_to_action() -> None:
                                     then=["gpio write led on"])], where)
     engine = RuleEngine(rules, ActionRunner(hw, Quiet()), Quiet())
     await hw.start()
-    hw.subscribe(engine.on_event)
+    hw.subscribe(engine.queue_event)  # as in the agent: queued for the rules' supervised task
+    handing_over = asyncio.create_task(engine.run())
     switches = Switches(hw)
     button = factory.pin(27)
     samples, direct = [], []
@@ -62,6 +63,7 @@ async def event_to_action() -> None:
             await hw.write("led", True, asker)
             direct.append((await switches.next() - start) * 1000)
     finally:
+        handing_over.cancel()
         await engine.aclose()
         await hw.shutdown()
     print(f"input edge -> rule -> output switched (mock pins, n={EDGES})")

@@ -23,6 +23,7 @@ from edge.ratelimit import SharedWindow
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import RATE_WINDOW_SECONDS, Action, PinRule, SecurityPolicy
+from edge.supervision import SupervisedTask
 from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode, Pull
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
@@ -76,7 +77,7 @@ class Hardware:
         self.hold_seconds = hold_seconds
         self._timers: dict[tuple[str, str], asyncio.Task] = {}
         self._claimed: set[tuple[str, str]] = set()
-        self._supervisor: asyncio.Task | None = None
+        self._supervisor: SupervisedTask | None = None
         self.recent_events: deque[tuple[float, BoardEvent]] = deque(maxlen=RECENT_EVENTS_KEPT)
         """What the boards reported by themselves, newest last (status, the model's prompt)."""
         self._listeners: list[BoardListener] = []
@@ -116,9 +117,13 @@ class Hardware:
             for name, board in self.boards.items():
                 if board.connected:
                     await self._board_up(name)
-            self._supervisor = asyncio.create_task(
-                BoardSupervisor(self.boards, self._board_up).run(), name="board-supervisor")
+            self._supervisor = SupervisedTask(
+                "board-supervisor", BoardSupervisor(self.boards, self._board_up).run).start()
             self.subscribe(self._record_event)
+
+    def supervised_tasks(self) -> list[SupervisedTask]:
+        """The board supervisor (a resident agent's, once started)."""
+        return [self._supervisor] if self._supervisor is not None else []
 
     def _record_event(self, event: BoardEvent) -> None:
         if event.kind == "output":  # our own actuations are logged where they happen
@@ -280,8 +285,7 @@ class Hardware:
         """Cancel timers and release the boards; a resident agent first drives every claimed
         output to its safe level (a one-shot command leaves the level it was asked for)."""
         if self._supervisor:
-            self._supervisor.cancel()
-            await asyncio.gather(self._supervisor, return_exceptions=True)
+            await self._supervisor.aclose()
             self._supervisor = None
         for timer in self._timers.values():
             timer.cancel()

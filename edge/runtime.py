@@ -1,16 +1,17 @@
 """The agent process: assembles hardware, tools, provider, channels and the control socket from
-config, runs them, and on SIGTERM/SIGINT or end of input leaves every pin at its safe level."""
+config, runs them, and on a stopping signal (:mod:`edge.stopsignals`) or end of input leaves every
+pin at its safe level."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
-import signal
 import stat
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -33,6 +34,8 @@ from edge.ownership import LOCK_NAME, AgentLock
 from edge.redaction import secret_values
 from edge.requester import Requester
 from edge.sdnotify import ServiceNotifier
+from edge.stopsignals import STOPPING, exit_code, signal_name
+from edge.supervision import SupervisedTask, close_all, down_tasks
 from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
 
@@ -40,9 +43,10 @@ if TYPE_CHECKING:
     from edge.mqtt.bridge import MqttBridge
     from edge.providers.switch import ModelSwitch
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
-"""Each stops the agent the same way: outputs to their safe levels, then exit. SIGHUP is a
-dropped SSH session (or terminal) under a foreground `edge-cli run`: it ends the run safely."""
+STOP_SIGNALS = STOPPING
+"""Each stops the agent the same way: outputs to their safe levels, then exit (0 when asked to
+stop: SIGTERM, SIGINT, SIGHUP, SIGQUIT; 128 + N after an unexpected signal N such as SIGUSR1).
+Which signals, and why the others are ignored or cannot be caught: :mod:`edge.stopsignals`."""
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +84,8 @@ class Runtime:
         self.provider: ModelSwitch | None = None
         self.channels: dict[str, Channel] = {}
         self.supervisors: dict[str, ListenerSupervisor] = {}
+        self._tasks: list[SupervisedTask] = []
+        """The dispatcher and memory upkeep (the other parts own theirs)."""
         self.sessions: SessionStore | None = None
         self.memory: Memory | None = None
         self._preload_thread: threading.Thread | None = None
@@ -111,6 +117,7 @@ class Runtime:
             "boards": [s.as_dict() for s in self.hardware.status()],
             "board_events": self.hardware.events(),
             "channels": channels,
+            "tasks": [task.row() for task in self.supervised_tasks()],
             "provider": {"configured": provider.configured, **self._active_endpoint(),
                          **self._provider_health()},
             "memory": memory_store_summary(self.loaded.state_dir),
@@ -148,6 +155,15 @@ class Runtime:
             self._stop_reason = reason or "requested"
             log.info("stopping reason=%s", self._stop_reason)
             self._stop.set()
+
+    def _stop_on_signal(self, signum: int) -> None:
+        """Stop through the safe state; a signal nobody sends on purpose (SIGUSR1...) is logged
+        as a warning and makes the exit code 128 + its number (see :mod:`edge.stopsignals`)."""
+        name, code = signal_name(signum), exit_code(signum)
+        if code and not self._stop.is_set():
+            log.warning("unexpected_signal signal=%s action=stop exit_code=%d", name, code)
+            self.exit_code = code
+        self.request_stop(name)
 
     def _build_channels(self) -> None:
         cfg = self.config.channels
@@ -212,11 +228,11 @@ class Runtime:
         """Run until a signal, or until end of input when the CLI is the only channel."""
         loop = asyncio.get_running_loop()
         for sig in STOP_SIGNALS:
-            loop.add_signal_handler(sig, self.request_stop, signal.Signals(sig).name)
+            loop.add_signal_handler(sig, self._stop_on_signal, sig)
         # the lock first: a second agent must be refused before it touches any board
         lock = AgentLock.acquire(self.loaded.control_socket.parent / LOCK_NAME)
         control = ControlServer(self.loaded.control_socket, self)
-        tasks: list[asyncio.Task] = []
+        listeners: list[asyncio.Task] = []
         self.recent_events.attach()
         try:
             await self.hardware.start()
@@ -226,14 +242,14 @@ class Runtime:
                 from edge.providers.factory import create_provider
 
                 self.provider = create_provider(self.config.provider)
-            tasks.extend(await self._start_memory())
+            self._tasks.extend(await self._start_memory())
             self._build_channels()
             dispatcher = self._build_dispatcher()
-            tasks.append(asyncio.create_task(dispatcher.run(), name="dispatcher"))
+            self._tasks.append(SupervisedTask("dispatcher", dispatcher.run).start())
             for name, channel in self.channels.items():
                 supervisor = self.supervisors[name] = ListenerSupervisor(
                     channel, on_change=self._refresh_service_status)
-                tasks.append(asyncio.create_task(
+                listeners.append(asyncio.create_task(
                     self._listen(supervisor, dispatcher), name=f"listen-{name}"))
             await self.automation.start(self.channels, self.hardware.policy.approvals.admins,
                                         self._down_components, prompts=self)
@@ -244,9 +260,9 @@ class Runtime:
             await self._stop.wait()
         finally:
             self.service.stopping(self._stop_reason or "error")
-            for task in tasks:
+            for task in listeners:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*listeners, close_all(self._tasks), return_exceptions=True)
             if self.mqtt is not None:
                 await self.mqtt.close()  # offline, and no more commands, before the safe state
             await self.automation.aclose()
@@ -281,7 +297,7 @@ class Runtime:
             self.mqtt = MqttBridge(self.config.mqtt, self.hardware, sensors=self.automation.sensors)
             await self.mqtt.start()
 
-    async def _start_memory(self) -> list[asyncio.Task]:
+    async def _start_memory(self) -> list[SupervisedTask]:
         """Open the memory store, add its tools, start hygiene and (optionally) the model
         preload in a thread that start-up does not wait for. A piped one-shot run skips the
         preload: it would only race the exit. Either way no reply waits for the model: until it is
@@ -308,8 +324,8 @@ class Runtime:
                     target=self._preload, args=(embedder, asyncio.get_running_loop()),
                     name="embedding-preload", daemon=True)
                 self._preload_thread.start()
-        return [asyncio.create_task(hygiene_loop(memory, cfg, snapshot_path(self.loaded.state_dir)),
-                                    name="memory-hygiene")]
+        upkeep = partial(hygiene_loop, memory, cfg, snapshot_path(self.loaded.state_dir))
+        return [SupervisedTask("memory-hygiene", upkeep).start()]
 
     def _piped_input(self) -> bool:
         return (self.config.channels.cli.enabled and stdin_attached(self._stdin)
@@ -359,14 +375,24 @@ class Runtime:
             self.request_stop(f"end of input on {supervisor.channel.name}")
 
     def _down_components(self) -> dict[str, str]:
-        """Boards and channels that are down now, and why (the heartbeat's view)."""
+        """Boards, channels, the broker and supervised tasks that are down now, and why (the
+        heartbeat's view)."""
         down = {f"board {b.name}": b.detail or "not connected"
                 for b in self.hardware.status() if not b.connected}
         down.update({f"channel {name}": sup.reason or "not listening"
                      for name, sup in self.supervisors.items() if sup.down})
         if self.mqtt is not None and not self.mqtt.connected:
             down["the MQTT broker"] = self.mqtt.last_error or "not connected"
+        down.update(down_tasks(self.supervised_tasks()))
         return down
+
+    def supervised_tasks(self) -> list[SupervisedTask]:
+        """Every long-lived task of the agent but the channel listeners (status shows those as
+        its channels): the board supervisor, the MQTT bridge, the dispatcher, memory upkeep, the
+        rules, the scheduler, the heartbeat and each sensor's polling."""
+        bridge = self.mqtt.supervised_tasks() if self.mqtt is not None else []
+        return [*self.hardware.supervised_tasks(), *bridge, *self._tasks,
+                *self.automation.supervised_tasks()]
 
     async def prompt(self, text: str, requester: Requester) -> str:
         """A rule's or schedule's prompt: one agent turn in the requester's own session

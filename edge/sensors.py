@@ -3,7 +3,10 @@ polled every ``interval_seconds`` in a thread (drivers block), its last readings
 tools and chat, and every reading handed to listeners (rules, MQTT) on the event loop.
 
 A sensor that fails keeps its last good readings (marked with their age) and its error; the
-heartbeat reports it once it has been failing longer than its threshold. Analog pins of Arduino
+heartbeat reports it once it has been failing longer than its threshold. Each sensor is polled by
+a supervised task (``sensor-NAME``): a read that fails is the sensor's failure, tried again at
+the next interval; anything else (a driver's bug) ends the polling with its traceback in the log,
+and it starts again after a backoff. Analog pins of Arduino
 and STM32 boards are sensors too: they are read through the hardware's one door (the policy
 allows reads of allowlisted pins) as caller ``sensor:NAME``, and scaled (``0.42`` -> ``21.3 °C``).
 """
@@ -15,11 +18,13 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from edge.exc import EdgeError
 from edge.requester import Requester
 from edge.status import readings_text
+from edge.supervision import SupervisedTask, close_all
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading, Scaling, Sensor
 
@@ -100,7 +105,7 @@ class SensorHub:
         self.sensors = {s.name: s for s in sensors}
         self.clock = clock
         self._listeners: list[ReadingListener] = []
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[SupervisedTask] = []
 
     # what MQTT, rules and tools see -----------------------------------------------------------
 
@@ -172,23 +177,22 @@ class SensorHub:
 
     def start(self) -> None:
         for state in self.sensors.values():
-            self._tasks.append(asyncio.create_task(self._poll(state), name=f"sensor-{state.name}"))
+            self._tasks.append(SupervisedTask(f"sensor-{state.name}", partial(self._poll, state)).start())
+
+    def supervised_tasks(self) -> list[SupervisedTask]:
+        """Each sensor's polling (``sensor-NAME``), once started."""
+        return list(self._tasks)
 
     async def _poll(self, state: SensorState) -> None:
         while True:
             try:
                 await self.measure(state.name)
             except (BoardError, EdgeError, OSError):
-                pass  # recorded; the next round tries again
-            except Exception as exc:  # a driver bug must not end the polling
-                log.exception("sensor_poll_failed sensor=%s", state.name)
-                self._failed(state, exc)
+                pass  # recorded; the next round tries again (a bug ends this: it is supervised)
             await asyncio.sleep(state.interval)
 
     async def aclose(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await close_all(self._tasks)
         self._tasks.clear()
         for state in self.sensors.values():
             try:

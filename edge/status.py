@@ -1,5 +1,8 @@
 """Human-readable status, shared by ``edge-cli status`` and the ``/status`` command (no heavy imports).
 
+Supervised tasks (:mod:`edge.supervision`: the scheduler, the rules, each sensor's polling, the
+MQTT bridge, ...) are listed in the status's ``tasks``; the text names only those that are down.
+
 Memory is shown only when a memory store exists in the state directory: a SQLite file with the
 ``memories`` table (``memory/brain.db`` or any ``*.db`` there or in ``memory/``), or the
 Markdown backend's ``MEMORY.md``. Nothing is shown, rather than a made-up figure, when there is none.
@@ -84,9 +87,9 @@ def redact_status(status: dict[str, Any], secrets: Iterable[str] = ()) -> dict[s
                 for row in rows]
 
     out = dict(status)
-    for section, key in (("channels", "last_error"), ("recent_errors", "message"),
-                         ("boards", "detail"), ("sensors", "error"), ("rules", "last_error"),
-                         ("schedules", "last_result")):
+    for section, key in (("channels", "last_error"), ("tasks", "last_error"),
+                         ("recent_errors", "message"), ("boards", "detail"), ("sensors", "error"),
+                         ("rules", "last_error"), ("schedules", "last_result")):
         if isinstance(out.get(section), list):
             out[section] = clean(out[section], key)
     for single in ("provider", "mqtt"):
@@ -109,6 +112,19 @@ def mqtt_line(mqtt: dict, *, full: bool = True) -> str:
         return f"mqtt: connected{where}{node}{since}"
     error = f", last error: {mqtt['last_error']}" if full and mqtt.get("last_error") else ""
     return f"mqtt: NOT CONNECTED{where}{node}{since}{error}"
+
+
+def task_line(task: dict, *, full: bool = True) -> str:
+    """A supervised task that is down (status shows no line for those that run).
+
+    >>> task_line({"name": "scheduler", "healthy": False, "down_since": "2026-01-01T10:00:00",
+    ...            "restarts": 2, "last_error": "RuntimeError: boom"})
+    'task scheduler: DOWN since 2026-01-01T10:00:00, restarted 2 times (last error: RuntimeError: boom)'
+    """
+    since = f" since {task['down_since']}" if task.get("down_since") else ""
+    restarts = f", restarted {task['restarts']} times" if task.get("restarts") else ""
+    error = f" (last error: {task['last_error']})" if full and task.get("last_error") else ""
+    return f"task {task['name']}: DOWN{since}{restarts}{error}"
 
 
 def _ago(moment: float) -> str:
@@ -147,6 +163,8 @@ def format_status(status: dict, *, full: bool = True) -> str:
         error = (f" (last error: {channel['last_error']})"
                  if full and channel.get("last_error") else "")
         lines.append(f"channel {channel['name']}: {state}{error}")
+    lines.extend(task_line(task, full=full) for task in status.get("tasks") or []
+                 if not task["healthy"])
     provider = status.get("provider") or {}
     if provider.get("configured"):
         where = f" at {provider['base_url']}" if full else ""
@@ -185,6 +203,8 @@ def format_status(status: dict, *, full: bool = True) -> str:
     mqtt = status.get("mqtt") or {}
     if mqtt.get("enabled") and daemon.get("running"):
         lines.append(mqtt_line(mqtt, full=full))
+        if mqtt.get("warning") and full:
+            lines.append(f"  warning: {mqtt['warning']}")
     errors = status.get("recent_errors") or []
     if errors and not full:
         lines.append(f"{len(errors)} recent warnings or errors (an admin sees them in /status)")

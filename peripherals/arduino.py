@@ -32,6 +32,7 @@ import serial
 from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, Pull
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
 from peripherals.host_pins import HostPinTable
+from peripherals.serial_link import open_port
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,8 @@ class FirmataBoard(Protocol):
 
 
 def _firmata_class() -> Callable[..., FirmataBoard]:
-    """pyfirmata2's Board without its fixed 5 s sleep (we wait for the firmware report instead),
+    """pyfirmata2's Board on a port opened for this process alone (:func:`open_port`; pyfirmata2
+    opens it shared) and without its fixed 5 s sleep (we wait for the firmware report instead),
     without its ``__del__``, which writes to the port (``_release`` closes it instead, and a port
     that failed to open leaves nothing to clean up), and with a message cut short dropped: a
     board that resets as its port opens (DTR) can leave half a message before its boot
@@ -101,8 +103,19 @@ def _firmata_class() -> Callable[..., FirmataBoard]:
     import pyfirmata2
 
     class Firmata(pyfirmata2.Board):
-        def _Board__pass_time(self, seconds: float) -> None:  # noqa: N802 (pyfirmata2's private name)
-            return None
+        def __init__(self, port: str, layout: dict[str, Any], baudrate: int, timeout: float):
+            """pyfirmata2's constructor with our port (it has no way to be handed one)."""
+            self.samplerThread = None  # pyfirmata2's sampling thread: this driver reads itself
+            self.sp = open_port(port, baudrate, timeout=timeout)
+            self.name = port
+            self._layout = layout
+            try:
+                self.setup_layout(layout)
+                while self.bytes_available():
+                    self.iterate()
+            except BaseException:
+                self.sp.close()
+                raise
 
         def iterate(self) -> None:
             try:
@@ -304,7 +317,7 @@ class ArduinoBoard(HostPinTable):
         try:
             firmata = _firmata_class()(self.port, _uno_layout(), baudrate=self.baudrate,
                                        timeout=0.05)
-        except (serial.SerialException, OSError) as exc:
+        except (serial.SerialException, OSError) as exc:  # the first reads: the port went away
             raise BoardUnavailable(f"cannot open {self.port}: {exc}; check the cable, the port "
                                    "name (`edge-cli boards discover`) and the dialout group") from None
         firmata.add_cmd_handler(EDGE_WATCHDOG, self._on_watchdog_sysex)

@@ -3,19 +3,42 @@ deadline per request, and a callback when the port goes away.
 
 The port is anything pyserial opens: ``/dev/ttyACM0``, a pty from an emulator, or
 ``socket://127.0.0.1:5555`` (qemu's TCP serial). Bytes go to ``on_bytes`` from the reader thread.
+Every driver opens its port through :func:`open_port`: for this process alone.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import serial
 
 from peripherals.exc import BoardUnavailable
 
 log = logging.getLogger(__name__)
+
+LOCKED = frozenset({errno.EAGAIN, errno.EWOULDBLOCK})
+"""What ``flock`` says when another process holds the port."""
+
+
+def open_port(port: str, baudrate: int, **options: Any) -> serial.SerialBase:
+    """``port`` opened for this process alone (pyserial's ``exclusive``: an ``flock`` taken before
+    the port is configured), so a second agent or an ``edge-cli`` command never talks over the
+    holder, nor resets its Uno. Network URLs (``socket://``) have no lock. Raises
+    BoardUnavailable with the cause and the fix."""
+    try:
+        return serial.serial_for_url(port, baudrate, exclusive=True, **options)
+    except (serial.SerialException, OSError, ValueError) as exc:
+        if getattr(exc, "errno", None) in LOCKED:
+            raise BoardUnavailable(
+                f"cannot open {port}: it is in use by another process (another agent or "
+                "edge-cli?); `edge-cli status` shows a running agent, `fuser -v "
+                f"{port}` any process") from None
+        raise BoardUnavailable(f"cannot open {port}: {exc}; check the cable, the port name "
+                               "(`edge-cli boards discover`) and the dialout group") from None
 
 
 class SerialLink:
@@ -34,12 +57,7 @@ class SerialLink:
         return self._serial is not None
 
     def open(self) -> None:
-        try:
-            self._serial = serial.serial_for_url(self.port, self.baudrate, timeout=0.05,
-                                                 write_timeout=2.0)
-        except (serial.SerialException, OSError, ValueError) as exc:
-            raise BoardUnavailable(f"cannot open {self.port}: {exc}; check the cable, the port "
-                                   "name (`edge-cli boards discover`) and the dialout group") from None
+        self._serial = open_port(self.port, self.baudrate, timeout=0.05, write_timeout=2.0)
         self._closing = False
         self._thread = threading.Thread(target=self._read_loop, name=f"serial:{self.port}",
                                         daemon=True)

@@ -5,6 +5,7 @@ caller ``rule:NAME`` or ``schedule:NAME``.
 Actions (``PIN`` is a name, an alias or ``board:pin``, as everywhere else):
 
 - ``gpio write PIN on|off [for DURATION]``: with ``for``, the pin is switched back after that long
+  (at most 10 years; ``for inf`` is refused, so a hold always ends)
 - ``gpio pwm PIN DUTY [for DURATION]`` (duty 0..1) and ``gpio servo PIN ANGLE`` (0..180)
 - ``gpio safe PIN``: back to its safe level
 - ``sensor read NAME``: take a reading now (it is logged and reaches the rules)
@@ -117,7 +118,10 @@ def parse_action(text: str) -> AutomationAction:
 def _pin_action(verb: str, pin: str, args: list[str], text: str) -> PinAction:
     hold = None
     if len(args) >= 2 and args[-2].lower() == "for":
-        hold = parse_duration(args[-1])
+        try:
+            hold = parse_duration(args[-1])  # finite and at most 10 years: a hold always ends
+        except ValueError as exc:
+            raise ValueError(f"{text!r}: 'for': {exc}") from None
         args = args[:-2]
         if verb in ("servo", "safe"):
             raise ValueError(f"{text!r}: 'for' applies to gpio write and gpio pwm")

@@ -10,7 +10,6 @@ approval) is decided when it happens, and refused actions are logged and told to
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,6 +37,7 @@ from edge.hardware import Hardware
 from edge.requester import Requester
 from edge.security.policy import Action
 from edge.sensors import AnalogPinMeasure, DriverMeasure, Measure, SensorHub, SensorState
+from edge.supervision import SupervisedTask, close_all
 from peripherals.base import PinMode
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Scaling
@@ -116,38 +116,42 @@ class Automation:
             config.schedules, ScheduleStore.in_state_dir(state_dir), self._run_job, clock)
         self._refusals_told: set[str] = set()
         self.heartbeat: Heartbeat | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[SupervisedTask] = []
         self._unsubscribe: list[Any] = []
 
     async def start(self, channels: Mapping[str, Any], admins: Mapping[str, frozenset[str]],
                     probe: Probe, prompts: PromptRunner | None = None) -> None:
-        """Run: poll the sensors, feed the rules, start the heartbeat. ``probe`` says what is
-        down besides the sensors (boards, channels)."""
+        """Run: poll the sensors, feed the rules, start the scheduler and the heartbeat, each a
+        supervised task (:meth:`supervised_tasks`). ``probe`` says what is down besides the
+        sensors (boards, channels, tasks)."""
         self.notifier.channels, self.notifier.admins = channels, admins
         self.runner.prompts = prompts
-        self._unsubscribe.append(self.hardware.subscribe(self.rules.on_event))
-        self._unsubscribe.append(self.sensors.subscribe(self.rules.on_reading))
+        self._unsubscribe.append(self.hardware.subscribe(self.rules.queue_event))
+        self._unsubscribe.append(self.sensors.subscribe(self.rules.queue_reading))
+        self._tasks.append(SupervisedTask("rules", self.rules.run).start())
         self.sensors.start()
         if self.scheduler is not None:
-            self._tasks.append(asyncio.create_task(self.scheduler.run(), name="scheduler"))
+            self._tasks.append(SupervisedTask("scheduler", self.scheduler.run).start())
         beat = self.config.heartbeat
         if beat.enabled:
             self.heartbeat = Heartbeat(lambda: {**probe(), **self.sensors.down()}, self.notifier,
                                        down_after=beat.down_after_seconds,
                                        interval=beat.interval_seconds, targets=beat.notify)
-            self._tasks.append(asyncio.create_task(self.heartbeat.run(), name="heartbeat"))
+            self._tasks.append(SupervisedTask("heartbeat", self.heartbeat.run).start())
         log.info("automation_started sensors=%d rules=%d schedules=%d", len(self.sensors.sensors),
                  len(self.rules.rules), len(self.scheduler.rows()) if self.scheduler else 0)
 
     async def aclose(self) -> None:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await close_all(self._tasks)
         await self.rules.aclose()
         await self.runner.aclose()
         await self.sensors.aclose()
+
+    def supervised_tasks(self) -> list[SupervisedTask]:
+        """The rules, the scheduler, the heartbeat and each sensor's polling, once started."""
+        return [*self._tasks, *self.sensors.supervised_tasks()]
 
     def status(self) -> dict[str, Any]:
         return {"sensors": self.sensors.rows(), "rules": self.rules.rows(),

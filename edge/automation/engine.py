@@ -5,6 +5,11 @@ The event path is short on purpose (a dict lookup, the rule's state, a task): an
 pin switches a relay within a few milliseconds of our own time (``bench/bench_automation.py``).
 A refused action is logged every time and notified to the admins once, until the rule acts
 successfully again.
+
+In the agent, events and readings are queued (:meth:`RuleEngine.queue_event`,
+:meth:`RuleEngine.queue_reading`) and handed to the rules by :meth:`RuleEngine.run`, a supervised
+task: a bug in a rule's handling ends it with its traceback in the log, status shows the rules
+down, and they start again after a backoff with what came meanwhile.
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading
 
 log = logging.getLogger(__name__)
+
+QUEUE_SIZE = 1000
+"""Events and readings waiting for the rules, at most (while they restart after a failure);
+more are dropped, with a warning."""
 
 
 @dataclass
@@ -100,11 +109,45 @@ class RuleEngine:
                 self._by_reading.setdefault((trigger.sensor, trigger.quantity), []).append(rule)
         self._levels: dict[tuple[str, str], float] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._queue: asyncio.Queue[BoardEvent | tuple[str, Reading]] = asyncio.Queue(QUEUE_SIZE)
+        self._dropped = 0
+
+    # what comes in (the agent's way: queued, and handed over by run) ------------------------
+
+    def queue_event(self, event: BoardEvent) -> None:
+        """A board event for :meth:`run` (a :meth:`Hardware.subscribe` listener)."""
+        self._enqueue(event)
+
+    def queue_reading(self, sensor: str, reading: Reading) -> None:
+        """A sensor reading for :meth:`run` (a :meth:`SensorHub.subscribe` listener)."""
+        self._enqueue((sensor, reading))
+
+    def _enqueue(self, item: BoardEvent | tuple[str, Reading]) -> None:
+        try:
+            self._queue.put_nowait(item)
+        except asyncio.QueueFull:
+            if not self._dropped:
+                log.warning("rules_queue_full size=%d (events are dropped until the rules "
+                            "catch up)", QUEUE_SIZE)
+            self._dropped += 1
+            return
+        if self._dropped:
+            log.warning("rules_events_dropped count=%d", self._dropped)
+            self._dropped = 0
+
+    async def run(self) -> None:
+        """Hand what was queued to the rules, in order, until cancelled."""
+        while True:
+            item = await self._queue.get()
+            if isinstance(item, BoardEvent):
+                self.on_event(item)
+            else:
+                self.on_reading(*item)
 
     # what happens ---------------------------------------------------------------------------
 
     def on_event(self, event: BoardEvent) -> None:
-        """A board event (from :meth:`Hardware.subscribe`, on the event loop)."""
+        """A board event, handled now (by :meth:`run`; tests and the bench call it directly)."""
         if event.kind == "input" and event.pin is not None:
             key = (event.board, event.pin)
             self._levels[key] = event.value or 0.0
@@ -140,7 +183,7 @@ class RuleEngine:
             self._fire(rule, rule.then, context)
 
     def on_reading(self, sensor: str, reading: Reading) -> None:
-        """A sensor reading (from the sensor hub, on the event loop)."""
+        """A sensor reading, handled now (by :meth:`run`; tests call it directly)."""
         for rule in self._by_reading.get((sensor, reading.quantity), ()):
             trigger = rule.trigger
             assert isinstance(trigger, ThresholdTrigger)
@@ -189,6 +232,10 @@ class RuleEngine:
                 rule.last_error = str(exc)
                 log.error("rule_action_failed name=%s action=%r error=%r", rule.name,
                           str(action), str(exc))
+                return
+            except Exception as exc:  # a bug: its traceback, and the rule stays armed
+                rule.last_error = f"{type(exc).__name__}: {exc}"
+                log.exception("rule_action_crashed name=%s action=%r", rule.name, str(action))
                 return
 
     async def aclose(self) -> None:

@@ -1,6 +1,8 @@
-"""The heartbeat (seed 000): every ``interval_seconds`` it looks at the boards, channels and
-sensors, and tells the admins when one has been down longer than ``down_after_seconds``, and
-once more when it is back. Nothing is said about a blip shorter than that.
+"""The heartbeat (seed 000): every ``interval_seconds`` it looks at the boards, channels, sensors
+and the agent's supervised tasks (:mod:`edge.supervision`), and tells the admins when one has been
+down longer than ``down_after_seconds``, and once more when it is back. Nothing is said about a
+blip shorter than that. The heartbeat is a supervised task itself: if looking fails, the failure is
+logged with its traceback and it looks again after a backoff.
 
 >>> beat = Heartbeat(lambda: {}, None, down_after=60)
 >>> beat.observe({"board uno": "unplugged"}, now=0), beat.observe({"board uno": "unplugged"}, now=60)
@@ -22,7 +24,8 @@ from edge.durations import format_duration
 log = logging.getLogger(__name__)
 
 Probe = Callable[[], Mapping[str, str]]
-"""What is down now: component (``board uno``, ``channel telegram``, ``sensor soil``) -> why."""
+"""What is down now: component (``board uno``, ``channel telegram``, ``sensor soil``, ``task
+scheduler``) -> why."""
 
 
 class Heartbeat:
@@ -60,11 +63,9 @@ class Heartbeat:
         return {c: round(now - since, 1) for c, since in self._down_since.items()}
 
     async def run(self) -> None:
+        """Look, and tell, every ``interval`` seconds until cancelled (the agent supervises it)."""
         while True:
-            try:
-                notices = self.observe(self.probe(), self.clock())
-                if notices and self.notifier is not None:
-                    await self.notifier.notify(self.targets, "\n".join(notices))
-            except Exception:  # the heartbeat must outlive whatever it watches
-                log.exception("heartbeat_failed")
+            notices = self.observe(self.probe(), self.clock())
+            if notices and self.notifier is not None:
+                await self.notifier.notify(self.targets, "\n".join(notices))
             await asyncio.sleep(self.interval)

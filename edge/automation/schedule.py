@@ -1,8 +1,9 @@
 """When a schedule fires: cron times in the job's zone, every interval, or once at a time.
 
 Cron is evaluated by croniter on local wall times (naive, so croniter does plain calendar
-arithmetic) and each wall time is then placed on the UTC line here, the way cron and systemd
-treat daylight saving:
+arithmetic) and each wall time is then placed on the UTC line by
+:func:`edge.config.schedules.wall_instants` (there, so that the config check places an ``at``
+time exactly as the scheduler will), the way cron and systemd treat daylight saving:
 
 - a wall time that does not exist (skipped by spring-forward) runs once, right after the gap:
   ``30 2 * * *`` in Europe/Berlin on 2026-03-29 runs at 03:00 CEST;
@@ -11,8 +12,9 @@ treat daylight saving:
   and keeps its rhythm through the repeated hour (``0 * * * *`` runs at 02:00 CEST and 02:00 CET),
   as Vixie cron does for such jobs.
 
-``every`` is real elapsed time (DST does not move it), counted from the last occurrence; ``at``
-is one instant (a naive time is local in the job's zone, resolved like a cron time).
+``every`` is real elapsed time (DST does not move it, at least 1 s), counted from the last
+occurrence; ``at`` is one instant (a naive time is local in the job's zone, resolved like a cron
+time).
 
 >>> from edge.config.schedules import ScheduleConfig
 >>> pump = Schedule(ScheduleConfig(name="pump", cron="30 2 * * *", timezone="Europe/Berlin", action="a"))
@@ -22,10 +24,10 @@ is one instant (a naive time is local in the job's zone, resolved like a cron ti
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, timedelta, timezone
 from typing import Literal
 
-from edge.config.schedules import ScheduleConfig, cron_fields, parse_at, parse_every
+from edge.config.schedules import ScheduleConfig, at_instant, cron_fields, parse_at, parse_every, wall_instants
 
 Source = Literal["config", "runtime"]
 
@@ -34,36 +36,6 @@ MAX_CRON_STEPS = 100_000
 more than a few hundred to answer one."""
 
 MISSED_LIMIT = 1_000
-
-
-def wall_instants(wall: datetime, zone: tzinfo) -> list[datetime]:
-    """The UTC instants at which the naive wall time ``wall`` occurs in ``zone``, earliest first:
-    one; two in a repeated (fall-back) hour; for a time skipped by spring-forward, the first
-    instant after the gap.
-
-    >>> from zoneinfo import ZoneInfo
-    >>> [t.isoformat() for t in wall_instants(datetime(2026, 10, 25, 2, 30), ZoneInfo("Europe/Berlin"))]
-    ['2026-10-25T00:30:00+00:00', '2026-10-25T01:30:00+00:00']
-    >>> [t.isoformat() for t in wall_instants(datetime(2026, 3, 29, 2, 30), ZoneInfo("Europe/Berlin"))]
-    ['2026-03-29T01:00:00+00:00']
-    """
-    offsets = {wall.replace(tzinfo=zone, fold=fold).utcoffset() or timedelta(0) for fold in (0, 1)}
-    candidates = sorted((wall - offset).replace(tzinfo=timezone.utc) for offset in offsets)
-    real = [t for t in candidates if t.astimezone(zone).replace(tzinfo=None) == wall]
-    return real or [_end_of_gap(candidates[0], candidates[-1], zone)]
-
-
-def _end_of_gap(before: datetime, after: datetime, zone: tzinfo) -> datetime:
-    """The first whole second, between ``before`` (old offset) and ``after`` (new offset), that has
-    the new offset: the instant the wall clock jumped."""
-    new_offset = after.astimezone(zone).utcoffset()
-    while after - before > timedelta(seconds=1):
-        middle = before + timedelta(seconds=int((after - before).total_seconds()) // 2)
-        if middle.astimezone(zone).utcoffset() == new_offset:
-            after = middle
-        else:
-            before = middle
-    return after
 
 
 class Schedule:
@@ -75,7 +47,7 @@ class Schedule:
         self.zone = config.zone()
         self._cron = cron_fields(config.cron) if config.cron is not None else None
         self._every = parse_every(config.every) if config.every is not None else None
-        self._at = _instant(parse_at(config.at), self.zone) if config.at is not None else None
+        self._at = at_instant(parse_at(config.at), self.zone) if config.at is not None else None
         self._fold_twice = self._cron is not None and self._cron.split()[1].startswith("*")
 
     @property
@@ -143,8 +115,3 @@ class Schedule:
     def __repr__(self) -> str:
         return f"Schedule({self.name!r}, {self.spec!r}, {self.source})"
 
-
-def _instant(moment: datetime, zone: tzinfo) -> datetime:
-    if moment.tzinfo is not None:
-        return moment.astimezone(timezone.utc)
-    return wall_instants(moment, zone)[0]

@@ -6,8 +6,11 @@ result (``ok`` or the error), and ``done`` for an ``at`` job. The anchor is writ
 action starts, so a crash or a restart in the middle never runs the same occurrence twice.
 
 Jobs added while the agent runs (chat ``/schedule add``, the model's tool) live here too, with
-who added them; ``[[schedules]]`` stay in the config file. A file that cannot be read is moved
-aside (``schedules.json.corrupt-<time>``) with a warning and the scheduler starts afresh.
+who added them; ``[[schedules]]`` stay in the config file. A saved job this version refuses
+(written by an older one, or by hand: ``every = "1e-9"``) is logged as
+``schedule_store_job_unreadable``, kept in the file and not run; the others load. A file that
+cannot be read is moved aside (``schedules.json.corrupt-<time>``) with a warning and the
+scheduler starts afresh.
 
 >>> import tempfile, pathlib
 >>> store = ScheduleStore.open(pathlib.Path(tempfile.mkdtemp()) / "schedules.json")
@@ -104,12 +107,14 @@ class ScheduleStore:
             try:
                 job = RuntimeJob(ScheduleConfig.model_validate(entry["config"]), str(entry.get("added_by", "")),
                                  _time(entry.get("added_at")) or datetime.now(timezone.utc))
-            except (ValidationError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                # a job an older version accepted (``every = "1e-9"``) is refused here, not run
                 from edge.validation import problems
 
                 error = "; ".join(map(str, problems(exc, ScheduleConfig))) \
                     if isinstance(exc, ValidationError) else str(exc)
-                log.warning("schedule_store_job_unreadable path=%s entry=%r error=%r", self.path, entry,
+                log.warning("schedule_store_job_unreadable path=%s entry=%r error=%r (kept in the file, "
+                            "not run; add it again with a valid timing)", self.path, entry,
                             error.splitlines()[0])
                 self._unreadable.append(entry)
                 continue

@@ -2,7 +2,10 @@
 
 Each run is its own task, so a long job never delays the others; a job is never run twice at
 once (an occurrence that comes while the previous run is still going is skipped and logged). A
-failing job is logged and its error recorded; the loop goes on.
+failing job is logged and its error recorded; the loop goes on. A job whose next occurrence
+cannot be worked out (a time past the year 9999) is disabled, logged as ``schedule_disabled``,
+and listed with the reason; the other jobs go on. Saved runtime jobs this version refuses (an
+``every`` below 1 s from an older one) are not loaded at all (see :mod:`.schedule_store`).
 
 Missed occurrences, per job by ``catch_up``: ``skip`` logs ``schedule_missed name=... count=N``
 and waits for the next one; ``once`` runs the job once, now, for all of them.
@@ -37,7 +40,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from edge.automation.clock import Clock, SystemClock
-from edge.automation.schedule import MISSED_LIMIT, Schedule
+from edge.automation.schedule import MISSED_LIMIT, Schedule, Source
 from edge.automation.schedule_store import JobState, RuntimeJob, ScheduleStore
 from edge.config.schedules import ScheduleConfig
 from edge.exc import UsageError
@@ -72,6 +75,8 @@ class ScheduleRow:
     action: str
     catch_up: str
     running: bool
+    disabled_reason: str = ""
+    """Why the scheduler disabled the job (its next run could not be worked out); empty if not."""
 
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "next_run": _text(self.next_run), "last_run": _text(self.last_run)}
@@ -87,15 +92,19 @@ class Scheduler:
                  clock: Clock | None = None) -> None:
         self.store, self._run, self.clock = store, run, clock or SystemClock()
         self._jobs: dict[str, Schedule] = {}
+        self._disabled: dict[str, str] = {}
         for item in schedules:
-            job = item if isinstance(item, Schedule) else Schedule(item)
-            self._jobs[job.name] = job
+            job = item if isinstance(item, Schedule) else _schedule(item, "config")
+            if job is not None:
+                self._jobs[job.name] = job
         for runtime in store.runtime_jobs():
             if runtime.config.name in self._jobs:
                 log.warning("schedule_runtime_shadowed name=%s by=config (a [[schedules]] entry took its "
                             "name; the runtime job is kept in the store but not run)", runtime.config.name)
                 continue
-            self._jobs[runtime.config.name] = Schedule(runtime.config, "runtime", runtime.added_by)
+            job = _schedule(runtime.config, "runtime", runtime.added_by)
+            if job is not None:
+                self._jobs[job.name] = job
         self._due: dict[str, datetime | None] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
         self._anchored_here: set[str] = set()
@@ -176,39 +185,49 @@ class Scheduler:
         running_since = now - timedelta(seconds=self.clock.monotonic() - self._started_mono) - SLACK
         changed = False
         for job in list(self._jobs.values()):
-            state = self.store.state(job.name)
-            if job.name in self._anchored_here and not state.done and state.anchor is not None \
-                    and state.anchor > now + STEP_BACK_TOLERANCE:
-                log.warning("schedule_clock_stepped_back name=%s by=%ds (counting from now)", job.name,
-                            (state.anchor - now).total_seconds())
-                state.anchor, changed = now, True
-                self._due[job.name] = self._next(job, now)
-            due = self._due.get(job.name)
-            if due is None or due > now or state.anchor is None:
-                continue
-            count, latest = job.missed(state.anchor, now)
-            if latest is None:
-                continue
-            changed = True
-            if self._is_running(job.name):
-                log.warning("schedule_overlap name=%s at=%s (still running; this run is skipped)", job.name,
-                            _text(latest))
-                self._advance(job, state, latest)
-            elif latest >= running_since:
-                if count > 1:
-                    log.warning("schedule_coalesced name=%s count=%d (the clock jumped, or the loop stalled; one run)",
-                                job.name, count)
-                self._fire(job, state, latest, now)
-            elif job.config.catch_up == "once":
-                log.info("schedule_catch_up name=%s count=%s last=%s", job.name, _count(count), _text(latest))
-                self._fire(job, state, latest, now)
-            else:
-                log.info("schedule_missed name=%s count=%s last=%s", job.name, _count(count), _text(latest))
-                self._advance(job, state, latest)
+            try:
+                changed = self._tick_job(job, now, running_since) or changed
+            except Exception as exc:  # one job's bad arithmetic never ends the loop for the others
+                self._disable(job, exc)
+                changed = True
         if changed:
             # one write for all that fired, before any of their tasks starts (no await in between):
             # a restart never runs these occurrences again
             self._persist(now)
+
+    def _tick_job(self, job: Schedule, now: datetime, running_since: datetime) -> bool:
+        """Handle ``job`` at ``now``: fire it, skip it or log it missed; True when its state changed."""
+        changed = False
+        state = self.store.state(job.name)
+        if job.name in self._anchored_here and not state.done and state.anchor is not None \
+                and state.anchor > now + STEP_BACK_TOLERANCE:
+            log.warning("schedule_clock_stepped_back name=%s by=%ds (counting from now)", job.name,
+                        (state.anchor - now).total_seconds())
+            state.anchor, changed = now, True
+            self._due[job.name] = self._next(job, now)
+        due = self._due.get(job.name)
+        if due is None or due > now or state.anchor is None:
+            return changed
+        count, latest = job.missed(state.anchor, now)
+        if latest is None:
+            return changed
+        changed = True
+        if self._is_running(job.name):
+            log.warning("schedule_overlap name=%s at=%s (still running; this run is skipped)", job.name,
+                        _text(latest))
+            self._advance(job, state, latest)
+        elif latest >= running_since:
+            if count > 1:
+                log.warning("schedule_coalesced name=%s count=%d (the clock jumped, or the loop stalled; one run)",
+                            job.name, count)
+            self._fire(job, state, latest, now)
+        elif job.config.catch_up == "once":
+            log.info("schedule_catch_up name=%s count=%s last=%s", job.name, _count(count), _text(latest))
+            self._fire(job, state, latest, now)
+        else:
+            log.info("schedule_missed name=%s count=%s last=%s", job.name, _count(count), _text(latest))
+            self._advance(job, state, latest)
+        return changed
 
     def _advance(self, job: Schedule, state: JobState, occurrence: datetime) -> None:
         state.anchor = occurrence
@@ -250,8 +269,13 @@ class Scheduler:
             raise UsageError(f"schedule {config.name!r} already exists (it {where}); choose another name"
                              + ("" if existing.source == "config" else " or remove it first"))
         now = self.clock.now()
-        job = Schedule(config, "runtime", added_by)
-        if job.next_after(now) is None:
+        try:
+            job = Schedule(config, "runtime", added_by)
+            following = job.next_after(now)
+        except (ValueError, ArithmeticError) as exc:
+            raise UsageError(f"schedule {config.name!r}: its next run cannot be worked out ({exc}); "
+                             "check its timing") from None
+        if following is None:
             raise UsageError(f"schedule {config.name!r}: {config.spec} has already passed; give a later time")
         self.store.add_runtime(RuntimeJob(config, added_by, now))
         state = self.store.reset(job.name)
@@ -276,6 +300,7 @@ class Scheduler:
         self.store.remove_runtime(name)
         del self._jobs[name]
         self._due.pop(name, None)
+        self._disabled.pop(name, None)
         self._anchored_here.discard(name)
         self._persist(self.clock.now())
         log.info("schedule_removed name=%s by=%s", name, by)
@@ -292,14 +317,32 @@ class Scheduler:
                 name=job.name, spec=job.spec, timezone=job.config.timezone_name,
                 next_run=self._due.get(job.name) if job.config.enabled else None, last_run=state.last_run,
                 last_result=state.last_result, source=job.source, added_by=job.added_by,
-                enabled=job.config.enabled, action=job.config.action, catch_up=job.config.catch_up,
-                running=self._is_running(job.name)))
+                enabled=job.config.enabled and job.name not in self._disabled, action=job.config.action,
+                catch_up=job.config.catch_up, running=self._is_running(job.name),
+                disabled_reason=self._disabled.get(job.name, "")))
         return rows
 
     # helpers
 
     def _next(self, job: Schedule, after: datetime) -> datetime | None:
-        return job.next_after(after) if job.config.enabled else None
+        """The job's next occurrence after ``after``; None when it is disabled, by config or
+        here, when that cannot be worked out (see :meth:`_disable`)."""
+        if not job.config.enabled or job.name in self._disabled:
+            return None
+        try:
+            return job.next_after(after)
+        except Exception as exc:  # an overflow past the year 9999, a croniter surprise: this job only
+            self._disable(job, exc)
+            return None
+
+    def _disable(self, job: Schedule, error: BaseException) -> None:
+        """Stop scheduling ``job`` (until the agent restarts): logged, and listed with the reason."""
+        reason = f"its next run cannot be worked out ({type(error).__name__}: {error})"
+        if job.name not in self._disabled:
+            log.error("schedule_disabled name=%s spec=%r error=%r (the other jobs go on; fix or remove "
+                      "it)", job.name, job.spec, f"{type(error).__name__}: {error}")
+        self._disabled[job.name] = reason
+        self._due[job.name] = None
 
     def _earliest(self) -> datetime | None:
         return min((due for due in self._due.values() if due is not None), default=None)
@@ -314,6 +357,17 @@ class Scheduler:
         except OSError as exc:
             log.error("schedule_store_write_failed path=%s error=%r (runs go on; after a crash one could "
                       "repeat)", self.store.path, str(exc))
+
+
+def _schedule(config: ScheduleConfig, source: Source, added_by: str = "") -> Schedule | None:
+    """The job ``config`` describes; None, logged, when its timing cannot be worked out (what the
+    config check accepts always can: this guards the loop, not the check)."""
+    try:
+        return Schedule(config, source, added_by)
+    except (ValueError, ArithmeticError) as exc:
+        log.error("schedule_refused name=%s source=%s spec=%r error=%r (not run; the other jobs go on)",
+                  config.name, source, config.spec, str(exc))
+        return None
 
 
 def _text(moment: datetime | None) -> str | None:

@@ -5,8 +5,12 @@ CLI and the daemon share them without talking to each other.
 
 :class:`Strangers` decides what an unknown sender hears: one hint a day, an answer to each
 ``/pair`` attempt, and silence once the sender (5 an hour) or everyone together (30 an hour per
-channel) has guessed wrong too often; a silenced attempt is not even checked. Replies are capped
-per sender and per minute overall, so strangers cannot spend the bot's send budget."""
+channel) has guessed wrong too often. A current code always pairs, silenced or not: a swarm of
+strangers guessing wrong must not lock out the owner's invitee. Checking a code costs a
+constant-time compare against the stored hash, and a silenced sender learns nothing from a check
+(a wrong code still gets no reply); guessing stays hopeless (32**8 codes, 10 minutes each).
+Replies are capped per sender and per minute overall, so strangers cannot spend the bot's send
+budget."""
 
 from __future__ import annotations
 
@@ -125,16 +129,22 @@ class Strangers:
         return None
 
     async def _attempt(self, sender: str, args: list[str]) -> str | None:
-        if (self._wrong.count(sender) >= WRONG_ATTEMPTS_PER_SENDER
-                or self._wrong.count(EVERYONE) >= WRONG_ATTEMPTS_PER_CHANNEL):
-            log.warning("pairing_silenced channel=%s sender=%s", self.channel, sender)
-            return None
+        """The code first, then the limits: a valid code pairs whoever sends it; only wrong
+        attempts are counted and, past a limit, silenced."""
         assert self.pair is not None
         if len(args) == 1 and await self.pair(self.channel, sender, args[0]):
             return PAIRED
+        if self._silenced(sender):
+            log.warning("pairing_silenced channel=%s sender=%s", self.channel, sender)
+            return None
         self._wrong.take(sender, limit=WRONG_ATTEMPTS_PER_SENDER)
         self._wrong.take(EVERYONE, limit=WRONG_ATTEMPTS_PER_CHANNEL)
         return WRONG_CODE
+
+    def _silenced(self, sender: str) -> bool:
+        """Whether this sender, or everyone together on the channel, has guessed wrong too often."""
+        return (self._wrong.count(sender) >= WRONG_ATTEMPTS_PER_SENDER
+                or self._wrong.count(EVERYONE) >= WRONG_ATTEMPTS_PER_CHANNEL)
 
     def may_reply(self, sender: str) -> bool:
         """Take one reply from the sender's and the overall budget; False when either is spent."""

@@ -1,6 +1,8 @@
-"""Supervised channel listeners: a listener that fails
-is restarted with exponential backoff (capped), and its health says "down since …" meanwhile.
-A listener that returns normally has reached the end of its input (the CLI at EOF): it ends.
+"""Supervised channel listeners: a :class:`~edge.supervision.SupervisedTask` around
+``channel.listen``. A listener that fails is logged with its traceback and restarted with
+exponential backoff (capped, from the channel's ``reconnect_backoff``), and its health says "down
+since …" meanwhile. A listener that returns normally has reached the end of its input (the CLI at
+EOF): it ends.
 
 A channel may report itself ``stalled()`` (a poller that stopped polling without an error): the
 supervisor checks every few seconds, cancels it and restarts it, so a dead poller is never
@@ -9,13 +11,11 @@ reported healthy (the peers' most reported bug)."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable
 
 from edge.channels.base import Channel, ChannelMessage
-
-log = logging.getLogger(__name__)
+from edge.supervision import SupervisedTask
 
 STALL_CHECK_SECONDS = 5.0
 
@@ -24,61 +24,36 @@ class ListenerStalled(Exception):
     pass
 
 
-class ListenerSupervisor:
+class ListenerSupervisor(SupervisedTask):
     def __init__(self, channel: Channel, backoff_start: float | None = None,
                  backoff_max: float | None = None, stall_check: float | None = None,
                  on_change: Callable[[], None] | None = None):
-        """Backoff bounds default to the channel's ``reconnect_backoff`` (start, max), if any."""
+        """Backoff bounds default to the channel's ``reconnect_backoff`` (start, max).
+        ``on_change`` is called when the listener goes up or down, or its input ends (the
+        service's status line follows)."""
         start, cap = channel.reconnect_backoff
+        super().__init__(f"listen-{channel.name}", self._listen_watched,
+                         backoff_start=start if backoff_start is None else backoff_start,
+                         backoff_max=cap if backoff_max is None else backoff_max,
+                         on_change=on_change)
         self.channel = channel
-        self.backoff_start = backoff_start if backoff_start is not None else start
-        self.backoff_max = backoff_max if backoff_max is not None else cap
         self.stall_check = stall_check if stall_check is not None else STALL_CHECK_SECONDS
-        self.on_change = on_change
-        """Called when the listener goes up or down (the service's status line follows)."""
-        self.down_since: float | None = None
-        """When the listener went down (None while it runs, and before it first starts: the
-        service's READY line lists channels as they are, not as down for the first moment)."""
-        self.restarts = 0
-        self.last_error: str | None = None
-        self.input_ended = False
-        """The listener returned on its own (a terminal's end of input): not a failure, and the
-        channel still delivers the replies to what it read."""
+        self._bus: asyncio.Queue[ChannelMessage] | None = None
 
     async def run(self, bus: asyncio.Queue[ChannelMessage]) -> None:
-        backoff = self.backoff_start
-        while True:
-            self._set_down(None)
-            started = time.monotonic()
-            try:
-                await self._listen_watched(bus)
-                log.info("channel_ended channel=%s", self.channel.name)
-                self.input_ended = True
-                if self.on_change is not None:
-                    self.on_change()
-                return
-            except asyncio.CancelledError:
-                self.down_since = time.time()
-                raise
-            except Exception as exc:
-                self._set_down(time.time())
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                if time.monotonic() - started > self.backoff_max:
-                    backoff = self.backoff_start  # it ran fine for a while: start over
-                log.error("channel_failed channel=%s error=%r restart_in=%.1fs",
-                          self.channel.name, exc, backoff)
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, self.backoff_max)
-            self.restarts += 1
+        """Listen into ``bus`` (restarted after failures) until cancelled or the input ends."""
+        self._bus = bus
+        await self.supervise()
 
-    def _set_down(self, since: float | None) -> None:
-        changed = (since is None) != (self.down_since is None)
-        self.down_since = since
-        if changed and self.on_change is not None:
-            self.on_change()
+    @property
+    def input_ended(self) -> bool:
+        """The listener returned on its own (a terminal's end of input): not a failure, and the
+        channel still delivers the replies to what it read."""
+        return self.ended
 
-    async def _listen_watched(self, bus: asyncio.Queue[ChannelMessage]) -> None:
-        listener = asyncio.create_task(self.channel.listen(bus))
+    async def _listen_watched(self) -> None:
+        assert self._bus is not None, "ListenerSupervisor.run(bus) names the bus"
+        listener = asyncio.create_task(self.channel.listen(self._bus))
         try:
             while True:
                 done, _ = await asyncio.wait({listener}, timeout=self.stall_check)

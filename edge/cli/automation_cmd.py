@@ -4,7 +4,7 @@ config (sensors are read directly; rules and schedules are listed as configured)
 
 from __future__ import annotations
 
-from argparse import RawDescriptionHelpFormatter
+from argparse import ArgumentTypeError, RawDescriptionHelpFormatter
 
 from edge.cli.oneshot import perform
 
@@ -35,7 +35,8 @@ def register(sub, common) -> None:
     add.add_argument("name")
     when = add.add_mutually_exclusive_group(required=True)
     when.add_argument("--cron", metavar="EXPR", help="five-field cron expression, '0 6 * * *'")
-    when.add_argument("--every", metavar="DURATION", help="an interval: 90s, 10m, 1h30m, 2d")
+    when.add_argument("--every", metavar="DURATION", type=_every,
+                      help="an interval from 1s to 10 years: 90s, 10m, 1h30m, 2d")
     when.add_argument("--at", metavar="TIME", help="once: '2026-12-01 06:00' (local) or ISO 8601")
     add.add_argument("--timezone", default="", help="IANA zone (default: the system's)")
     add.add_argument("--catch-up", choices=["skip", "once"], default="skip",
@@ -46,6 +47,17 @@ def register(sub, common) -> None:
     remove = ssub.add_parser("remove", parents=[common], help="remove a job added at runtime")
     remove.add_argument("name")
     schedules.set_defaults(handler=schedules_command)
+
+
+def _every(text: str) -> str:
+    """``--every`` as the config reads it (1 s to 10 years), refused here with exit 2."""
+    from edge.config.schedules import parse_every  # only when given: the client path stays light
+
+    try:
+        parse_every(text)
+    except ValueError as exc:
+        raise ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def show_sensors(args) -> int:

@@ -4,7 +4,8 @@ A level set by a one-shot command must stay true after the command exits. Firmwa
 or STM32 keeps it; the Pi's header does not (the kernel promises nothing about a line once its
 process exits), so with no agent running a write there is refused unless ``--hold SECONDS`` asks
 this command to drive it for that long and then return it to its safe level. A signal (Ctrl-C,
-SIGTERM, a dropped SSH session's SIGHUP) ends the hold early, and the pin still goes safe.
+SIGTERM, a dropped SSH session's SIGHUP, and every other one that would end the process, see
+:mod:`edge.stopsignals`) ends the hold early, and the pin still goes safe.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import argparse
 import getpass
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from edge.cli.output import emit
 from edge.config.locate import load_raw
@@ -25,6 +28,10 @@ from edge.ownership import running_agent
 from edge.paths import lock_candidates, socket_candidates
 from edge.requester import Requester
 from edge.status import format_status
+from edge.stopsignals import STOPPING
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def register(sub, common) -> None:
@@ -102,20 +109,33 @@ def operation(args) -> tuple[str, dict]:
     return args.command, {}
 
 
-HOLD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+HOLD_SIGNALS = STOPPING
+"""From the write until the pin is back at its safe level, each of these only ends the hold."""
 STATUS_NOT_RUNNING = 3
 """``edge-cli status`` with no agent running (the LSB code for "program is not running", as
 ``systemctl status`` uses): the status is still printed, and scripts can tell."""
 
 
-async def _hold(seconds: float, quiet: bool) -> bool:
-    """Wait ``seconds`` or until a signal; True when the whole time was held."""
+@contextmanager
+def _signals_end_hold(stop: asyncio.Event) -> Iterator[None]:
+    """While in effect, a signal that would end the command sets ``stop`` instead: one during
+    the write ends the hold at once, one during the return to safe is ignored."""
     import asyncio  # here, not at the top: the client path stays light (tests/cli/test_lightweight)
 
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
     for signum in HOLD_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
+    try:
+        yield
+    finally:
+        for signum in HOLD_SIGNALS:
+            loop.remove_signal_handler(signum)
+
+
+async def _hold(seconds: float, quiet: bool, stop: asyncio.Event) -> bool:
+    """Wait ``seconds`` or until ``stop`` (a signal); True when the whole time was held."""
+    import asyncio
+
     if not quiet:
         print(f"edge-cli: holding for {seconds:g} s, then back to the safe level "
               "(Ctrl-C: now)", file=sys.stderr, flush=True)
@@ -124,9 +144,6 @@ async def _hold(seconds: float, quiet: bool) -> bool:
         return False
     except TimeoutError:
         return True
-    finally:
-        for signum in HOLD_SIGNALS:
-            loop.remove_signal_handler(signum)
 
 
 def _restore_args(result: OpResult) -> dict:
@@ -167,11 +184,15 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
         await runtime.hardware.start()
         try:
             # no agent: whoever may open the boards and the state directory is the operator
-            result = await run_op(runtime, op, op_args, requester, operator=True)
-            if hold is None or not result.ok:
-                return result
-            held = await _hold(hold, quiet)
-            restored = await run_op(runtime, "gpio.safe", _restore_args(result), requester)
+            if hold is None:
+                return await run_op(runtime, op, op_args, requester, operator=True)
+            stop = asyncio.Event()
+            with _signals_end_hold(stop):
+                result = await run_op(runtime, op, op_args, requester, operator=True)
+                if not result.ok:
+                    return result
+                held = await _hold(hold, quiet, stop)
+                restored = await run_op(runtime, "gpio.safe", _restore_args(result), requester)
             return _with_hold(result, held, restored, hold)
         finally:
             await runtime.hardware.shutdown()
@@ -180,17 +201,29 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
 
 
 def _via_daemon(paths, op: str, op_args: dict, hold: float | None, quiet: bool) -> OpResult:
-    result = OpResult.from_dict(client.request(paths, op, op_args))
-    if hold is None or not result.ok:
-        return result
+    if hold is None:
+        return OpResult.from_dict(client.request(paths, op, op_args))
     import asyncio  # only for a hold: status and the like stay light (about 15 ms)
 
-    held = asyncio.run(_hold(hold, quiet))
-    try:
-        restored = OpResult.from_dict(client.request(paths, "gpio.safe", _restore_args(result)))
-    except DaemonUnavailable as exc:  # the agent stopped meanwhile: its shutdown made it safe
-        restored = OpResult(False, f"the agent went away during the hold ({exc}); it drives "
-                            "its outputs to their safe levels when it stops")
+    return asyncio.run(_hold_via_daemon(paths, op, op_args, hold, quiet))
+
+
+async def _hold_via_daemon(paths, op: str, op_args: dict, hold: float, quiet: bool) -> OpResult:
+    """The write, the hold and the return to safe, each asked of the agent. The requests block
+    the loop (they are quick); a signal meanwhile is kept and ends the hold."""
+    import asyncio
+
+    stop = asyncio.Event()
+    with _signals_end_hold(stop):
+        result = OpResult.from_dict(client.request(paths, op, op_args))
+        if not result.ok:
+            return result
+        held = await _hold(hold, quiet, stop)
+        try:
+            restored = OpResult.from_dict(client.request(paths, "gpio.safe", _restore_args(result)))
+        except DaemonUnavailable as exc:  # the agent stopped meanwhile: its shutdown made it safe
+            restored = OpResult(False, f"the agent went away during the hold ({exc}); it drives "
+                                "its outputs to their safe levels when it stops")
     return _with_hold(result, held, restored, hold)
 
 

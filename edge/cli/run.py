@@ -12,8 +12,10 @@ def register(sub, common) -> None:
         "run", parents=[common], help="start the agent in the foreground",
         description="Start the agent in the foreground: boards, channels, control socket. Stops on "
                     "SIGTERM, Ctrl-C, SIGHUP (a dropped SSH session) or SIGQUIT, with every pin "
-                    "at its safe level. With piped input and no network channel it answers each "
-                    "line and stops at end of input; with a network channel (Telegram, Signal) "
+                    "at its safe level; any other signal that would end it (SIGUSR1, SIGALRM...) "
+                    "stops it the same way, with exit code 128 + the signal's number. With "
+                    "piped input and no network channel it answers each line and stops at end "
+                    "of input; with a network channel (Telegram, Signal) "
                     "configured it keeps running after the input ends, until a signal. In a "
                     "terminal, log lines go to the log file and only warnings to the screen.")
     loudness = parser.add_mutually_exclusive_group()

@@ -10,7 +10,7 @@ from pydantic import BeforeValidator, Discriminator, Field, SecretStr, model_val
 from edge.config.mqtt import MqttConfig
 from edge.config.rules import HeartbeatConfig, RuleConfig
 from edge.config.schedules import ScheduleConfig, duplicate_names
-from edge.config.section import Section, key_default
+from edge.config.section import Hours, Minutes, Seconds, Section, key_default
 from edge.config.sensors import SensorConfig, SensorName
 from peripherals.base import PinMode, Pull
 
@@ -47,7 +47,7 @@ class AgentConfig(Section):
     interrupt_on_new_message: bool = True
     debounce_ms: int = Field(default=300, ge=0, le=10_000)
     debounce_max_wait_ms: int = Field(default=2_000, ge=0, le=60_000)
-    message_timeout_seconds: float = Field(default=300.0, gt=0)
+    message_timeout_seconds: Seconds = Field(default=300.0, gt=0)
     timeout_scale_cap: int = Field(default=4, ge=1)
     tool_result_max_chars: int = Field(default=4_000, ge=200)
     context_window_tokens: int = Field(default=128_000, ge=1_000)
@@ -68,7 +68,7 @@ class AgentConfig(Section):
 
 class SessionsConfig(Section):
     daily_reset_hour: int | None = Field(default=None, ge=0, le=23)
-    idle_timeout_minutes: float | None = Field(default=None, gt=0)
+    idle_timeout_minutes: Minutes | None = Field(default=None, gt=0)
 
 
 class EndpointConfig(Section):
@@ -90,7 +90,7 @@ class EndpointConfig(Section):
     auth_header: str = ""
     """The header that carries the key when auth_style = "header"."""
     temperature: float = Field(default=0.3, ge=0.0, le=2.0)
-    timeout_seconds: float = Field(default=120.0, gt=0)
+    timeout_seconds: Seconds = Field(default=120.0, gt=0)
     max_tokens: int | None = Field(default=None, ge=1)
     tool_mode: Literal["auto", "native", "prompt"] = "auto"
     """auto: native tools, falling back to the <tool_call> text protocol if the endpoint refuses."""
@@ -139,11 +139,11 @@ class ProviderConfig(EndpointConfig):
     """The primary endpoint, its failover chain (``[[provider.fallbacks]]``), routes and retries."""
 
     max_retries: int = Field(default=2, ge=0, le=10)
-    backoff_seconds: float = Field(default=0.5, ge=0)
-    backoff_max_seconds: float = Field(default=10.0, ge=0)
-    max_retry_after_seconds: float = Field(default=30.0, ge=0)
+    backoff_seconds: Seconds = Field(default=0.5, ge=0)
+    backoff_max_seconds: Seconds = Field(default=10.0, ge=0)
+    max_retry_after_seconds: Seconds = Field(default=30.0, ge=0)
     """A longer Retry-After moves on to the next model or provider instead of waiting."""
-    cooldown_seconds: float = Field(default=30.0, ge=0)
+    cooldown_seconds: Seconds = Field(default=30.0, ge=0)
     """How long a provider that failed sits out while the rest of the chain answers."""
     fallbacks: list[EndpointConfig] = []
     routes: dict[str, RouteConfig] = {}
@@ -171,7 +171,7 @@ class PinConfig(Section):
 
     mode: PinMode
     safe: Literal["off", "on"] | None = None
-    max_on_seconds: float | None = Field(default=None, gt=0)
+    max_on_seconds: Seconds | None = Field(default=None, gt=0)
     pull: Pull = Pull.UP
     active_low: bool = False
     """The line is low when the pin is on (most relay boards). ``on``/``off``, the safe level and
@@ -252,7 +252,7 @@ class SecurityConfig(Section):
     """Per caller; reads are not limited."""
     autonomy: Literal["full", "supervised", "readonly"] = "supervised"
     """supervised: actuations the model asks for need the requester's approval (chat channels)."""
-    approval_timeout_seconds: float = Field(default=120.0, gt=0)
+    approval_timeout_seconds: Seconds = Field(default=120.0, gt=0)
 
 
 class ChannelAccessConfig(Section):
@@ -289,7 +289,7 @@ class TelegramChannelConfig(Section):
     poll_timeout_seconds: int = Field(default=30, ge=1, le=50)
     rate_limit_per_minute: int = Field(default=20, ge=1)
     stream_drafts: bool = True
-    draft_interval_seconds: float = Field(default=1.0, ge=0.2)
+    draft_interval_seconds: Seconds = Field(default=1.0, ge=0.2)
 
     @property
     def enabled(self) -> bool:
@@ -346,14 +346,14 @@ class MemoryConfig(Section):
     recall_limit: int = Field(default=5, ge=1, le=50)
     embedding_cache_size: int = Field(default=10_000, ge=0)
     conversation_retention_days: int = Field(default=30, ge=1)
-    hygiene_interval_hours: float = Field(default=12.0, gt=0)
+    hygiene_interval_hours: Hours = Field(default=12.0, gt=0)
     snapshot_on_hygiene: bool = True
     autosave: bool = True
     autosave_min_chars: int = Field(default=20, ge=1)
     preload: bool = True
     """Load (and on first start re-quantise) the onnx model in the background at start-up, so
     the first message does not wait for it."""
-    open_timeout_seconds: float = Field(default=5.0, gt=0)
+    open_timeout_seconds: Seconds = Field(default=5.0, gt=0)
 
     @model_validator(mode="after")
     def check(self) -> Self:

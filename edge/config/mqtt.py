@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, SecretStr, model_validator
 
-from edge.config.section import Section
+from edge.config.section import Seconds, Section
 
 NODE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Home Assistant's node_id and object_id alphabet; also safe in any MQTT topic."""
@@ -98,7 +98,7 @@ class MqttConfig(Section):
     (about 1.5 times this)."""
     reconnect_max_seconds: float = Field(default=30.0, ge=0.5, le=3600)
     """Reconnect backoff doubles from 0.5 s up to this."""
-    health_interval_seconds: float = Field(default=60.0, ge=1)
+    health_interval_seconds: Seconds = Field(default=60.0, ge=1)
 
     @model_validator(mode="after")
     def check(self) -> Self:

@@ -50,8 +50,8 @@ class RuleConfig(Section):
 
 
 class HeartbeatConfig(Section):
-    """A periodic check that tells the admins when a board, channel or sensor has been down for
-    longer than ``down_after_seconds``, and once more when it is back."""
+    """A periodic check that tells the admins when a board, channel, sensor or supervised task
+    has been down for longer than ``down_after_seconds``, and once more when it is back."""
 
     enabled: bool = True
     interval_seconds: float = Field(default=30.0, ge=1, le=3600)

@@ -6,6 +6,10 @@
 ('cron', 'cron 0 6 * * *', 'Europe/Berlin')
 >>> parse_every("1h30m")
 datetime.timedelta(seconds=5400)
+>>> parse_every("1e-9")
+Traceback (most recent call last):
+...
+ValueError: must be at least 1s (got '1e-9')
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -33,9 +37,21 @@ _CRON_ALIASES = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "
 _RANDOM_OR_HASHED = re.compile(r"(?<![A-Za-z])[HR](?![A-Za-z])", re.IGNORECASE)
 
 
+MIN_EVERY = 1.0
+"""The shortest ``every``, in seconds: a shorter interval is a typo, and a loop, not a schedule
+(``1e-9`` is a zero ``timedelta``)."""
+
+
 def parse_every(text: str) -> timedelta:
-    """``every``: a positive duration as :func:`edge.durations.parse_duration` reads it."""
-    return timedelta(seconds=parse_duration(text))
+    """``every``: a duration as :func:`edge.durations.parse_duration` reads it, from
+    :data:`MIN_EVERY` (1 s) to 10 years."""
+    return timedelta(seconds=parse_duration(text, at_least=MIN_EVERY))
+
+
+def _valid_every(text: str | None) -> str | None:
+    if text is not None:
+        parse_every(text)
+    return text
 
 
 def cron_fields(expression: str) -> str:
@@ -72,6 +88,52 @@ def parse_at(text: str) -> datetime:
                          "with an offset, \"2026-12-01T06:00:00+01:00\"") from None
 
 
+def at_instant(moment: datetime, zone: tzinfo) -> datetime:
+    """The UTC instant of an ``at`` time: as given when it has an offset, else the wall time in
+    ``zone`` (see :func:`wall_instants`). A ValueError when that instant is outside the years
+    datetimes reach (``9999-12-31 23:59`` in ``Etc/GMT+12`` is in the year 10000 in UTC).
+
+    >>> at_instant(datetime(2026, 12, 1, 6, 0), ZoneInfo("Europe/Berlin")).isoformat()
+    '2026-12-01T05:00:00+00:00'
+    """
+    try:
+        if moment.tzinfo is not None:
+            return moment.astimezone(timezone.utc)
+        return wall_instants(moment, zone)[0]
+    except OverflowError:
+        raise ValueError("it falls outside the years 1 to 9999 in UTC, which is as far as this agent "
+                         "keeps time; give a time between them") from None
+
+
+def wall_instants(wall: datetime, zone: tzinfo) -> list[datetime]:
+    """The UTC instants at which the naive wall time ``wall`` occurs in ``zone``, earliest first:
+    one; two in a repeated (fall-back) hour; for a time skipped by spring-forward, the first
+    instant after the gap. OverflowError when one falls outside the years 1 to 9999.
+
+    >>> [t.isoformat() for t in wall_instants(datetime(2026, 10, 25, 2, 30), ZoneInfo("Europe/Berlin"))]
+    ['2026-10-25T00:30:00+00:00', '2026-10-25T01:30:00+00:00']
+    >>> [t.isoformat() for t in wall_instants(datetime(2026, 3, 29, 2, 30), ZoneInfo("Europe/Berlin"))]
+    ['2026-03-29T01:00:00+00:00']
+    """
+    offsets = {wall.replace(tzinfo=zone, fold=fold).utcoffset() or timedelta(0) for fold in (0, 1)}
+    candidates = sorted((wall - offset).replace(tzinfo=timezone.utc) for offset in offsets)
+    real = [t for t in candidates if t.astimezone(zone).replace(tzinfo=None) == wall]
+    return real or [_end_of_gap(candidates[0], candidates[-1], zone)]
+
+
+def _end_of_gap(before: datetime, after: datetime, zone: tzinfo) -> datetime:
+    """The first whole second, between ``before`` (old offset) and ``after`` (new offset), that has
+    the new offset: the instant the wall clock jumped."""
+    new_offset = after.astimezone(zone).utcoffset()
+    while after - before > timedelta(seconds=1):
+        middle = before + timedelta(seconds=int((after - before).total_seconds()) // 2)
+        if middle.astimezone(zone).utcoffset() == new_offset:
+            after = middle
+        else:
+            before = middle
+    return after
+
+
 def local_zone() -> tzinfo:
     """The system's zone: ``TZ``, else the zone ``/etc/localtime`` links to, else its contents, else UTC."""
     name = os.environ.get("TZ", "").lstrip(":")
@@ -98,11 +160,12 @@ class ScheduleConfig(Section):
     """Letters, digits, ``_`` and ``-``; unique; the action runs as caller ``schedule:NAME``."""
     cron: str | None = None
     """Five fields (minute hour day-of-month month day-of-week), in ``timezone``."""
-    every: str | None = None
-    """``"90s"``, ``"10m"``, ``"1h30m"``, ``"2d"``: real time from the last run (first: from when
-    the job was first seen), unaffected by DST."""
+    every: Annotated[str | None, AfterValidator(_valid_every)] = None
+    """``"90s"``, ``"10m"``, ``"1h30m"``, ``"2d"`` (1 s to 10 years): real time from the last run
+    (first: from when the job was first seen), unaffected by DST."""
     at: str | None = None
-    """Once: ``"2026-12-01 06:00"`` (in ``timezone``) or ISO 8601 with an offset."""
+    """Once: ``"2026-12-01 06:00"`` (in ``timezone``) or ISO 8601 with an offset; checked in its
+    zone, so a job that is accepted also starts."""
     timezone: str = ""
     """An IANA zone (``Europe/Berlin``); empty: the system's zone."""
     catch_up: Literal["skip", "once"] = "skip"
@@ -126,16 +189,19 @@ class ScheduleConfig(Section):
         try:
             if self.cron is not None:
                 cron_fields(self.cron)
-            elif self.every is not None:
-                try:
-                    parse_every(self.every)
-                except ValueError as exc:
-                    raise ValueError(f"every = {exc}") from None
             elif self.at is not None:
-                parse_at(self.at)
+                self._check_at(self.at)
         except ValueError as exc:
             raise ValueError(f"{what}: {exc}") from None
         return self
+
+    def _check_at(self, text: str) -> None:
+        moment = parse_at(text)
+        try:
+            at_instant(moment, self.zone())
+        except ValueError as exc:
+            where = "" if moment.tzinfo is not None else f" in {self.timezone_name}"
+            raise ValueError(f"at = {text!r}{where}: {exc}") from None
 
     @classmethod
     def checked(cls, **fields: object) -> ScheduleConfig:

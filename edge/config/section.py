@@ -25,11 +25,19 @@ import functools
 import re
 import types
 import typing
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
+
+from edge.durations import counted_in
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+
+Seconds = Annotated[float, AfterValidator(counted_in("s"))]
+"""A duration key counted in seconds (``timeout_seconds``): finite and at most 10 years; its
+``Field`` gives the lower bound. ``inf`` and ``1e300`` are refused with the key."""
+Minutes = Annotated[float, AfterValidator(counted_in("m"))]
+Hours = Annotated[float, AfterValidator(counted_in("h"))]
 
 
 class Section(BaseModel):

@@ -2,7 +2,8 @@
 older than the retention, write Core memories to ``MEMORY_SNAPSHOT.md``, and re-embed entries
 whose vectors are missing or come from another model (once the model is loaded).
 
-The daemon runs ``hygiene_loop`` as a task: a minute after start (start-up and the first replies
+The daemon runs ``hygiene_loop`` as a supervised task (``memory-hygiene``, restarted after a
+failure, :mod:`edge.supervision`): a minute after start (start-up and the first replies
 do not compete with upkeep on an SD card), then every ``hygiene_interval_hours``. A one-shot
 ``edge-cli run`` ends before that: upkeep is the service's work.
 """

@@ -7,18 +7,21 @@ and ``embedding_cache`` (LRU by ``accessed_at``).
 Pragmas: WAL, synchronous NORMAL (a committed store survives a crash of the process), 8 MB mmap,
 2 MB page cache, temp store in memory. Opening has a timeout so a locked file cannot hang the agent.
 The database and its ``-wal`` and ``-shm`` files are 0600 whatever the umask (SQLite gives the
-journal files the database file's mode); its directory is created 0700.
+journal files the database file's mode); its directory is created 0700. Both are set before
+connecting, by :func:`edge.sqlite_files.prepare_sqlite_file`, which never opens a descriptor of
+an existing database: closing one would drop the locks of this process's live connections to it
+and let another process delete the WAL under them (issue 23).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 import aiosqlite
 
 from edge.memory.base import MemoryFailure
+from edge.sqlite_files import prepare_sqlite_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -73,34 +76,13 @@ PRAGMAS = (
 )
 
 
-PRIVATE = 0o600
-JOURNAL_SUFFIXES = ("-wal", "-shm", "-journal")
-
-
-def make_private(path: Path) -> None:
-    """Create ``path`` if missing and make it (and any journal file beside it) 0600."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE)
-    try:
-        if os.fstat(fd).st_mode & 0o777 != PRIVATE:
-            os.fchmod(fd, PRIVATE)
-    finally:
-        os.close(fd)
-    for suffix in JOURNAL_SUFFIXES:
-        try:
-            if os.stat(f"{path}{suffix}").st_mode & 0o777 != PRIVATE:
-                os.chmod(f"{path}{suffix}", PRIVATE)
-        except FileNotFoundError:
-            pass
-
-
 async def open_database(path: Path, timeout: float) -> aiosqlite.Connection:
     """Open (creating) the database with the schema, or raise MemoryFailure within ``timeout``."""
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        make_private(path)
+        prepare_sqlite_file(path)
     except OSError as exc:
-        raise MemoryFailure(f"cannot create {path.parent} for the memory database ({exc}); "
-                            "check [paths] state_dir and its permissions") from exc
+        raise MemoryFailure(f"cannot create the memory database {path} or make it private "
+                            f"({exc}); check [paths] state_dir and its permissions") from exc
 
     async def connect() -> aiosqlite.Connection:
         db = await aiosqlite.connect(path, timeout=timeout)
@@ -110,7 +92,6 @@ async def open_database(path: Path, timeout: float) -> aiosqlite.Connection:
                 await db.execute(pragma)
             await db.executescript(SCHEMA)
             await db.commit()
-            await asyncio.to_thread(make_private, path)  # -wal and -shm from before
         except BaseException:
             await db.close()
             raise

@@ -34,6 +34,7 @@ from edge.mqtt.link import Backoff, explain, make_client
 from edge.mqtt.sensors import Reading, SensorFeed
 from edge.mqtt.topics import NodePins, Topics
 from edge.requester import Requester
+from edge.supervision import SupervisedTask
 from peripherals.base import BoardEvent
 from peripherals.exc import BoardError
 
@@ -69,7 +70,7 @@ class MqttBridge:
         self.started_at = time.time()
         self._client: aiomqtt.Client | None = None
         self._outbox: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(OUTBOX_SIZE)
-        self._task: asyncio.Task | None = None
+        self._task: SupervisedTask | None = None
         self._commands: set[asyncio.Task] = set()
         self._pin_locks: dict[str, asyncio.Lock] = {}
         """One per pin name: a pin's commands act in the order they came (a slider's last
@@ -87,7 +88,11 @@ class MqttBridge:
         if self.sensors is not None:
             self._unsubscribe.append(self.sensors.subscribe(self._on_reading))
         self.since = time.time()
-        self._task = asyncio.create_task(self._run(), name="mqtt-bridge")
+        self._task = SupervisedTask("mqtt-bridge", self._run).start()
+
+    def supervised_tasks(self) -> list[SupervisedTask]:
+        """The connection loop (a bug that escapes it is logged, and it starts again)."""
+        return [self._task] if self._task is not None else []
 
     async def close(self) -> None:
         """Take no more commands, send what is queued, publish the safe level each output is
@@ -111,8 +116,7 @@ class MqttBridge:
             except (aiomqtt.MqttError, TimeoutError) as exc:
                 log.warning("mqtt_offline_not_published error=%r", str(exc))
         if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            await self._task.aclose()
         self._task = None
         self.connected = False
 

@@ -75,7 +75,8 @@ def format_schedules(rows: list[dict[str, Any]]) -> str:
         return "No schedules (add [[schedules]] entries, or /schedule add)."
     lines = []
     for row in rows:
-        state = "" if row["enabled"] else " (disabled)"
+        why = row.get("disabled_reason")
+        state = f" (disabled: {why})" if why else "" if row["enabled"] else " (disabled)"
         added = f", added by {row['added_by']}" if row["source"] == "runtime" else ""
         when = f"next {_local(row['next_run'], row['timezone'])}" if row["next_run"] else \
             "no next run"
@@ -104,7 +105,8 @@ class ScheduleListTool(_ScheduleTool[NoArgs]):
 class ScheduleArgs(ToolArgs):
     name: str = Field(description="A short name: letters, digits, - and _")
     cron: str | None = Field(default=None, description="Five-field cron expression, e.g. '0 6 * * *'")
-    every: str | None = Field(default=None, description="An interval such as '10m', '1h30m'")
+    every: str | None = Field(default=None, description="An interval from 1s to 10 years, such as "
+                              "'10m', '1h30m'")
     at: str | None = Field(default=None, description="Once, at a local time '2026-12-01 06:00'")
     timezone: str = Field(default="", description="IANA zone, e.g. 'Europe/Berlin'; empty: the Pi's")
     catch_up: Literal["skip", "once"] = "skip"

@@ -1,6 +1,7 @@
 """Pairing codes and what strangers hear: codes expire after 10 minutes and work once; wrong
-guesses are limited per sender and per channel (then silence, and the code is not even
-checked); hints and replies to strangers are rate-limited. A fake clock stands in for the hour."""
+guesses are limited per sender and per channel (then silence), while a current code always pairs,
+however many strangers guessed wrong before; hints and replies to strangers are rate-limited. A
+fake clock stands in for the hour."""
 
 from __future__ import annotations
 
@@ -50,18 +51,43 @@ def test_codes_expire_after_ten_minutes_and_work_once(tmp_path):
     assert not codes.redeem("telegram", code)
 
 
-async def test_a_sender_gets_five_wrong_answers_then_silence_and_no_checks(tmp_path):
+async def test_a_sender_gets_five_wrong_answers_then_silence(tmp_path):
     clock = Clock()
     pair = Codes(tmp_path, clock)
-    code, _ = pair.codes.issue("telegram")
     desk = Strangers("telegram", pair, clock=clock)
     answers = [await desk.answer("7", f"/pair WRONG{i}") for i in range(WRONG_ATTEMPTS_PER_SENDER + 2)]
     assert answers == [WRONG_CODE] * WRONG_ATTEMPTS_PER_SENDER + [None, None]
-    assert await desk.answer("7", f"/pair {code}") is None  # silence: the code is not even tried
-    assert len(pair.checked) == WRONG_ATTEMPTS_PER_SENDER
-    assert await desk.answer("8", f"/pair {code}") == PAIRED  # others are not silenced
+    assert await desk.answer("8", "/pair WRONG") == WRONG_CODE  # others are not silenced
     clock.now += 3600  # an hour later the sender may try again
     assert await desk.answer("7", "/pair WRONG") == WRONG_CODE
+
+
+async def test_a_silenced_sender_with_a_current_code_is_paired(tmp_path):
+    clock = Clock()
+    pair = Codes(tmp_path, clock)
+    desk = Strangers("telegram", pair, clock=clock)
+    for i in range(WRONG_ATTEMPTS_PER_SENDER):
+        assert await desk.answer("7", f"/pair WRONG{i}") == WRONG_CODE
+    assert await desk.answer("7", "/pair WRONG") is None
+    code, _ = pair.codes.issue("telegram")
+    assert await desk.answer("7", f"/pair {code}") == PAIRED
+    assert await desk.answer("7", f"/pair {code}") is None  # used up: a wrong code again, silence
+
+
+async def test_six_strangers_guessing_wrong_cannot_lock_out_the_invitee(tmp_path):
+    """The issue's attack: six strangers with five wrong codes each fill the channel's hour."""
+    clock = Clock()
+    pair = Codes(tmp_path, clock)
+    desk = Strangers("telegram", pair, clock=clock)
+    code, _ = pair.codes.issue("telegram")
+    for stranger in range(6):
+        for guess in range(WRONG_ATTEMPTS_PER_SENDER):
+            clock.now += 5  # slower than the overall reply cap (20 a minute): each is answered
+            assert await desk.answer(str(1000 + stranger), f"/pair WRONG{guess}") == WRONG_CODE
+    assert 6 * WRONG_ATTEMPTS_PER_SENDER == WRONG_ATTEMPTS_PER_CHANNEL
+    assert await desk.answer("7", "/pair TYPO") is None  # the channel is silenced for wrong codes
+    assert await desk.answer("7", f"/pair {code}") == PAIRED  # but the invitee's code pairs
+    assert await desk.answer("1000", f"/pair {code}") is None  # once: then it is wrong, silence
 
 
 async def test_a_swarm_of_strangers_hits_the_channel_limit(tmp_path):
@@ -69,13 +95,12 @@ async def test_a_swarm_of_strangers_hits_the_channel_limit(tmp_path):
     pair = Codes(tmp_path, clock)
     desk = Strangers("telegram", pair, clock=clock)
     for sender in range(WRONG_ATTEMPTS_PER_CHANNEL):
-        await desk.answer(str(1000 + sender), "/pair WRONG")
-    code, _ = pair.codes.issue("telegram")
-    assert await desk.answer("7", f"/pair {code}") is None
-    assert len(pair.checked) == WRONG_ATTEMPTS_PER_CHANNEL  # the 31st guess was never checked
-    clock.now += 3600  # the window has passed (and the code expired): a new code works
-    code, _ = pair.codes.issue("telegram")
-    assert await desk.answer("7", f"/pair {code}") == PAIRED
+        clock.now += 5  # slower than the overall reply cap (20 a minute): each is answered
+        assert await desk.answer(str(1000 + sender), "/pair WRONG") == WRONG_CODE
+    assert await desk.answer("7", "/pair WRONG") is None  # a fresh sender: silenced all the same
+    assert await desk.answer("8", "/pair") is None
+    clock.now += 3600  # the window has passed: wrong codes are answered again
+    assert await desk.answer("7", "/pair WRONG") == WRONG_CODE
 
 
 async def test_malformed_pair_commands_count_as_wrong(tmp_path):

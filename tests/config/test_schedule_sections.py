@@ -41,8 +41,8 @@ def test_every_reads_people_durations(text, every):
     ('cron = "0 6 * *"', "schedule 'pump': invalid cron expression .*five fields"),
     ('cron = "0 0 30 2 *"', "schedule 'pump': invalid cron expression .*matches no date"),
     ('cron = "H 6 * * *"', "schedule 'pump': .*hashed"),
-    ('every = "0m"', "schedule 'pump': every = '0m': a duration must be longer than zero"),
-    ('every = "soon"', "schedule 'pump': every = 'soon' is not a duration"),
+    ('every = "0m"', r"schedules\.0\.every: must be at least 1s \(got '0m'\)"),
+    ('every = "soon"', r"schedules\.0\.every: 'soon' is not a duration"),
     ('at = "tomorrow"', "schedule 'pump': at = 'tomorrow' is not a time"),
     ('cron = "0 6 * * *"\nevery = "10m"', "schedule 'pump': give exactly one of cron, every or at "
                                           r"\(got cron, every\)"),

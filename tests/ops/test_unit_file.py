@@ -38,6 +38,8 @@ def test_unit_has_what_the_agent_relies_on():
     assert unit["RuntimeDirectory"] == ["edge-agent"]  # the control socket: /run/edge-agent
     assert unit["StateDirectory"] == ["edge-agent"]
     assert unit["Restart"] == ["on-failure"] and "StartLimitBurst" in unit
+    # however the agent ended (SIGKILL, OOM kill): the header's outputs back to safe
+    assert unit["ExecStopPost"] == ["/opt/edge-agent/venv/bin/edge-cli safe-state"]
     assert unit["DevicePolicy"] == ["closed"]
     allowed = " ".join(unit["DeviceAllow"])
     for device in ("gpiochip", "ttyACM", "ttyUSB", "ttyAMA", "ttyS"):  # ttyAMA0, ttyS0: the header UART

@@ -1,0 +1,292 @@
+"""Every SQLite file the project writes keeps every acknowledged write of the agent and of the
+CLI working beside it (issue 23).
+
+On Linux, closing *any* descriptor of a file drops every POSIX lock the process holds on it
+(SQLite's "How To Corrupt", 2.2). An agent that once opened and closed ``brain.db`` beside its
+live connection lost its lock; the next ``edge-cli memory`` to close believed it was the last,
+checkpointed and unlinked the WAL, and from then on the agent committed into a deleted ``-wal``:
+a SIGKILL lost those writes, a clean stop checkpointed them over the CLI's.
+
+``SQLITE_FILES`` lists every SQLite file the project writes, with how the agent and the CLI each
+write a row to it; every test here runs for each. A new store (sensor history, audit trail) is
+added to it, and ``test_every_module_that_opens_sqlite_is_known`` fails until it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import json
+import os
+import selectors
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.openai_server import OpenAIServer, completion
+from tests.helpers import EDGE_CLI, ROOT, cli
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def deleted_files(pid: int | str) -> set[str]:
+    """What the descriptors of process ``pid`` point at that is no longer in the file system."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except FileNotFoundError:  # closed meanwhile (the descriptor listing the folder, say)
+            continue
+        if target.endswith(" (deleted)"):
+            found.add(target)
+    return found
+
+
+class Agent:
+    """``edge-cli run`` with the CLI channel on pipes; ``ask`` writes a line, returns the reply."""
+
+    def __init__(self, env: dict[str, str]):
+        self.proc = subprocess.Popen([*EDGE_CLI, "run"], env=env, cwd=ROOT, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.proc.stdout, selectors.EVENT_READ)
+        self.buffer = b""
+
+    def ask(self, line: str, timeout: float = 20.0) -> str:
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"no reply; stderr: {self.proc.stderr.read1(65536)!r}"
+            if self.selector.select(remaining):
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                assert chunk, f"agent closed stdout; stderr: {self.proc.stderr.read1(65536)!r}"
+                self.buffer += chunk
+        reply, self.buffer = self.buffer.split(b"\n", 1)
+        return reply.decode()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            stream.close()
+
+
+def scripted_model(body: dict) -> tuple[int, dict]:
+    """``remember <text>`` makes the model call memory_store; the tool's answer is the reply."""
+    messages = body["messages"]
+    if messages[-1]["role"] == "tool":
+        return 200, completion("Done: " + messages[-1]["content"])
+    text = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+    if text.startswith("remember "):
+        fact = text.removeprefix("remember ")
+        key = fact.replace(" ", "-")
+        return 200, completion(None, [{"name": "memory_store",
+                                       "arguments": {"key": key, "content": fact}}])
+    return 200, completion(f"echo: {text}")
+
+
+# -- every SQLite file the project writes ----------------------------------------------------
+
+
+def memory_by_agent(agent: Agent, marker: str) -> bool:
+    """The agent stores ``marker`` through its memory_store tool; True once it said so."""
+    return agent.ask(f"remember {marker}").startswith("Done: remembered")
+
+
+def memory_by_cli(env: dict[str, str], marker: str) -> bool:
+    out = cli("memory", "store", marker.replace(" ", "-"), marker, env=env)
+    assert out.returncode == 0, out.stderr
+    return True
+
+
+def memory_rows(db: sqlite3.Connection) -> set[str]:
+    return {content for (content,) in db.execute("SELECT content FROM memories")}
+
+
+@dataclass(frozen=True)
+class SqliteFile:
+    name: str
+    path: str
+    """Relative to the state directory."""
+    by_agent: Callable[[Agent, str], bool]
+    """Make the running agent write a row holding the text; True when it acknowledged it."""
+    by_cli: Callable[[dict[str, str], str], bool]
+    """Write such a row with ``edge-cli`` beside the agent; True when acknowledged."""
+    rows: Callable[[sqlite3.Connection], set[str]]
+    """The texts the file holds."""
+    in_process: Callable[[Path, str], Awaitable[None]]
+    """Open the file at that path as the agent does, write a row holding the text, close it."""
+    modules: tuple[str, ...]
+    """The modules under edge/ and peripherals/ that connect to it."""
+
+
+async def memory_in_process(path: Path, marker: str) -> None:
+    from edge.memory.base import Category
+    from edge.memory.embedders import NoopEmbedding
+    from edge.memory.sqlite import SqliteMemory
+
+    memory = SqliteMemory(path, NoopEmbedding())
+    try:
+        await memory.store(marker.replace(" ", "-"), marker, Category.CORE)
+    finally:
+        await memory.close()
+
+
+SQLITE_FILES = [
+    SqliteFile("memory", "memory/brain.db", memory_by_agent, memory_by_cli, memory_rows,
+               memory_in_process, ("edge/memory/sqlite_schema.py",)),
+]
+
+READ_ONLY_READERS = {"edge/status.py": "counts memories in any *.db, read-only"}
+"""Modules that connect to SQLite files without writing them."""
+
+
+# -- the interleaving --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def model():
+    with OpenAIServer(responder=scripted_model) as server:
+        yield server
+
+
+@pytest.fixture
+def env(isolated_env, model):
+    return dict(isolated_env, EDGE_PROVIDER__BASE_URL=model.base_url,
+                EDGE_PROVIDER__MODEL="scripted", EDGE_AGENT__DEBOUNCE_MS="0")
+
+
+ROUNDS = 3
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["sigkill", "sigterm"])
+@pytest.mark.parametrize("store", SQLITE_FILES, ids=lambda s: s.name)
+def test_agent_and_cli_interleaved_keep_every_acknowledged_write(store, stop, env, tmp_path):
+    """The agent and ``edge-cli`` take turns writing (and the agent answers ``edge-cli status``,
+    which opens the files beside its own connections), then the agent is killed (a power cut, as
+    far as it is concerned) or stopped cleanly: every write either side acknowledged is in the
+    file, and the agent never held a deleted ``-wal`` or ``-shm``."""
+    state = tmp_path / "state"
+    agent = Agent(env)
+    acknowledged: list[str] = []
+    deleted: set[str] = set()
+
+    def write(marker: str, acknowledges: bool) -> None:
+        assert acknowledges, f"{marker!r} was not acknowledged"
+        acknowledged.append(marker)
+        deleted.update(f for f in deleted_files(agent.proc.pid) if f.startswith(str(state)))
+
+    try:
+        for i in range(ROUNDS):
+            write(f"agent fact {i}", store.by_agent(agent, f"agent fact {i}"))
+            write(f"cli fact {i}", store.by_cli(env, f"cli fact {i}"))
+            status = cli("status", "--json", env=env)  # the agent reads *.db files itself
+            assert json.loads(status.stdout)["via"] == "daemon", status.stderr
+        write("agent fact last", store.by_agent(agent, "agent fact last"))
+        agent.proc.send_signal(stop)
+        assert agent.proc.wait(timeout=20) == (-stop if stop == signal.SIGKILL else 0)
+    finally:
+        agent.close()
+
+    with closing(sqlite3.connect(state / store.path)) as db:
+        missing = [m for m in acknowledged if m not in store.rows(db)]
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert not missing, f"acknowledged writes lost after {stop.name}: {missing}"
+    assert not deleted, f"the agent held deleted files: {sorted(deleted)}"
+    assert sqlite_files_in(state) <= {s.path for s in SQLITE_FILES}, \
+        "the agent wrote a SQLite file missing from SQLITE_FILES"
+
+
+def sqlite_files_in(state: Path) -> set[str]:
+    """The SQLite databases under ``state``, relative to it (read once nothing holds them)."""
+    found = set()
+    for path in state.rglob("*"):
+        if path.is_file():
+            with path.open("rb") as file:
+                if file.read(len(SQLITE_HEADER)) == SQLITE_HEADER:
+                    found.add(str(path.relative_to(state)))
+    return found
+
+
+OTHER_PROCESS = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()
+db.close()
+"""
+
+
+@pytest.mark.parametrize("store", SQLITE_FILES, ids=lambda s: s.name)
+async def test_opening_beside_a_live_connection_keeps_its_locks(store, tmp_path):
+    """Opening the file again in a process that holds a connection to it (a second store on the
+    same file, the agent's own /status) leaves that connection's locks alone: otherwise another
+    process closing afterwards takes itself for the last one and deletes the WAL under it."""
+    path = tmp_path / store.path
+    await store.in_process(path, "first fact")
+    holder = sqlite3.connect(path)
+    try:
+        holder.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()  # a reader, as the agent
+        await store.in_process(path, "second fact")
+        subprocess.run([sys.executable, "-c", OTHER_PROCESS, str(path)], check=True, timeout=30)
+        deleted = {f for f in deleted_files("self") if f.startswith(str(path))}
+        assert not deleted, f"another process deleted these under a live connection: {deleted}"
+        assert {"first fact", "second fact"} <= store.rows(holder)
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["hard-links", "no-hard-links"])
+def test_prepare_makes_files_private_without_opening_an_existing_one(tmp_path, monkeypatch, links):
+    from edge.sqlite_files import prepare_sqlite_file
+
+    if not links:  # vfat: a new file is created under its name instead
+        def no_link(*_):
+            raise OSError(errno.EPERM, "Operation not permitted")
+        monkeypatch.setattr(os, "link", no_link)
+    path = tmp_path / "store" / "x.db"
+    old = os.umask(0o277)  # stricter than wanted: SQLite could not even write the file
+    try:
+        prepare_sqlite_file(path)
+    finally:
+        os.umask(old)
+    assert os.listdir(path.parent) == ["x.db"] and path.stat().st_size == 0
+    assert (stat.S_IMODE(path.stat().st_mode), stat.S_IMODE(path.parent.stat().st_mode)) == (0o600, 0o700)
+
+    journals = [Path(f"{path}{suffix}") for suffix in ("-wal", "-shm")]
+    for file in (path, *journals):
+        file.touch()
+        os.chmod(file, 0o644)
+    opened = []
+    monkeypatch.setattr(os, "open", lambda *args, **kw: opened.append(args) or -1)
+    prepare_sqlite_file(path)
+    monkeypatch.undo()
+    assert opened == [], "prepare_sqlite_file opened a descriptor of an existing database"
+    assert [stat.S_IMODE(f.stat().st_mode) for f in (path, *journals)] == [0o600] * 3
+
+
+def connects_to_sqlite(source: str) -> bool:
+    """Whether the code calls ``sqlite3.connect`` or ``aiosqlite.connect`` (docstrings aside)."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr == "connect" and isinstance(node.func.value, ast.Name)
+               and node.func.value.id in ("sqlite3", "aiosqlite")
+               for node in ast.walk(ast.parse(source)))
+
+
+def test_every_module_that_opens_sqlite_is_known():
+    """A new SQLite store joins SQLITE_FILES (and prepares its file with edge.sqlite_files)."""
+    connecting = {str(p.relative_to(ROOT)) for folder in ("edge", "peripherals")
+                  for p in (ROOT / folder).rglob("*.py") if connects_to_sqlite(p.read_text())}
+    known = {m for s in SQLITE_FILES for m in s.modules} | set(READ_ONLY_READERS)
+    assert connecting == known
