@@ -54,7 +54,8 @@ def problems(exc: ValidationError, root: Any) -> list[Problem]:
     """Every error of ``exc`` in our words; ``root`` is what was validated (a model class or the
     type given to a TypeAdapter): its shape tells union tags from keys and suggests a key for a
     misspelt one."""
-    found: list[Problem] = []
+    found: list[Problem | Loc] = []
+    """The problems in pydantic's order; a union's place is held by its location."""
     unions: dict[Loc, list[tuple[str | int, Problem]]] = {}
     for error in exc.errors(include_url=False):
         path = _Path.walk(root, error["loc"])
@@ -64,10 +65,11 @@ def problems(exc: ValidationError, root: Any) -> list[Problem]:
             continue
         at, member = path.union
         if at not in unions:
-            found.append(Problem(at, "type", ""))  # its place in the list, filled below
-        unions.setdefault(at, []).append((member, problem))
-    return [p for item in found for p in (_union_problems(item.loc, unions[item.loc])
-                                          if not item.message else [item])]
+            found.append(at)
+            unions[at] = []
+        unions[at].append((member, problem))
+    return [p for item in found
+            for p in ([item] if isinstance(item, Problem) else _union_problems(item, unions[item]))]
 
 
 def shown(value: object) -> str:
