@@ -55,7 +55,8 @@ async def command_to_pin(broker: Mosquitto) -> tuple[list[float], list[float]]:
     factory = MockFactory(pin_class=MockPWMPin)
     config = Config.model_validate({
         "boards": {"gpio": {"aliases": {"led": "GPIO17"},
-                            "pins": {"led": {"mode": "output", "safe": "off"}}}},
+                            "pins": {"led": {"mode": "output", "safe": "off",
+                                             "max_switches_per_minute": 6000}}}},
         "security": {"max_actuations_per_minute": 1_000_000},
         "mqtt": {"url": broker.url, "node_id": "bench", "discovery": False}})
     hardware = build_hardware(config, resident=True, pin_factory=factory)

@@ -56,7 +56,9 @@ async def command_to_pin(pipe: Connection, state: Path) -> None:
     server = Remote(*pipe.recv())
     config = state / "config.toml"
     config.write_text(telegram_config(server, extra="rate_limit_per_minute = 100000")  # type: ignore[arg-type]
-                      + "[security]\nmax_actuations_per_minute = 100000\n")
+                      + "[security]\nmax_actuations_per_minute = 100000\n"
+                      + '[boards.gpio.pins]\nled = { mode = "output", safe = "off", '
+                        'max_switches_per_minute = 6000 }\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("EDGE_")}
     env.update(EDGE_STATE_DIR=str(state), EDGE_MEMORY__EMBEDDER="none")
     runtime = Runtime(load_config(str(config), env=env), resident=True,

@@ -2,8 +2,9 @@
 safe level, auto-off timers (``max_on_seconds``) and the safe state on shutdown.
 
 This is the one door to the pins: callers name a pin and who asks (:class:`Requester`); the
-hardware locates the pin, asks the policy (allowlist, modes, rate limit), runs the approval gate
-and the one-shot and ``max_on_seconds`` guards, then acts. Nobody hands it a rule.
+hardware locates the pin, asks the policy (allowlist, modes, the caller's rate limit, the
+approval gate, the pin's own ``max_switches_per_minute``), runs the one-shot and
+``max_on_seconds`` guards, then acts. Nobody hands it a rule.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from edge.exc import ConfigError
 from edge.ratelimit import SharedWindow
 from edge.requester import Requester
 from edge.security.approvals import ApprovalGate
-from edge.security.policy import RATE_WINDOW_SECONDS, Action, PinRule, SecurityPolicy
+from edge.security.policy import RATE_WINDOW_SECONDS, Action, PinRule, SecurityPolicy, SwitchBudget
 from edge.supervision import SupervisedTask
 from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode, Pull
 from peripherals.exc import BoardError, UnknownPin
@@ -33,12 +34,14 @@ log = logging.getLogger(__name__)
 
 RECENT_EVENTS_KEPT = 20
 ONE_SHOT_RATES = "one-shot-actuations.json"
+ONE_SHOT_SWITCHES = "one-shot-switches.json"
 
 
 @dataclass(frozen=True)
 class Pin:
     """One allowlisted pin's physical facts, from its config: mode, safe level, on-time limit,
-    pull, aliases, wiring (``active_low``) and debounce. The policy decides what is allowed."""
+    pull, aliases, wiring (``active_low``), debounce and the switches a minute it stands. The
+    policy decides what is allowed."""
 
     board: str
     pin: str
@@ -49,6 +52,7 @@ class Pin:
     aliases: tuple[str, ...] = ()
     active_low: bool = False
     bounce_ms: int = 0
+    max_switches_per_minute: int | None = None
 
     def line(self, on: bool) -> bool:
         """The electrical level (True: high) that means ``on`` for this pin."""
@@ -61,7 +65,7 @@ class Pin:
     @property
     def rule(self) -> PinRule:
         """What the policy allows on this pin."""
-        return PinRule(self.board, self.pin, self.mode, self.label)
+        return PinRule(self.board, self.pin, self.mode, self.label, self.max_switches_per_minute)
 
 
 class Hardware:
@@ -134,9 +138,12 @@ class Hardware:
 
     async def _board_up(self, name: str) -> None:
         """Claim the board's allowlisted pins and tell firmware with a watchdog the safe values.
-        A pin that cannot be claimed is logged and retried on its next use; the others work."""
+        A pin that cannot be claimed is logged and retried on its next use; the others work.
+        What its outputs hold is unknown until they are set again (a board that came back may
+        have driven its safe values)."""
         for rule in self.pins.values():
             if rule.board == name:
+                self.policy.switches.known(rule.board, rule.pin, None)
                 try:
                     await self.claim(rule)
                 except BoardError as exc:
@@ -159,6 +166,8 @@ class Hardware:
         setup = board.setup_pin if self.resident else board.adopt_pin
         await setup(rule.pin, rule.mode, rule.pull, initial=initial, bounce_ms=rule.bounce_ms)
         self._claimed.add(key)
+        if self.resident and rule.mode is not PinMode.INPUT:
+            self.policy.switches.known(rule.board, rule.pin, float(bool(rule.safe)))
 
     def _check_oneshot(self, rule: Pin, on: bool) -> None:
         """Without a running agent, refuse what would not be true once this process exits:
@@ -180,14 +189,18 @@ class Hardware:
     # the one door: name a pin and who asks; the policy, approvals and guards run here --------
 
     async def _permit(self, spec: str, action: Action, requester: Requester,
-                      summary: str) -> Pin:
-        """Locate the pin and ask the policy. ``summary`` (what an approval prompt says) names
+                      summary: str, value: float | None = None) -> Pin:
+        """Locate the pin and ask the policy for a change to ``value`` (logical: 1/0, a duty,
+        an angle; the safe level for ``SAFE``). ``summary`` (what an approval prompt says) names
         the pin with ``{pin}``, filled with its label (``gpio:GPIO17 (led)``), never with the
         words the model wrote."""
         board, pin = self.locate(spec)
         known = self.pins.get((board, pin))
         label = known.label if known else f"{board}:{pin}"
-        rule = await self.policy.permit(board, pin, action, requester, summary.format(pin=label))
+        if action is Action.SAFE and known is not None:
+            value = float(bool(known.safe))
+        rule = await self.policy.permit(board, pin, action, requester, summary.format(pin=label),
+                                        value)
         return self.pins[(rule.board, rule.pin)]
 
     async def read(self, spec: str, requester: Requester) -> tuple[Pin, float]:
@@ -199,7 +212,7 @@ class Hardware:
     async def write(self, spec: str, on: bool, requester: Requester) -> Pin:
         """Switch an output on or off (after the policy, approvals and one-shot guards)."""
         rule = await self._permit(spec, Action.WRITE, requester,
-                                  "switch {pin} " + ("on" if on else "off"))
+                                  "switch {pin} " + ("on" if on else "off"), float(on))
         self._check_oneshot(rule, on)
         await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
         log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
@@ -210,7 +223,7 @@ class Hardware:
     async def pwm(self, spec: str, duty: float, frequency: float | None,
                   requester: Requester) -> Pin:
         rule = await self._permit(spec, Action.PWM, requester,
-                                  f"set {{pin}} PWM duty to {duty:.2f}")
+                                  f"set {{pin}} PWM duty to {duty:.2f}", duty)
         self._check_oneshot(rule, duty > 0)
         line_duty = 1.0 - duty if rule.active_low else duty
         await self._actuate(rule, duty > 0,
@@ -222,7 +235,7 @@ class Hardware:
 
     async def servo(self, spec: str, angle: float, requester: Requester) -> Pin:
         rule = await self._permit(spec, Action.SERVO, requester,
-                                  f"turn the servo on {{pin}} to {angle:g} degrees")
+                                  f"turn the servo on {{pin}} to {angle:g} degrees", angle)
         self._check_oneshot(rule, True)
         await self._actuate(rule, True, self.boards[rule.board].servo(rule.pin, angle))
         log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, angle,
@@ -231,7 +244,8 @@ class Hardware:
         return rule
 
     async def make_safe(self, spec: str, requester: Requester) -> Pin:
-        """Return an allowlisted output to its safe level (off when it has none)."""
+        """Return an allowlisted output to its safe level (off when it has none): never refused
+        by the pin's budget of switches (it counts, though)."""
         rule = await self._permit(spec, Action.SAFE, requester, "return {pin} to its safe level")
         on = bool(rule.safe)
         await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
@@ -274,6 +288,7 @@ class Hardware:
     async def _auto_off(self, rule: Pin) -> None:
         await asyncio.sleep(rule.max_on_seconds or 0.0)
         self._timers.pop((rule.board, rule.pin), None)
+        self.policy.switches.force(rule.rule, 0.0)  # counted, never refused
         try:
             await self.boards[rule.board].write(rule.pin, rule.line(False))
             log.info("auto_off board=%s pin=%s after=%gs", rule.board, rule.pin, rule.max_on_seconds)
@@ -394,7 +409,7 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                    hold_seconds: float | None = None, state_dir: Path | None = None) -> Hardware:
     """Boards, their pins and the policy from config; unknown or duplicate pins are ConfigErrors
     naming the key. ``state_dir``: where one-shot commands (not ``resident``) count actuations
-    together."""
+    and each pin's switches together."""
     boards: dict[str, Board] = {}
     pins: list[Pin] = []
     for name, section in config.boards.items():
@@ -423,11 +438,13 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
             safe = None if pin_cfg.safe is None else pin_cfg.safe == "on"
             aliases = tuple(a for a, target in section.aliases.items() if board.resolve(a) == pin)
             pins.append(Pin(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds,
-                            pin_cfg.pull, aliases, pin_cfg.active_low, pin_cfg.bounce_ms))
+                            pin_cfg.pull, aliases, pin_cfg.active_low, pin_cfg.bounce_ms,
+                            pin_cfg.switch_budget))
     gate = ApprovalGate(config.security.autonomy, config.security.approval_timeout_seconds)
-    rates = None
+    rates = switches = None
     if not resident and state_dir is not None:
         rates = SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_RATES)
+        switches = SwitchBudget(SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_SWITCHES))
     policy = SecurityPolicy([p.rule for p in pins], config.security.max_actuations_per_minute,
-                            approvals=gate, rates=rates)
+                            approvals=gate, rates=rates, switches=switches)
     return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds)

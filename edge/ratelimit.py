@@ -1,7 +1,7 @@
 """A sliding-window rate limiter: at most N events per key in the last ``window`` seconds.
 
-Used by the pin policy (actuations per caller) and the channel preflight (model turns per
-sender). Keys whose window has emptied are forgotten, so a stream of strangers cannot grow it
+Used by the pin policy (actuations per caller, switches per pin) and the channel preflight
+(model turns per sender). Keys whose window has emptied are forgotten, so a stream of strangers cannot grow it
 without bound.
 
 >>> now = [0.0]
@@ -11,6 +11,8 @@ without bound.
 >>> now[0] = 60.0
 >>> limiter.take("telegram:42", limit=2), limiter.count("telegram:42")
 (True, 1)
+>>> limiter.take("telegram:42", limit=1), limiter.wait("telegram:42", limit=1)
+(False, 60.0)
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import json
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -29,13 +31,26 @@ MAX_KEYS = 10_000
 
 
 class RateLimiter(Protocol):
-    def take(self, key: str, limit: int) -> bool:
-        """Record an event for ``key`` if fewer than ``limit`` are in the window; False if not."""
+    def take(self, key: str, limit: int | None) -> bool:
+        """Record an event for ``key`` if fewer than ``limit`` are in the window; False if not.
+        ``limit=None`` records it whatever the count (an event that must happen but still
+        counts, such as a pin going to its safe level)."""
         ...
 
     def count(self, key: str) -> int:
         """Events for ``key`` in the current window."""
         ...
+
+    def wait(self, key: str, limit: int) -> float:
+        """Seconds until :meth:`take` with ``limit`` could succeed for ``key`` (0: now)."""
+        ...
+
+
+def _wait(stamps: Sequence[float], limit: int, window: float, now: float) -> float:
+    """Until enough of ``stamps`` (oldest first, all in the window) leave it for one more."""
+    if len(stamps) < limit:
+        return 0.0
+    return max(0.0, stamps[len(stamps) - limit] + window - now)
 
 
 class SlidingWindow(RateLimiter):
@@ -60,11 +75,15 @@ class SlidingWindow(RateLimiter):
         events = self._recent(key, self._clock())
         return len(events) if events else 0
 
-    def take(self, key: str, limit: int) -> bool:
+    def wait(self, key: str, limit: int) -> float:
+        now = self._clock()
+        return _wait(self._recent(key, now) or (), limit, self.window, now)
+
+    def take(self, key: str, limit: int | None) -> bool:
         """Record an event for ``key`` if fewer than ``limit`` are in the window; False if not."""
         now = self._clock()
         events = self._recent(key, now)
-        if events is not None and len(events) >= limit:
+        if events is not None and limit is not None and len(events) >= limit:
             return False
         if events is None:
             if len(self._events) >= MAX_KEYS:
@@ -116,12 +135,17 @@ class SharedWindow(RateLimiter):
         with self._locked() as fh:
             return len(self._load(fh, self._clock()).get(key, []))
 
-    def take(self, key: str, limit: int) -> bool:
+    def wait(self, key: str, limit: int) -> float:
+        with self._locked() as fh:
+            now = self._clock()
+            return _wait(sorted(self._load(fh, now).get(key, [])), limit, self.window, now)
+
+    def take(self, key: str, limit: int | None) -> bool:
         with self._locked() as fh:
             now = self._clock()
             events = self._load(fh, now)
             stamps = events.setdefault(key, [])
-            if len(stamps) >= limit:
+            if limit is not None and len(stamps) >= limit:
                 return False
             stamps.append(now)
             fh.seek(0)

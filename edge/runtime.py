@@ -294,7 +294,8 @@ class Runtime:
         if self.config.mqtt.enabled:
             from edge.mqtt.bridge import MqttBridge  # aiomqtt only for agents that use it
 
-            self.mqtt = MqttBridge(self.config.mqtt, self.hardware, sensors=self.automation.sensors)
+            self.mqtt = MqttBridge(self.config.mqtt, self.hardware, sensors=self.automation.sensors,
+                                   state_dir=self.loaded.state_dir)
             await self.mqtt.start()
 
     async def _start_memory(self) -> list[SupervisedTask]:

@@ -4,7 +4,7 @@ heartbeat, the MQTT bridge, the board supervisor, the dispatcher and memory upke
 :class:`~edge.channels.supervisor.ListenerSupervisor`.
 
 A loop that ends by an exception is logged with its traceback (``task_failed task=scheduler
-error='RuntimeError: ...' restart_in=1.0s``) and started again after a backoff that doubles up to
+error='RuntimeError: ...' restart_in=1s``) and started again after a backoff that doubles up to
 a cap, and starts over from the first step once the loop has run fine for longer than the cap.
 Until it runs again it is down: ``down_since`` and ``last_error`` say since when and why, in
 ``edge-cli status`` (``tasks``) and in the heartbeat's notices (``task scheduler is down``). A
@@ -108,7 +108,7 @@ class SupervisedTask:
     def _fail(self, exc: BaseException, restart_in: float) -> None:
         self.last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         self._set_down(time.time())
-        log.error("task_failed task=%s error=%r restart_in=%.1fs", self.name, self.last_error,
+        log.error("task_failed task=%s error=%r restart_in=%gs", self.name, self.last_error,
                   restart_in, exc_info=exc)
 
     def _end(self) -> None:

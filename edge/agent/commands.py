@@ -202,14 +202,26 @@ async def _model(args: list[str], ctx: CommandContext) -> str:
     if not args:
         return f"Current model: {ctx.provider.model}"
     if not ctx.is_admin:
-        return ("Only an admin can switch the model (it changes it for everyone); ask one, or "
-                f"add {ctx.requester.sender} to [channels.{ctx.requester.channel}] admins.")
+        return _only_admins(ctx.requester, ctx.admins)
     try:
         row = ctx.provider.select(" ".join(args))
     except ValueError as exc:
         return str(exc)
     return (f"Now using {row.model} on {row.name} (until restart; set [provider] model to keep "
             "it).")
+
+
+def _only_admins(requester: Requester, admins: Mapping[str, frozenset[str]]) -> str:
+    """Why ``/model NAME`` is refused, naming the key that makes this sender an admin when their
+    channel has admins ([channels.telegram] and [channels.signal] do; MQTT's chat topic, where
+    anyone the broker admits may write, does not)."""
+    start = "Only an admin can switch the model (it changes it for everyone); "
+    if requester.channel in admins:
+        return (start + f"ask one, or add {requester.sender} to [channels.{requester.channel}] "
+                "admins.")
+    return (start + f"the {requester.channel} channel has no admins, so switch it from the "
+            "agent's terminal (`edge-cli models use NAME`) or as an admin on Telegram or Signal "
+            "([channels.telegram] admins, [channels.signal] admins).")
 
 
 async def _models(args: list[str], ctx: CommandContext) -> str:

@@ -47,6 +47,10 @@ def check(args) -> int:
     hardware = build_hardware(loaded.config, resident=False)  # resolves every pin and alias
     Automation(loaded.config, hardware)  # every sensor, rule and schedule against the policy
     warnings = exposure_warnings(loaded.config)
+    if loaded.config.mqtt.exposure:  # doctor says it in its mqtt check
+        from edge.config.mqtt import EXPOSURE_FIX
+
+        warnings.append(f"mqtt: {loaded.config.mqtt.exposure}; {EXPOSURE_FIX}")
     if args.json:
         print(json.dumps({"ok": True, "config": loaded.source, "warnings": warnings}))
     else:

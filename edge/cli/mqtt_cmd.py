@@ -49,7 +49,8 @@ def status(args) -> int:
                              {"mqtt": mqtt}), args.json, via="daemon")
     line = mqtt_line(mqtt)
     if mqtt.get("connected"):
-        return emit(OpResult(True, line, {"mqtt": mqtt}), args.json, via="daemon")
+        warning = f"\nwarning: {mqtt['warning']}" if mqtt.get("warning") else ""
+        return emit(OpResult(True, line + warning, {"mqtt": mqtt}), args.json, via="daemon")
     return emit(OpResult(False, f"{line}; it keeps retrying. `edge-cli mqtt test` tries the "
                          "broker from here; `edge-cli logs` shows each attempt", {"mqtt": mqtt}),
                 args.json, via="daemon")

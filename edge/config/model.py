@@ -165,13 +165,25 @@ class ProviderConfig(EndpointConfig):
         return self
 
 
+SWITCHES_PER_MINUTE = {PinMode.OUTPUT: 6, PinMode.PWM: 60}
+"""Each output's own budget when its ``max_switches_per_minute`` is not set. An output pin may
+drive a relay or a contactor, whose contacts wear with every switch and whose load (a pump, a
+compressor) must not short-cycle: 6 changes (3 on/off cycles) a minute, a tenth of what a
+typical small relay is rated for under load (about 30 operations a minute). A PWM pin drives
+a transistor (an LED, a motor driver, a servo) with no contacts: 60, a dragged slider's worth."""
+
+
 class PinConfig(Section):
     """One allowlisted pin: its mode (analog needs an arduino or stm32 board), and for outputs a
-    safe level and an on-time limit."""
+    safe level, an on-time limit and a budget of switches."""
 
     mode: PinMode
     safe: Literal["off", "on"] | None = None
     max_on_seconds: Seconds | None = Field(default=None, gt=0)
+    max_switches_per_minute: int | None = Field(default=None, ge=1, le=6000)
+    """Outputs: at most this many changes of value in any minute, whoever asks, all doors
+    together (the safe level is never refused but counts); default 6 for an output (a relay),
+    60 for a pwm pin."""
     pull: Pull = Pull.UP
     active_low: bool = False
     """The line is low when the pin is on (most relay boards). ``on``/``off``, the safe level and
@@ -182,15 +194,21 @@ class PinConfig(Section):
     @model_validator(mode="after")
     def check(self) -> Self:
         if self.mode in (PinMode.INPUT, PinMode.ANALOG) and (
-                self.safe is not None or self.max_on_seconds is not None):
-            raise ValueError("safe and max_on_seconds apply to output and pwm pins, not "
-                             f"{self.mode.value}")
+                self.safe is not None or self.max_on_seconds is not None
+                or self.max_switches_per_minute is not None):
+            raise ValueError("safe, max_on_seconds and max_switches_per_minute apply to output "
+                             f"and pwm pins, not {self.mode.value}")
         if self.safe == "on" and self.max_on_seconds is not None:
             raise ValueError("safe = \"on\" and max_on_seconds contradict each other (the timer "
                              "would switch the pin off, the safe state back on); remove one")
         if self.bounce_ms and self.mode is not PinMode.INPUT:
             raise ValueError(f"bounce_ms applies to input pins, not {self.mode.value}")
         return self
+
+    @property
+    def switch_budget(self) -> int | None:
+        """``max_switches_per_minute``, or the default for the pin's mode (None for inputs)."""
+        return self.max_switches_per_minute or SWITCHES_PER_MINUTE.get(self.mode)
 
 
 class GpioBoardConfig(Section):

@@ -19,6 +19,8 @@ from edge.config.section import Seconds, Section
 NODE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Home Assistant's node_id and object_id alphabet; also safe in any MQTT topic."""
 SCHEMES = {"mqtt": 1883, "mqtts": 8883}
+EXPOSURE_FIX = ("use an mqtts:// url with a username (the password in EDGE_MQTT__PASSWORD) on a "
+                "broker that refuses anonymous clients, or set [mqtt] allow_commands = false")
 
 
 def default_node_id() -> str:
@@ -28,8 +30,16 @@ def default_node_id() -> str:
 
 
 def _topic_safe(value: str, what: str) -> str:
+    """A topic prefix the agent publishes and subscribes under: no wildcards (``+``, ``#``: a
+    subscription under it would match other nodes' topics), no ``$`` first (the broker's own
+    ``$SYS``, ``$share``), no empty levels (``a//b``, a leading or trailing ``/``)."""
     if any(c in value for c in "#+\0") or value.startswith("/") or value.endswith("/"):
         raise ValueError(f"{what} must not contain '#', '+' or NUL, nor begin or end with '/'")
+    if value.startswith("$"):
+        raise ValueError(f"{what} must not begin with '$' (the broker's own topics, such as "
+                         "$SYS, begin with it)")
+    if "//" in value:
+        raise ValueError(f"{what} must not have an empty level ('//')")
     return value
 
 
@@ -128,3 +138,14 @@ class MqttConfig(Section):
     @property
     def topic_base(self) -> str:
         return self.base_topic or f"edge-agent/{self.node_id}"
+
+    @property
+    def exposure(self) -> str | None:
+        """Why anyone the broker admits can switch this node's outputs, or None: commands are
+        taken over a plaintext connection without credentials (a broker that admits anonymous
+        clients, on a network anyone can read and write). :data:`EXPOSURE_FIX` says what to do."""
+        if not (self.enabled and self.allow_commands) or self.tls or self.username:
+            return None
+        return ("commands are taken over a plaintext connection without credentials: anyone the "
+                "broker admits (often anyone on the LAN) can switch the allowlisted outputs"
+                + (" and prompt the agent on the chat topic" if self.chat else ""))

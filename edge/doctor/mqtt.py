@@ -1,5 +1,6 @@
 """The broker: what the running agent says of its connection, or (no agent) a round trip made
-here with the config's settings."""
+here with the config's settings. A broker that answers is still a warning when commands are
+taken over plaintext without credentials (anyone the broker admits can switch the outputs)."""
 
 from __future__ import annotations
 
@@ -21,18 +22,35 @@ def running_mqtt(loaded) -> dict | None:
     return mqtt if isinstance(mqtt, dict) else None
 
 
+def _open(check: Check, cfg) -> Check:
+    """``check``, made a warning when the broker works but anyone it admits can switch pins."""
+    from edge.config.mqtt import EXPOSURE_FIX
+
+    if check.status != "ok" or not cfg.exposure:
+        return check
+    return Check("mqtt", "warn", f"{check.detail}; but {cfg.exposure}", EXPOSURE_FIX)
+
+
 def check_mqtt(loaded) -> Check:
     if loaded is None or not loaded.config.mqtt.enabled:
         return Check("mqtt", "skip", "not configured ([mqtt] url)")
-    from edge.status import mqtt_line
-
     cfg = loaded.config.mqtt
     running = running_mqtt(loaded)
     if running is not None and running.get("enabled"):
-        line = mqtt_line(running).removeprefix("mqtt: ")
-        if running.get("connected"):
-            return Check("mqtt", "ok", f"the running agent is {line}")
-        return Check("mqtt", "fail", f"the running agent is {line}", FIX)
+        return _open(_running_check(running), cfg)
+    return _open(_round_trip_check(cfg, running), cfg)
+
+
+def _running_check(running: dict) -> Check:
+    from edge.status import mqtt_line
+
+    line = mqtt_line(running).removeprefix("mqtt: ")
+    if running.get("connected"):
+        return Check("mqtt", "ok", f"the running agent is {line}")
+    return Check("mqtt", "fail", f"the running agent is {line}", FIX)
+
+
+def _round_trip_check(cfg, running: dict | None) -> Check:
     import asyncio
 
     from edge.mqtt.link import MqttUnavailable, round_trip

@@ -8,7 +8,10 @@ Topics under ``<base>`` (``[mqtt] base_topic``, default ``edge-agent/<node_id>``
   (``ON``/``OFF``; a servo's angle; an analog input's value); a PWM pin also has
   ``<base>/<pin>/duty`` (percent);
 - ``<base>/<pin>/set``: commands (``ON``/``OFF``, a PWM duty in percent, a servo angle), each
-  through the hardware's one door as ``mqtt:<topic>``; refusals go to ``<base>/refused``;
+  through the hardware's one door as ``mqtt:<topic>`` (the caller's rate limit, then the pin's
+  own ``max_switches_per_minute``); refusals go to ``<base>/refused``. Only the published name
+  is a command topic: ``GPIO17/set`` or ``BOARD11/set`` for the pin published as ``led`` find
+  nothing;
 - ``<base>/sensor/<sensor>/<quantity>``: sensor readings, retained;
 - ``<base>/events``: what the boards reported (inputs, watchdog trips, down and up);
 - ``<base>/health``: version, uptime and boards, retained;

@@ -6,10 +6,17 @@ configs of this node that are no longer current are removed (empty retained payl
 the command topics are subscribed (unless ``allow_commands = false``). When the broker goes away
 the bridge reconnects with backoff and publishes all of it again.
 
-A command runs through the hardware's door as ``Requester("mqtt", <topic>)``; what the door
-refuses (not allowlisted, wrong mode, rate limit, readonly, a down board) is logged and published
-on ``<base>/refused`` as ``{"pin", "command", "reason"}``. A retained command is ignored unless
-``accept_retained_commands``: a ``/set`` left on the broker must not act again after a restart.
+The command topics are exactly the published ones, ``<base>/<slug>/set``: a pin's other
+spellings (``GPIO17``, ``17``, ``BOARD11``, ``gpio:GPIO17``) are not subscribed and are ignored
+if they come, so each pin is one caller on the broker. A command runs through the hardware's
+door as ``Requester("mqtt", <topic>)``, where the caller's rate limit and the pin's own budget of
+switches apply; what the door refuses (wrong mode, rate limit, the pin's budget, readonly, a
+down board) is logged and published on ``<base>/refused`` as ``{"pin", "command", "reason"}``.
+A retained command is ignored unless ``accept_retained_commands``: a ``/set`` left on the broker
+must not act again after a restart.
+
+The client id is ``edge-agent-<node_id>-<random>`` (:func:`~edge.mqtt.link.client_identifier`):
+a guessable one would let any client push the agent off the broker.
 """
 
 from __future__ import annotations
@@ -17,20 +24,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import secrets
 import time
+from pathlib import Path
 from typing import Any
 
 import aiomqtt
 
 from edge import __version__
-from edge.config.mqtt import MqttConfig
+from edge.config.mqtt import EXPOSURE_FIX, MqttConfig
 from edge.exc import EdgeError
 from edge.hardware import Hardware
-from edge.mqtt.commands import BadPayload, carry_out, parse_command, shown
+from edge.mqtt.commands import carry_out, parse_command, shown
 from edge.mqtt.discovery import discovery_configs, sweep_subscription
-from edge.mqtt.link import Backoff, explain, make_client
+from edge.mqtt.link import Backoff, client_identifier, explain, make_client
 from edge.mqtt.sensors import Reading, SensorFeed
 from edge.mqtt.topics import NodePins, Topics
 from edge.requester import Requester
@@ -45,9 +52,11 @@ CHAT_INBOX_SIZE = 100
 SWEEP_TIMEOUT_SECONDS = 2.0
 CLOSE_TIMEOUT_SECONDS = 2.0
 REPORTED_EVENTS = frozenset({"input", "watchdog", "down", "up"})
-PIN_NAME = re.compile(r"[A-Za-z0-9_:.-]{1,64}")
-"""What an unknown name in a command topic must look like to be passed to the door (and its
-logs) at all: ``GPIO5``, ``uno:D12``; anything else is refused here."""
+
+
+def _warning(config: MqttConfig) -> str | None:
+    """What status says of commands anyone on the broker can send (None: nothing)."""
+    return f"{config.exposure}; {EXPOSURE_FIX}" if config.exposure else None
 
 
 def _iso(when: float | None) -> str | None:
@@ -55,13 +64,16 @@ def _iso(when: float | None) -> str | None:
 
 
 class MqttBridge:
-    def __init__(self, config: MqttConfig, hardware: Hardware, *, sensors: SensorFeed | None = None):
+    def __init__(self, config: MqttConfig, hardware: Hardware, *, sensors: SensorFeed | None = None,
+                 state_dir: Path | None = None):
+        """``state_dir``: where the client id's random part is kept (without one, it lasts
+        this process)."""
         self.config = config
         self.hardware = hardware
         self.sensors = sensors
         self.topics = Topics(config.topic_base)
         self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate)
-        self.identifier = f"edge-agent-{config.node_id}"
+        self.identifier = client_identifier(config.node_id, state_dir)
         self.connected = False
         self.since: float | None = None
         """When the bridge last connected, or (while not connected) when it lost the broker."""
@@ -131,7 +143,8 @@ class MqttBridge:
         return {"enabled": True, "url": self.config.url, "node_id": self.config.node_id,
                 "base_topic": self.topics.base, "connected": self.connected,
                 "since": _iso(self.since), "last_error": self.last_error,
-                "commands_allowed": self.config.allow_commands, **self.counts}
+                "commands_allowed": self.config.allow_commands,
+                "warning": _warning(self.config), **self.counts}
 
     # the connection --------------------------------------------------------------------------
 
@@ -172,8 +185,8 @@ class MqttBridge:
             messages = client.messages
             await self._sweep_discovery(client, messages)
             await self._announce(client)
-            if self.config.allow_commands:
-                await client.subscribe(self.topics.commands, qos=self.config.qos)
+            if self.config.allow_commands and self.pins.by_slug:
+                await client.subscribe(self._command_subscriptions())
             if self.chat_inbox is not None:
                 await client.subscribe(self.topics.chat, qos=self.config.qos)
             self.connected, self.since, self.last_error = True, time.time(), None
@@ -188,6 +201,12 @@ class MqttBridge:
             finally:
                 sender.cancel()
                 await asyncio.gather(sender, return_exceptions=True)
+
+    def _command_subscriptions(self) -> list[tuple[str, int]]:
+        """Each published pin's ``<base>/<slug>/set``, and nothing else: the pin's other
+        spellings are never delivered."""
+        qos: int = self.config.qos
+        return [(self.topics.set(slug), qos) for slug in self.pins.by_slug]
 
     async def _sweep_discovery(self, client: aiomqtt.Client, messages) -> None:
         """Remove this node's retained discovery configs that are not current (a pin that left
@@ -293,9 +312,10 @@ class MqttBridge:
 
     def _on_message(self, message: aiomqtt.Message) -> None:
         topic = message.topic.value
-        slug = "chat" if topic == self.topics.chat else self.topics.command_slug(topic)
-        if slug is None:
-            log.info("mqtt_ignored topic=%r reason=not_a_command_topic", topic)
+        slug = ("chat" if topic == self.topics.chat
+                else self.topics.command_slug(topic, self.pins.by_slug))
+        if slug is None:  # not subscribed: another spelling of a pin finds nothing
+            log.debug("mqtt_ignored topic=%r reason=not_a_command_topic", topic)
             return
         payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
         if message.retain and not self.config.accept_retained_commands:
@@ -317,18 +337,13 @@ class MqttBridge:
 
     async def _command(self, slug: str, topic: str, payload: bytes) -> None:
         self.counts["commands"] += 1
-        row = self.pins.by_slug.get(slug)
+        row = self.pins.by_slug[slug]
         text = payload.decode("utf-8", "replace").strip()
         try:
-            command = parse_command(row.kind if row else "switch", payload)
-            if row is None and not PIN_NAME.fullmatch(slug):
-                raise BadPayload(f"{shown(slug)} is not a pin name")
-            if row is None:  # an unknown name still goes to the door, which says why not
-                await carry_out(self.hardware, slug, command, Requester("mqtt", topic))
-                return
+            command = parse_command(row.kind, payload)
             async with self._pin_locks.setdefault(slug, asyncio.Lock()):
                 await carry_out(self.hardware, row.spec, command, Requester("mqtt", topic))
-        except (EdgeError, BoardError) as exc:  # PolicyDenied, BadPayload, UnknownPin, board down
+        except (EdgeError, BoardError) as exc:  # PolicyDenied, BadPayload, a board down
             self._refuse(slug, topic, text, str(exc))
 
     def _on_prompt(self, topic: str, payload: bytes) -> None:

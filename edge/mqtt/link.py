@@ -1,5 +1,6 @@
 """The connection to the broker: an aiomqtt client from ``[mqtt]`` (TLS, credentials, last
-will), the reconnect backoff, and the round trip ``edge-cli mqtt test`` and doctor run.
+will), its client id, the reconnect backoff, and the round trip ``edge-cli mqtt test`` and
+doctor run.
 
 aiomqtt (over paho-mqtt 2) is the client: asyncio-native and maintained; we speak MQTT 5 with
 it. With its imports it adds under 3 MB to an idle agent (``python -m bench mqtt``).
@@ -8,9 +9,12 @@ it. With its imports it adds under 3 MB to an idle agent (``python -m bench mqtt
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import secrets
 import ssl
 import time
+from pathlib import Path
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
@@ -18,12 +22,17 @@ from paho.mqtt.properties import Properties
 
 from edge.config.mqtt import MqttConfig
 from edge.exc import EdgeError
+from edge.files import write_atomically
+
+log = logging.getLogger(__name__)
 
 BACKOFF_START_SECONDS = 0.5
 TOPIC_ALLOWANCE_BYTES = 64 * 1024
 """Room for the topic and headers on top of ``max_payload_bytes`` in the largest packet we
 take."""
 CONNECT_TIMEOUT_SECONDS = 10.0
+CLIENT_SUFFIX_FILE = "mqtt-client-id"
+CLIENT_SUFFIX = re.compile(r"[0-9a-f]{16}")
 
 
 class MqttUnavailable(EdgeError):
@@ -54,6 +63,33 @@ def make_client(cfg: MqttConfig, identifier: str, *, will: aiomqtt.Will | None =
                           max_queued_incoming_messages=1000)
 
 
+def client_identifier(node_id: str, state_dir: Path | None) -> str:
+    """``edge-agent-<node_id>-<random>``: a broker disconnects a client when another connects
+    with its id, so an id anyone can work out from the node id would let any client push the
+    agent off the broker. The random part is made once and kept in the state directory (a
+    0600 file), so the id stays the same across restarts; without one, it lasts this process.
+
+    >>> import tempfile, pathlib
+    >>> state = pathlib.Path(tempfile.mkdtemp())
+    >>> first = client_identifier("kitchen", state)
+    >>> first.startswith("edge-agent-kitchen-"), first == client_identifier("kitchen", state)
+    (True, True)
+    """
+    suffix = None
+    path = state_dir / CLIENT_SUFFIX_FILE if state_dir is not None else None
+    if path is not None and path.is_file():
+        kept = path.read_text(errors="replace").strip()
+        suffix = kept if CLIENT_SUFFIX.fullmatch(kept) else None
+    if suffix is None:
+        suffix = secrets.token_hex(8)
+        if path is not None:
+            try:
+                write_atomically(path, suffix + "\n", 0o600)
+            except OSError as exc:
+                log.warning("mqtt_client_id_not_kept path=%s error=%r", path, str(exc))
+    return f"edge-agent-{node_id}-{suffix}"
+
+
 def explain(exc: BaseException, cfg: MqttConfig) -> str:
     """A connection failure as one line that says what to check."""
     text = str(exc) or type(exc).__name__
@@ -67,7 +103,8 @@ def explain(exc: BaseException, cfg: MqttConfig) -> str:
         hint = "check [mqtt] ca_file (the CA that signed the broker's certificate) and the host name"
     elif "disconnected" in lowered:
         hint = ("the broker went away or closed the connection (if it keeps happening: does "
-                "another agent use the same [mqtt] node_id?)")
+                f"another client use this agent's client id, a copy of {CLIENT_SUFFIX_FILE} "
+                "from its state directory?)")
     elif "refused" in lowered or "timed out" in lowered or "unreachable" in lowered:
         hint = f"is the broker running and listening on {cfg.host}:{cfg.port}?"
     else:

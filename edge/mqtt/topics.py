@@ -11,12 +11,20 @@ so that they are valid in topics and as Home Assistant object ids.
 >>> pin = pins.by_slug["led"]
 >>> node.set(pin.slug), pin.kind, pin.state_payloads(node, 1.0)
 ('edge-agent/kitchen/led/set', 'switch', {'edge-agent/kitchen/led': 'ON'})
+
+Only the published name is a command topic: the pin's other spellings (``GPIO17``, ``17``,
+``BOARD11``, ``gpio:GPIO17``) find nothing, so one pin is one caller on the broker.
+
+>>> node.command_slug("edge-agent/kitchen/led/set", pins.by_slug)
+'led'
+>>> node.command_slug("edge-agent/kitchen/GPIO17/set", pins.by_slug) is None
+True
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -60,11 +68,6 @@ class Topics:
     def chat_reply(self) -> str:
         return f"{self.base}/chat/reply"
 
-    @property
-    def commands(self) -> str:
-        """The subscription for every pin's commands."""
-        return f"{self.base}/+{SET_SUFFIX}"
-
     def state(self, slug: str) -> str:
         return f"{self.base}/{slug}"
 
@@ -77,13 +80,14 @@ class Topics:
     def sensor(self, sensor: str, quantity: str) -> str:
         return f"{self.base}/sensor/{slugify(sensor)}/{slugify(quantity)}"
 
-    def command_slug(self, topic: str) -> str | None:
-        """The pin named by a command topic ``<base>/<pin>/set``; None for any other topic."""
+    def command_slug(self, topic: str, slugs: Collection[str]) -> str | None:
+        """The published pin named by a command topic ``<base>/<slug>/set``; None for any other
+        topic, another spelling of a pin among them."""
         prefix = self.base + "/"
         if not (topic.startswith(prefix) and topic.endswith(SET_SUFFIX)):
             return None
         slug = topic[len(prefix):-len(SET_SUFFIX)]
-        return slug if slug and "/" not in slug else None
+        return slug if slug in slugs else None
 
 
 @dataclass(frozen=True)

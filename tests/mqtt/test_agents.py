@@ -74,7 +74,8 @@ def test_mqtt_test_makes_a_round_trip_and_says_what_is_wrong(tmp_path, isolated_
         assert data["round_trip_ms"] > 0 and data["node_id"] == "n1"
         doctor = json.loads(cli("doctor", "--json", env=env).stdout)
         (check,) = [c for c in doctor["checks"] if c["name"] == "mqtt"]
-        assert check["status"] == "ok" and "no agent running" in check["detail"], check
+        assert check["status"] == "warn" and "no agent running" in check["detail"], check
+        assert "plaintext connection without credentials" in check["detail"]  # anonymous
     with Mosquitto(tmp_path / "secure", users={"edge": "s3cret-pw"}, tls=True) as broker:
         extra = f'username = "edge"\nca_file = "{broker.ca}"'
         env = agent_env(isolated_env, tmp_path / "b", broker.url, "n1", extra)

@@ -36,6 +36,19 @@ def test_bad_settings_are_config_errors(text, error, write_config, isolated_env)
         load_config(str(write_config(f"[mqtt]\n{text}\n")), env=isolated_env)
 
 
+@pytest.mark.parametrize("key, topic, error", [
+    ("base_topic", "$SYS/edge", "must not begin with '\\$'"),
+    ("base_topic", "$share/group/edge", "must not begin with '\\$'"),
+    ("base_topic", "home//kitchen", "must not have an empty level"),
+    ("discovery_prefix", "$homeassistant", "must not begin with '\\$'"),
+])
+def test_topics_that_are_the_brokers_own_or_match_others_are_refused(key, topic, error,
+                                                                     write_config, isolated_env):
+    path = write_config(f'[mqtt]\nurl = "mqtt://b"\n{key} = "{topic}"\n')
+    with pytest.raises(ConfigError, match=f"mqtt\\.{key}: a topic {error}"):
+        load_config(str(path), env=isolated_env)
+
+
 def test_the_password_comes_from_the_environment_and_is_never_shown(write_config, isolated_env):
     path = write_config('[mqtt]\nurl = "mqtts://broker.lan"\nusername = "edge"\n')
     env = dict(isolated_env, EDGE_CONFIG=str(path), EDGE_MQTT__PASSWORD="hunter2-mqtt")
