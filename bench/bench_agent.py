@@ -27,8 +27,8 @@ from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.sessions import SessionStore
 from edge.channels.base import Channel, ChannelMessage
 from edge.config.model import Config
+from edge.core.messages import ToolCall
 from edge.hardware import build_hardware
-from edge.messages import ToolCall
 from edge.providers.base import ChatResponse, Provider
 from edge.tools.gpio import hardware_tools
 

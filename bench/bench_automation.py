@@ -20,8 +20,8 @@ from edge.automation.actions import ActionRunner, Surroundings
 from edge.automation.engine import RuleEngine, build_rules
 from edge.config.model import Config
 from edge.config.rules import RuleConfig
+from edge.core.requester import Requester
 from edge.hardware import build_hardware
-from edge.requester import Requester
 
 EDGES = 2000
 CONFIG = {"boards": {"gpio": {"aliases": {"button": "GPIO27", "led": "GPIO17"},

@@ -19,7 +19,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from bench.process import Switches, percentile, row
 from edge.config.loader import load_config
-from edge.requester import Requester
+from edge.core.requester import Requester
 from edge.runtime import Runtime
 from tests.fakes.telegram_server import FakeTelegram, telegram_config
 

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from edge.config.model import Config
-from edge.exc import ConfigError
-from edge.ratelimit import SharedWindow
-from edge.requester import Requester
+from edge.core.exc import ConfigError
+from edge.core.ratelimit import SharedWindow
+from edge.core.requester import Requester
+from edge.core.supervision import SupervisedTask
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import RATE_WINDOW_SECONDS, Action, PinRule, SecurityPolicy, SwitchBudget
-from edge.supervision import SupervisedTask
 from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode, Pull
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board

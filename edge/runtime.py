@@ -1,5 +1,5 @@
 """The agent process: assembles hardware, tools, provider, channels and the control socket from
-config, runs them, and on a stopping signal (:mod:`edge.stopsignals`) or end of input leaves every
+config, runs them, and on a stopping signal (:mod:`edge.core.stopsignals`) or end of input leaves every
 pin at its safe level."""
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from edge.channels.base import Channel, ChannelMessage
 from edge.channels.supervisor import ListenerSupervisor
 from edge.config.loader import LoadedConfig
 from edge.control.server import ControlServer
+from edge.core.logsetup import RecentEvents
+from edge.core.ownership import LOCK_NAME, AgentLock
+from edge.core.redaction import secret_values
+from edge.core.requester import Requester
+from edge.core.sdnotify import ServiceNotifier
+from edge.core.stopsignals import STOPPING, exit_code, signal_name
+from edge.core.supervision import SupervisedTask, close_all, down_tasks
 from edge.hardware import build_hardware
-from edge.logsetup import RecentEvents
 from edge.memory.base import EmbeddingProvider, Memory
-from edge.ownership import LOCK_NAME, AgentLock
-from edge.redaction import secret_values
-from edge.requester import Requester
-from edge.sdnotify import ServiceNotifier
-from edge.stopsignals import STOPPING, exit_code, signal_name
-from edge.supervision import SupervisedTask, close_all, down_tasks
 from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
 
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 STOP_SIGNALS = STOPPING
 """Each stops the agent the same way: outputs to their safe levels, then exit (0 when asked to
 stop: SIGTERM, SIGINT, SIGHUP, SIGQUIT; 128 + N after an unexpected signal N such as SIGUSR1).
-Which signals, and why the others are ignored or cannot be caught: :mod:`edge.stopsignals`."""
+Which signals, and why the others are ignored or cannot be caught: :mod:`edge.core.stopsignals`."""
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ class Runtime:
 
     def _stop_on_signal(self, signum: int) -> None:
         """Stop through the safe state; a signal nobody sends on purpose (SIGUSR1...) is logged
-        as a warning and makes the exit code 128 + its number (see :mod:`edge.stopsignals`)."""
+        as a warning and makes the exit code 128 + its number (see :mod:`edge.core.stopsignals`)."""
         name, code = signal_name(signum), exit_code(signum)
         if code and not self._stop.is_set():
             log.warning("unexpected_signal signal=%s action=stop exit_code=%d", name, code)

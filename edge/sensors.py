@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
-from edge.exc import EdgeError
-from edge.requester import Requester
+from edge.core.exc import EdgeError
+from edge.core.requester import Requester
+from edge.core.supervision import SupervisedTask, close_all
 from edge.status import readings_text
-from edge.supervision import SupervisedTask, close_all
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading, Scaling, Sensor
 

@@ -1,6 +1,6 @@
 """Human-readable status, shared by ``edge-cli status`` and the ``/status`` command (no heavy imports).
 
-Supervised tasks (:mod:`edge.supervision`: the scheduler, the rules, each sensor's polling, the
+Supervised tasks (:mod:`edge.core.supervision`: the scheduler, the rules, each sensor's polling, the
 MQTT bridge, ...) are listed in the status's ``tasks``; the text names only those that are down.
 
 Memory is shown only when a memory store exists in the state directory: a SQLite file with the
@@ -8,7 +8,7 @@ Memory is shown only when a memory store exists in the state directory: a SQLite
 Markdown backend's ``MEMORY.md``. Nothing is shown, rather than a made-up figure, when there is none.
 
 Error text in a status (channels' last errors, recent log events, board details) is redacted with
-the rules the logs use (:mod:`edge.redaction`), for everyone. ``format_status(status,
+the rules the logs use (:mod:`edge.core.redaction`), for everyone. ``format_status(status,
 full=False)`` is what a non-admin sees: states and names, no file paths, provider URLs, board
 details or error text.
 """
@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from edge.durations import format_duration
-from edge.redaction import Redactor
+from edge.core.durations import format_duration
+from edge.core.redaction import Redactor
 
 RECENT_ERRORS_SHOWN = 5
 

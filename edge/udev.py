@@ -20,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 
 SAFE_SERIAL = re.compile(r"[A-Za-z0-9._:-]{1,64}$")
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}$")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from edge.channels.base import ChannelMessage
-from edge.requester import Requester
+from edge.core.requester import Requester
 
 ROOT = Path(__file__).resolve().parents[1]
 EDGE_CLI = [sys.executable, "-m", "edge"]

@@ -1,10 +1,10 @@
-"""edge.files: atomic replacement that never leaves a half-written file or a stray temp file."""
+"""edge.core.files: atomic replacement that never leaves a half-written file or a stray temp file."""
 
 from __future__ import annotations
 
 import pytest
 
-from edge.files import write_atomically, write_json_atomically
+from edge.core.files import write_atomically, write_json_atomically
 
 
 def test_replaces_content_and_mode(tmp_path):
@@ -28,7 +28,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp_file(tmp_path):
 
 
 def test_a_write_made_durable_later_is_visible_at_once(tmp_path, monkeypatch):
-    from edge import files
+    from edge.core import files
 
     synced = []
     monkeypatch.setattr(files.os, "fsync", lambda fd: synced.append(fd))

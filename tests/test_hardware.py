@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from edge.config.loader import load_config
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 from edge.hardware import build_hardware
 from peripherals.exc import BoardError, UnknownPin
 from tests.helpers import asker

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from edge.supervision import SupervisedTask, close_all, down_tasks
+from edge.core.supervision import SupervisedTask, close_all, down_tasks
 from tests.helpers import until
 
 

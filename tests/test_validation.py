@@ -9,8 +9,8 @@ from pydantic import ValidationError
 from edge.config.model import Config, PinConfig
 from edge.config.mqtt import MqttConfig
 from edge.config.sensors import parse_sensor
+from edge.core.validation import problems
 from edge.tools.memory import StoreArgs
-from edge.validation import problems
 
 
 def words(model, data) -> list[str]:

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from edge.requester import Requester
+from edge.core.requester import Requester
 from edge.security.approvals import is_admin
 from edge.tools.base import Tool
 

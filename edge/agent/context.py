@@ -16,7 +16,7 @@ import logging
 import math
 from dataclasses import dataclass
 
-from edge.messages import ChatMessage
+from edge.core.messages import ChatMessage
 from edge.providers.base import Provider, ProviderError, mentions_context_overflow
 
 log = logging.getLogger(__name__)

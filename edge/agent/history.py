@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from edge.messages import ChatMessage
+from edge.core.messages import ChatMessage
 
 MAX_HISTORY_TURNS = 50
 PROACTIVE_TRIM_CHARS = 400_000

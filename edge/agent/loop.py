@@ -16,7 +16,8 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 
-from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.core.messages import ChatMessage, ToolCall, ToolSpec
+from edge.core.requester import Requester
 from edge.providers.base import (
     ChatResponse,
     Provider,
@@ -25,7 +26,6 @@ from edge.providers.base import (
     StreamInterrupted,
     TextDelta,
 )
-from edge.requester import Requester
 from edge.tools.base import Tool, ToolResult, spec_of
 
 log = logging.getLogger(__name__)

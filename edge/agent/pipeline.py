@@ -28,9 +28,9 @@ from edge.agent.preflight import Preflight
 from edge.agent.sessions import Session, SessionStore
 from edge.channels.base import ChannelMessage
 from edge.config.model import AgentConfig, MemoryConfig
+from edge.core.messages import ChatMessage, ToolSpec
 from edge.hardware import Hardware
 from edge.memory.base import Memory
-from edge.messages import ChatMessage, ToolSpec
 from edge.tools.base import Tool, spec_of
 
 if TYPE_CHECKING:  # the provider stack loads only when a model is configured

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from edge.channels.base import ChannelMessage
-from edge.ratelimit import SlidingWindow
+from edge.core.ratelimit import SlidingWindow
 
 log = logging.getLogger(__name__)
 

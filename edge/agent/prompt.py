@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from edge.core.messages import ToolSpec
 from edge.hardware import Pin
-from edge.messages import ToolSpec
 from peripherals.base import BoardStatus
 
 BOOTSTRAP_FILES = ("IDENTITY.md", "SOUL.md", "USER.md", "AGENTS.md")

@@ -23,8 +23,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from edge.agent.fsync_queue import FsyncQueue, append_bytes
-from edge.files import write_atomically, write_json_atomically
-from edge.messages import ChatMessage
+from edge.core.files import write_atomically, write_json_atomically
+from edge.core.messages import ChatMessage
 
 log = logging.getLogger(__name__)
 

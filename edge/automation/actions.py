@@ -31,10 +31,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from edge.durations import format_duration, parse_duration
-from edge.exc import EdgeError
+from edge.core.durations import format_duration, parse_duration
+from edge.core.exc import EdgeError
+from edge.core.requester import Requester
 from edge.hardware import Hardware
-from edge.requester import Requester
 from edge.security.policy import Action as PolicyAction
 from peripherals.exc import BoardError
 

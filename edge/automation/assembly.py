@@ -32,12 +32,12 @@ from edge.automation.schedule_store import ScheduleStore
 from edge.automation.scheduler import Scheduler
 from edge.config.model import Config
 from edge.config.schedules import ScheduleConfig
-from edge.exc import ConfigError, PolicyDenied, UsageError
+from edge.core.exc import ConfigError, PolicyDenied, UsageError
+from edge.core.requester import Requester
+from edge.core.supervision import SupervisedTask, close_all
 from edge.hardware import Hardware
-from edge.requester import Requester
 from edge.security.policy import Action
 from edge.sensors import AnalogPinMeasure, DriverMeasure, Measure, SensorHub, SensorState
-from edge.supervision import SupervisedTask, close_all
 from peripherals.base import PinMode
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Scaling

@@ -31,8 +31,8 @@ from edge.automation.actions import (
 )
 from edge.automation.rules import BoardTrigger, PinTrigger, RuleState, ThresholdTrigger, Trigger, parse_when
 from edge.config.rules import RuleConfig
-from edge.exc import ConfigError, EdgeError, PolicyDenied
-from edge.requester import Requester
+from edge.core.exc import ConfigError, EdgeError, PolicyDenied
+from edge.core.requester import Requester
 from peripherals.base import BoardEvent
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading

@@ -1,5 +1,5 @@
 """The heartbeat (seed 000): every ``interval_seconds`` it looks at the boards, channels, sensors
-and the agent's supervised tasks (:mod:`edge.supervision`), and tells the admins when one has been
+and the agent's supervised tasks (:mod:`edge.core.supervision`), and tells the admins when one has been
 down longer than ``down_after_seconds``, and once more when it is back. Nothing is said about a
 blip shorter than that. The heartbeat is a supervised task itself: if looking fails, the failure is
 logged with its traceback and it looks again after a backoff.
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 
 from edge.automation.actions import Notifier
-from edge.durations import format_duration
+from edge.core.durations import format_duration
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from edge.config.schedules import ScheduleConfig
-from edge.files import write_json_atomically
+from edge.core.files import write_json_atomically
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class ScheduleStore:
                                  _time(entry.get("added_at")) or datetime.now(timezone.utc))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 # a job an older version accepted (``every = "1e-9"``) is refused here, not run
-                from edge.validation import problems
+                from edge.core.validation import problems
 
                 error = "; ".join(map(str, problems(exc, ScheduleConfig))) \
                     if isinstance(exc, ValidationError) else str(exc)

@@ -43,7 +43,7 @@ from edge.automation.clock import Clock, SystemClock
 from edge.automation.schedule import MISSED_LIMIT, Schedule, Source
 from edge.automation.schedule_store import JobState, RuntimeJob, ScheduleStore
 from edge.config.schedules import ScheduleConfig
-from edge.exc import UsageError
+from edge.core.exc import UsageError
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from edge.exc import EdgeError
-from edge.requester import Requester
+from edge.core.exc import EdgeError
+from edge.core.requester import Requester
 
 
 @dataclass(frozen=True)

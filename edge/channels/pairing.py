@@ -23,8 +23,8 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from edge.files import write_json_atomically
-from edge.ratelimit import SlidingWindow
+from edge.core.files import write_json_atomically
+from edge.core.ratelimit import SlidingWindow
 
 log = logging.getLogger(__name__)
 

@@ -26,10 +26,10 @@ import httpx
 from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, Strangers
 from edge.channels.signal_events import Envelope, parse_event
-from edge.httpclient import async_client
-from edge.requester import Requester
+from edge.core.httpclient import async_client
+from edge.core.requester import Requester
+from edge.core.sse import iter_sse
 from edge.security.approvals import ApprovalGate, Decision
-from edge.sse import iter_sse
 
 log = logging.getLogger(__name__)
 

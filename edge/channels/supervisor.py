@@ -1,4 +1,4 @@
-"""Supervised channel listeners: a :class:`~edge.supervision.SupervisedTask` around
+"""Supervised channel listeners: a :class:`~edge.core.supervision.SupervisedTask` around
 ``channel.listen``. A listener that fails is logged with its traceback and restarted with
 exponential backoff (capped, from the channel's ``reconnect_backoff``), and its health says "down
 since …" meanwhile. A listener that returns normally has reached the end of its input (the CLI at
@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from edge.channels.base import Channel, ChannelMessage
-from edge.supervision import SupervisedTask
+from edge.core.supervision import SupervisedTask
 
 STALL_CHECK_SECONDS = 5.0
 

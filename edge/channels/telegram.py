@@ -41,8 +41,8 @@ from edge.channels.telegram_api import (
     TelegramNetworkError,
 )
 from edge.channels.telegram_updates import KINDS, CallbackQuery, Message, parse_update, update_id_of
-from edge.files import make_durable, write_atomically
-from edge.requester import Requester
+from edge.core.files import make_durable, write_atomically
+from edge.core.requester import Requester
 from edge.security.approvals import ApprovalGate, Decision
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from edge.httpclient import async_client
+from edge.core.httpclient import async_client
 
 log = logging.getLogger(__name__)
 

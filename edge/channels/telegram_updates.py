@@ -21,7 +21,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from edge.validation import where_of
+from edge.core.validation import where_of
 
 log = logging.getLogger(__name__)
 

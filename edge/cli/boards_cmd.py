@@ -61,8 +61,8 @@ def discover_boards(args) -> int:
 def list_boards(args) -> int:
     from edge.config.locate import load_raw
     from edge.control import client
-    from edge.exc import DaemonUnavailable
-    from edge.paths import socket_candidates
+    from edge.core.exc import DaemonUnavailable
+    from edge.core.paths import socket_candidates
 
     raw = load_raw(args.config)
     state_dir = (raw.data.get("paths") or {}).get("state_dir")

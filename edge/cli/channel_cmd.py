@@ -23,7 +23,7 @@ def register(sub, common) -> None:
 def pair_code(args) -> int:
     from edge.channels.pairing import PairingCodes
     from edge.config.locate import load_raw
-    from edge.paths import state_dir
+    from edge.core.paths import state_dir
 
     raw = load_raw(args.config)
     configured = (raw.data.get("paths") or {}).get("state_dir")

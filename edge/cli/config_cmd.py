@@ -8,8 +8,8 @@ from pathlib import Path
 
 from edge.config.edit import CONFIG_MODE, example_text
 from edge.config.locate import user_config_path
-from edge.exc import UsageError
-from edge.files import write_atomically
+from edge.core.exc import UsageError
+from edge.core.files import write_atomically
 
 
 def flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:

@@ -35,14 +35,14 @@ def service_user(explicit: str | None) -> str:
 
 def run_checks(config_path: str | None, user: str) -> list:
     from edge.config.locate import load_raw
+    from edge.core.exc import EdgeError
+    from edge.core.paths import state_dir
     from edge.doctor import agent, host, mqtt, remote
-    from edge.exc import EdgeError
-    from edge.paths import state_dir
 
     config_check, loaded = agent.check_config(config_path)
     checks = [config_check]
     if loaded is not None:  # what the checks log goes to the log file; the report says it all
-        from edge.logsetup import configure_from
+        from edge.core.logsetup import configure_from
 
         try:
             configure_from(loaded, stream=False)

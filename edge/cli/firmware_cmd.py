@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from edge.exc import EdgeError, UsageError
+from edge.core.exc import EdgeError, UsageError
 
 STM32_BOARDS = ("netduinoplus2", "nucleo_f401re", "nucleo_f411re", "blackpill_f411")
 AVR_SIZE = re.compile(r"^(flash|ram) (\d+) of (\d+) bytes \(([\d.]+)%\)", re.M)

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
 
 UNIT = "edge-agent"
 POLL_SECONDS = 0.25
@@ -45,8 +45,8 @@ def service_in_journal() -> bool:
 
 def log_file(config_path: str | None) -> Path:
     from edge.config.locate import load_raw
-    from edge.logsetup import log_file_path
-    from edge.paths import state_dir
+    from edge.core.logsetup import log_file_path
+    from edge.core.paths import state_dir
 
     raw = load_raw(config_path).data
     configured_state = (raw.get("paths") or {}).get("state_dir")
@@ -102,7 +102,7 @@ def follow_file(path: Path, offset: int, stop_after: float | None = None) -> Ite
 
 def emit_line(line: str, as_json: bool) -> None:
     if as_json:
-        from edge.logformat import parse_line
+        from edge.core.logformat import parse_line
 
         if line.strip():
             print(json.dumps(parse_line(line)), flush=True)

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             argv, namespace=argparse.Namespace(json=False, config=None))
     except CommandLineError as exc:
         return fail(str(exc), 2, as_json, usage=exc.usage)
-    from edge.exc import EdgeError
+    from edge.core.exc import EdgeError
 
     try:
         return args.handler(args)

@@ -10,7 +10,7 @@ import sys
 from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
-from edge.exc import UsageError
+from edge.core.exc import UsageError
 
 if TYPE_CHECKING:
     from edge.memory.base import Memory, MemoryEntry

@@ -9,8 +9,8 @@ from edge.cli.output import emit
 from edge.config.locate import load_raw
 from edge.control import client
 from edge.control.ops import OpResult
-from edge.exc import DaemonUnavailable
-from edge.paths import socket_candidates
+from edge.core.exc import DaemonUnavailable
+from edge.core.paths import socket_candidates
 
 
 def register(sub, common) -> None:

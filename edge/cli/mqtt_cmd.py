@@ -30,8 +30,8 @@ def status(args) -> int:
     from edge.config.locate import load_raw
     from edge.control import client
     from edge.control.ops import OpResult
-    from edge.exc import DaemonUnavailable
-    from edge.paths import socket_candidates
+    from edge.core.exc import DaemonUnavailable
+    from edge.core.paths import socket_candidates
     from edge.status import mqtt_line
 
     raw = load_raw(args.config)

@@ -5,7 +5,7 @@ or STM32 keeps it; the Pi's header does not (the kernel promises nothing about a
 process exits), so with no agent running a write there is refused unless ``--hold SECONDS`` asks
 this command to drive it for that long and then return it to its safe level. A signal (Ctrl-C,
 SIGTERM, a dropped SSH session's SIGHUP, and every other one that would end the process, see
-:mod:`edge.stopsignals`) ends the hold early, and the pin still goes safe.
+:mod:`edge.core.stopsignals`) ends the hold early, and the pin still goes safe.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from edge.config.locate import load_raw
 from edge.control import client
 from edge.control.client import SocketForbidden
 from edge.control.ops import OpResult
-from edge.exc import DaemonUnavailable
-from edge.ownership import running_agent
-from edge.paths import lock_candidates, socket_candidates
-from edge.requester import Requester
+from edge.core.exc import DaemonUnavailable
+from edge.core.ownership import running_agent
+from edge.core.paths import lock_candidates, socket_candidates
+from edge.core.requester import Requester
+from edge.core.stopsignals import STOPPING
 from edge.status import format_status
-from edge.stopsignals import STOPPING
 
 if TYPE_CHECKING:
     import asyncio
@@ -172,7 +172,7 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
 
     from edge.config.loader import load_config
     from edge.control.ops import run_op
-    from edge.logsetup import configure_from
+    from edge.core.logsetup import configure_from
     from edge.runtime import Runtime
 
     loaded = load_config(config_path)

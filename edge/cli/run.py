@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from edge.exc import UsageError
+from edge.core.exc import UsageError
 
 
 def register(sub, common) -> None:
@@ -39,7 +39,7 @@ def run_agent(args) -> int:
     import asyncio
 
     from edge.config.loader import load_config
-    from edge.logsetup import configure_from
+    from edge.core.logsetup import configure_from
     from edge.runtime import Runtime
 
     if args.json:

@@ -69,8 +69,8 @@ class OutputReport:
 
 def run(args) -> int:
     from edge.config.locate import load_raw
-    from edge.ownership import running_agent
-    from edge.paths import lock_candidates
+    from edge.core.ownership import running_agent
+    from edge.core.paths import lock_candidates
 
     raw = load_raw(args.config)
     configured = (raw.data.get("paths") or {}).get("state_dir")
@@ -91,7 +91,7 @@ def _boards(raw: RawConfig) -> dict[str, BoardConfig]:
 
     from edge.config.loader import format_invalid
     from edge.config.model import Config
-    from edge.exc import ConfigError
+    from edge.core.exc import ConfigError
 
     tables = {"boards": raw.data["boards"]} if "boards" in raw.data else {}
     try:

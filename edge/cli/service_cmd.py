@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
 
 INSTALLED_SCRIPT = Path("/opt/edge-agent/share/install.sh")
 SHOWN_PROPERTIES = ("LoadState", "ActiveState", "SubState", "MainPID", "NRestarts", "StatusText",

@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from edge.config.locate import user_config_path
-from edge.files import write_atomically
+from edge.core.files import write_atomically
 
 CONFIG_MODE = 0o640
 """A new config file: readable by the edge group (the service), not by others (secrets)."""

@@ -18,12 +18,12 @@ from pydantic import ValidationError
 
 from edge.config.locate import load_raw
 from edge.config.model import Config
-from edge.exc import ConfigError
-from edge.logsetup import log_file_path, under_systemd
-from edge.paths import control_socket, state_dir
+from edge.core.exc import ConfigError
+from edge.core.logsetup import log_file_path, under_systemd
+from edge.core.paths import control_socket, state_dir
 
 if TYPE_CHECKING:
-    from edge.validation import Problem
+    from edge.core.validation import Problem
 
 
 @dataclass
@@ -87,7 +87,7 @@ def _describe(problem: Problem) -> str:
 def format_invalid(exc: ValidationError, origin: str, env_keys: Mapping[tuple[str, ...], str]) -> str:
     """Every problem on a line of its own: the full key, what is wrong, and the variable that
     set it when it came from the environment."""
-    from edge.validation import problems  # here: only a wrong config needs the words for it
+    from edge.core.validation import problems  # here: only a wrong config needs the words for it
 
     lines = [f"{origin}: invalid configuration"]
     for problem in problems(exc, Config):

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 
 SYSTEM_CONFIG = Path("/etc/edge-agent/config.toml")
 ENV_PREFIX = "EDGE_"

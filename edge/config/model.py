@@ -98,7 +98,7 @@ class EndpointConfig(Section):
 
     @model_validator(mode="after")
     def check(self) -> Self:
-        from edge.providers.presets import PRESETS
+        from edge.config.presets import PRESETS
 
         if self.preset and self.preset not in PRESETS:
             raise ValueError(f"unknown preset {self.preset!r}; one of: {', '.join(sorted(PRESETS))}")
@@ -108,7 +108,7 @@ class EndpointConfig(Section):
 
     @property
     def resolved_kind(self) -> str:
-        from edge.providers.presets import PRESETS
+        from edge.config.presets import PRESETS
 
         return self.kind or (PRESETS[self.preset].kind if self.preset else "openai")
 

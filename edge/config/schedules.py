@@ -25,11 +25,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from edge.config.section import Section, check_name
-from edge.durations import parse_duration
-from edge.exc import UsageError
+from edge.core.durations import parse_duration
+from edge.core.exc import UsageError
 
 if TYPE_CHECKING:
-    from edge.validation import Problem
+    from edge.core.validation import Problem
 
 _CRON_ALIASES = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
                  "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
@@ -43,7 +43,7 @@ MIN_EVERY = 1.0
 
 
 def parse_every(text: str) -> timedelta:
-    """``every``: a duration as :func:`edge.durations.parse_duration` reads it, from
+    """``every``: a duration as :func:`edge.core.durations.parse_duration` reads it, from
     :data:`MIN_EVERY` (1 s) to 10 years."""
     return timedelta(seconds=parse_duration(text, at_least=MIN_EVERY))
 
@@ -207,7 +207,7 @@ class ScheduleConfig(Section):
     def checked(cls, **fields: object) -> ScheduleConfig:
         """A job from chat or a tool: like the constructor, but a bad field is a UsageError whose
         message says which and why (``/schedule add`` shows it as is)."""
-        from edge.validation import problems
+        from edge.core.validation import problems
 
         try:
             return cls.model_validate(fields)

@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
 
-from edge.durations import counted_in
+from edge.core.durations import counted_in
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 

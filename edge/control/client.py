@@ -6,7 +6,7 @@ import json
 import socket
 from pathlib import Path
 
-from edge.exc import DaemonUnavailable, EdgeError
+from edge.core.exc import DaemonUnavailable, EdgeError
 
 
 class SocketForbidden(EdgeError):

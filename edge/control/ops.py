@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from edge.requester import Requester
+from edge.core.requester import Requester
 
 if TYPE_CHECKING:  # the CLI client imports this module: keep the tools and providers off its path
     from edge.providers.switch import ModelSwitch

@@ -29,8 +29,8 @@ from collections import OrderedDict
 from pathlib import Path
 
 from edge.control.ops import OpResult, OpTarget, run_op
-from edge.exc import EdgeError
-from edge.requester import Requester
+from edge.core.exc import EdgeError
+from edge.core.requester import Requester
 
 log = logging.getLogger(__name__)
 

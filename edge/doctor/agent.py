@@ -6,8 +6,8 @@ import asyncio
 import stat
 from pathlib import Path
 
+from edge.core.exc import DaemonUnavailable, EdgeError
 from edge.doctor import Check
-from edge.exc import DaemonUnavailable, EdgeError
 from peripherals.exc import BoardError
 
 
@@ -17,8 +17,8 @@ def check_config(explicit: str | None):
     from edge.automation.assembly import Automation
     from edge.config.exposure import exposure_warnings
     from edge.config.loader import load_config
+    from edge.core.redaction import secret_values
     from edge.hardware import build_hardware
-    from edge.redaction import secret_values
 
     try:
         loaded = load_config(explicit)
@@ -58,7 +58,7 @@ async def _direct_board_status(config) -> list[dict]:
 def agent_status(loaded) -> dict:
     """The running agent's status data; DaemonUnavailable (an EdgeError) when none answers."""
     from edge.control import client
-    from edge.paths import socket_candidates
+    from edge.core.paths import socket_candidates
 
     reply = client.request(socket_candidates(loaded.config.paths.state_dir), "status")
     return reply.get("data") or {}

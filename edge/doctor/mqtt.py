@@ -12,8 +12,8 @@ FIX = ("check that the broker runs and that [mqtt] url, username, EDGE_MQTT__PAS
 
 def running_mqtt(loaded) -> dict | None:
     """The running agent's ``mqtt`` status section, or None when no agent answers."""
+    from edge.core.exc import EdgeError
     from edge.doctor.agent import agent_status
-    from edge.exc import EdgeError
 
     try:
         mqtt = agent_status(loaded).get("mqtt")

@@ -20,9 +20,9 @@ import builtins
 from collections.abc import Callable, Collection
 from dataclasses import replace
 
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
+from edge.core.requester import Requester
 from edge.memory.base import Category, Memory, MemoryEntry
-from edge.requester import Requester
 
 IsAdmin = Callable[[Requester], bool]
 """Whether a requester may store and forget shared memories."""

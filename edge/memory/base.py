@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
 from edge.memory.calibration import RelevanceCalibration, calibration_for
 
 

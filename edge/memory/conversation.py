@@ -8,7 +8,7 @@ import logging
 import secrets
 import sqlite3
 
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
 from edge.memory.base import Category, Memory
 
 log = logging.getLogger(__name__)

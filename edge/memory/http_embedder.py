@@ -9,9 +9,8 @@ import math
 
 import httpx
 
-from edge.httpclient import async_client
+from edge.core.httpclient import async_client, normalise_base_url
 from edge.memory.base import EmbeddingError, EmbeddingProvider
-from edge.providers.openai import normalise_base_url
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 ERROR_TEXT_LIMIT = 300

@@ -3,7 +3,7 @@ older than the retention, write Core memories to ``MEMORY_SNAPSHOT.md``, and re-
 whose vectors are missing or come from another model (once the model is loaded).
 
 The daemon runs ``hygiene_loop`` as a supervised task (``memory-hygiene``, restarted after a
-failure, :mod:`edge.supervision`): a minute after start (start-up and the first replies
+failure, :mod:`edge.core.supervision`): a minute after start (start-up and the first replies
 do not compete with upkeep on an SD card), then every ``hygiene_interval_hours``. A one-shot
 ``edge-cli run`` ends before that: upkeep is the service's work.
 """
@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
 from edge.memory.base import Category, Memory
 from edge.memory.snapshot import write_snapshot
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from edge import heap
+from edge.core import heap
 from edge.memory.base import EmbeddingError, EmbeddingProvider
 from edge.memory.model_file import ModelFile
 from edge.memory.wordpiece import DEFAULT_VOCAB, WordPiece

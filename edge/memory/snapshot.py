@@ -18,7 +18,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from edge.files import write_atomically
+from edge.core.files import write_atomically
 from edge.memory.base import Category, Memory, MemoryEntry
 
 SNAPSHOT_NAME = "MEMORY_SNAPSHOT.md"

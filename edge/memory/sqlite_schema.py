@@ -8,7 +8,7 @@ Pragmas: WAL, synchronous NORMAL (a committed store survives a crash of the proc
 2 MB page cache, temp store in memory. Opening has a timeout so a locked file cannot hang the agent.
 The database and its ``-wal`` and ``-shm`` files are 0600 whatever the umask (SQLite gives the
 journal files the database file's mode); its directory is created 0700. Both are set before
-connecting, by :func:`edge.sqlite_files.prepare_sqlite_file`, which never opens a descriptor of
+connecting, by :func:`edge.core.sqlite_files.prepare_sqlite_file`, which never opens a descriptor of
 an existing database: closing one would drop the locks of this process's live connections to it
 and let another process delete the WAL under them (issue 23).
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import aiosqlite
 
+from edge.core.sqlite_files import prepare_sqlite_file
 from edge.memory.base import MemoryFailure
-from edge.sqlite_files import prepare_sqlite_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (

@@ -33,15 +33,15 @@ import aiomqtt
 
 from edge import __version__
 from edge.config.mqtt import EXPOSURE_FIX, MqttConfig
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
+from edge.core.requester import Requester
+from edge.core.supervision import SupervisedTask
 from edge.hardware import Hardware
 from edge.mqtt.commands import carry_out, parse_command, shown
 from edge.mqtt.discovery import discovery_configs, sweep_subscription
 from edge.mqtt.link import Backoff, client_identifier, explain, make_client
 from edge.mqtt.sensors import Reading, SensorFeed
 from edge.mqtt.topics import NodePins, Topics
-from edge.requester import Requester
-from edge.supervision import SupervisedTask
 from peripherals.base import BoardEvent
 from peripherals.exc import BoardError
 

@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
+from edge.core.requester import Requester
 from edge.hardware import Hardware
-from edge.requester import Requester
 
 ON = frozenset({"on", "true", "1"})
 OFF = frozenset({"off", "false", "0"})

@@ -21,8 +21,8 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from edge.config.mqtt import MqttConfig
-from edge.exc import EdgeError
-from edge.files import write_atomically
+from edge.core.exc import EdgeError
+from edge.core.files import write_atomically
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 required; streaming, context-overflow detection, key rotation and closing have defaults here,
 inherited by every provider that subclasses the protocol (the wire formats and the decorators
 that wrap them: retry and failover, routing, the run-time model switch). The message and tool
-types are the shared vocabulary of :mod:`edge.messages`.
+types are the shared vocabulary of :mod:`edge.core.messages`.
 
 >>> import asyncio
 >>> class Echo(Provider):
@@ -23,8 +23,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from edge.exc import EdgeError
-from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.core.exc import EdgeError
+from edge.core.messages import ChatMessage, ToolCall, ToolSpec
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Literal
 
 import httpx
 
-from edge.httpclient import async_client
-from edge.messages import ChatMessage, ToolSpec
+from edge.core.httpclient import async_client
+from edge.core.messages import ChatMessage, ToolSpec
 from edge.providers.base import (
     ChatResponse,
     Provider,

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from edge.config.model import EndpointConfig, ProviderConfig
+from edge.config.presets import DEFAULT_KEY_VARIABLE, PRESETS
 from edge.providers.keys import KeyRing, resolve_api_keys
-from edge.providers.presets import DEFAULT_KEY_VARIABLE, PRESETS
 
 if TYPE_CHECKING:  # the wire modules import httpx: they load when an endpoint is built
     from edge.providers.endpoint import ToolMode, WireProvider

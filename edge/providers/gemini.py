@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 
-from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.core.messages import ChatMessage, ToolCall, ToolSpec
+from edge.core.sse import iter_sse
 from edge.providers.base import (
     ChatResponse,
     ProviderError,
@@ -32,7 +33,6 @@ from edge.providers.endpoint import HttpEndpoint, ToolMode, WireProvider, decode
 from edge.providers.keys import KeyRing
 from edge.providers.prompt_guided import ToolSupportMemory
 from edge.providers.schema import SchemaCleanr
-from edge.sse import iter_sse
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 FINISHED = "finishReason"

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from urllib.parse import urlsplit
 
 import httpx
 
-from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.config.presets import AuthStyle
+from edge.core.httpclient import normalise_base_url
+from edge.core.messages import ChatMessage, ToolCall, ToolSpec
+from edge.core.sse import iter_sse
 from edge.providers.base import (
     ChatResponse,
     ProviderError,
@@ -28,17 +30,8 @@ from edge.providers.base import (
 )
 from edge.providers.endpoint import HttpEndpoint, ToolMode, WireProvider, decode_chunk, keep_partial
 from edge.providers.keys import KeyRing
-from edge.providers.presets import AuthStyle
 from edge.providers.prompt_guided import ToolSupportMemory
 from edge.providers.schema import SchemaCleanr, Strategy
-from edge.sse import iter_sse
-
-
-def normalise_base_url(base_url: str) -> str:
-    url = base_url.rstrip("/")
-    if urlsplit(url).path in ("", "/"):
-        url += "/v1"
-    return url
 
 
 def auth_headers(style: AuthStyle, key: str | None, header_name: str | None = None) -> dict:

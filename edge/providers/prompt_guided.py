@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.core.messages import ChatMessage, ToolCall, ToolSpec
 
 OPEN_TAG, CLOSE_TAG = "<tool_call>", "</tool_call>"
 _BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)

@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from edge.messages import ChatMessage, ToolSpec
+from edge.core.messages import ChatMessage, ToolSpec
 from edge.providers.base import ChatResponse, Provider, ProviderError, StreamEvent
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from edge.messages import ChatMessage, ToolSpec
+from edge.core.messages import ChatMessage, ToolSpec
 from edge.providers.base import ChatResponse, Provider, StreamEvent
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from edge.messages import ChatMessage, ToolSpec
+from edge.core.messages import ChatMessage, ToolSpec
 from edge.providers.base import ChatResponse, Provider, StreamEvent
 from edge.providers.reliable import ChainEntry, ReliableProvider, RetryPolicy
 from edge.providers.router import ClassificationRule, Route, RouterProvider

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from edge.requester import Requester
+from edge.core.requester import Requester
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from edge.exc import PolicyDenied
-from edge.ratelimit import RateLimiter, SlidingWindow
-from edge.requester import Requester
+from edge.core.exc import PolicyDenied
+from edge.core.ratelimit import RateLimiter, SlidingWindow
+from edge.core.requester import Requester
 from edge.security.approvals import ApprovalGate
 from peripherals.base import PinMode
 
@@ -133,7 +133,7 @@ class SecurityPolicy:
                  approvals: ApprovalGate | None = None, rates: RateLimiter | None = None,
                  switches: SwitchBudget | None = None):
         """``rates``: where actuations are counted; one-shot commands share a file
-        (:class:`~edge.ratelimit.SharedWindow`) so that together they keep the same limit.
+        (:class:`~edge.core.ratelimit.SharedWindow`) so that together they keep the same limit.
         ``switches``: each pin's own budget (one-shot commands share a file for it too)."""
         self._rules = {(r.board, r.pin): r for r in rules}
         self.max_actuations_per_minute = max_actuations_per_minute

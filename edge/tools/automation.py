@@ -16,8 +16,8 @@ from pydantic import Field
 from edge.automation.assembly import Automation
 from edge.automation.engine import RuleEngine
 from edge.config.schedules import ScheduleConfig
-from edge.exc import PolicyDenied
-from edge.requester import Requester
+from edge.core.exc import PolicyDenied
+from edge.core.requester import Requester
 from edge.security.approvals import ApprovalGate
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from edge.tools.sensors import SensorReadTool

@@ -14,9 +14,9 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from edge.exc import EdgeError
-from edge.messages import ToolSpec
-from edge.requester import Requester
+from edge.core.exc import EdgeError
+from edge.core.messages import ToolSpec
+from edge.core.requester import Requester
 from peripherals.exc import BoardError
 
 
@@ -93,7 +93,7 @@ def _without_titles(node: Any) -> Any:
 
 
 def _argument_errors(exc: ValidationError, params: type[BaseModel]) -> str:
-    from edge.validation import problems  # here: only wrong arguments need the words for them
+    from edge.core.validation import problems  # here: only wrong arguments need the words for them
 
     parts = [f"{problem.where or 'arguments'}: {problem.message}" for problem in problems(exc, params)]
     return "invalid arguments: " + "; ".join(parts)

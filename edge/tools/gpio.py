@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from edge.core.requester import Requester
 from edge.hardware import Hardware, Pin
-from edge.requester import Requester
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from peripherals.exc import BoardError
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from edge.config.model import ChannelsConfig
+from edge.core.requester import Requester
 from edge.memory.access import (
     LOCAL_OPERATOR_CHANNELS,
     IsAdmin,
@@ -22,7 +23,6 @@ from edge.memory.access import (
     local_operator_only,
 )
 from edge.memory.base import Category, Memory, MemoryFailure
-from edge.requester import Requester
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 
 

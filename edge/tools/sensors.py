@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from edge.exc import EdgeError
-from edge.requester import Requester
+from edge.core.exc import EdgeError
+from edge.core.requester import Requester
 from edge.sensors import SensorHub, format_rows
 from edge.tools.base import ModelTool, ToolArgs, ToolResult
 from peripherals.exc import BoardError

@@ -10,7 +10,7 @@ import time
 from edge.agent import fsync_queue
 from edge.agent.fsync_queue import FsyncQueue
 from edge.agent.sessions import SessionStore
-from edge.messages import ChatMessage
+from edge.core.messages import ChatMessage
 
 
 async def test_files_marked_together_are_fsynced_once_each_in_one_round(tmp_path, mocker):

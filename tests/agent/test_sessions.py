@@ -11,7 +11,7 @@ from datetime import datetime
 import pytest
 
 from edge.agent.sessions import ResetPolicy, SessionEntry, SessionLock, SessionStore
-from edge.messages import ChatMessage
+from edge.core.messages import ChatMessage
 
 
 async def test_index_and_transcripts_are_private_files(tmp_path):

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from edge.automation.clock import ManualClock
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 from edge.status import format_status
 from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
 from tests.helpers import asker, cli, until

@@ -9,7 +9,7 @@ import pytest
 
 from edge.automation.assembly import Automation
 from edge.config.loader import load_config
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 from edge.hardware import build_hardware
 from tests.helpers import until
 

@@ -22,8 +22,8 @@ from edge.automation.schedule_store import ScheduleStore
 from edge.automation.scheduler import Scheduler
 from edge.config.loader import load_config
 from edge.config.schedules import ScheduleConfig
+from edge.core.requester import Requester
 from edge.hardware import build_hardware
-from edge.requester import Requester
 from edge.tools.automation import automation_tools, format_schedules
 from tests.helpers import cli
 

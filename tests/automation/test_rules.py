@@ -12,9 +12,9 @@ from edge.automation.engine import RuleEngine, build_rules
 from edge.automation.rules import ThresholdTrigger, parse_when
 from edge.config.loader import load_config
 from edge.config.rules import RuleConfig
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
+from edge.core.requester import Requester
 from edge.hardware import build_hardware
-from edge.requester import Requester
 from peripherals.base import BoardEvent
 from peripherals.sensors.base import Reading
 from tests.helpers import until

@@ -14,7 +14,7 @@ from edge.automation.schedule import Schedule
 from edge.automation.schedule_store import ScheduleStore
 from edge.automation.scheduler import CLOCK_WAIT, Scheduler
 from edge.config.schedules import ScheduleConfig
-from edge.exc import UsageError
+from edge.core.exc import UsageError
 
 UTC = timezone.utc
 MIN = timedelta(minutes=1)

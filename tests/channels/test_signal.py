@@ -9,7 +9,7 @@ import json
 import pytest
 
 from edge.channels.pairing import PairingCodes
-from edge.sse import iter_sse
+from edge.core.sse import iter_sse
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.signal_server import FakeSignal, signal_config
 from tests.helpers import until

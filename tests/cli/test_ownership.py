@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from edge.cli.main import main
-from edge.ownership import AgentLock, AgentRunning, holder
+from edge.core.ownership import AgentLock, AgentRunning, holder
 from tests.helpers import cli
 
 

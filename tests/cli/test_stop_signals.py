@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from edge.stopsignals import ASKED_TO_STOP, IGNORED, NOT_CAUGHT, STOPPING, UNEXPECTED, signal_name
+from edge.core.stopsignals import ASKED_TO_STOP, IGNORED, NOT_CAUGHT, STOPPING, UNEXPECTED, signal_name
 from tests.helpers import EDGE_CLI, ROOT, cli, start_agent
 
 DOES_NOT_END = {signal.SIGCHLD, signal.SIGCONT, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU,

@@ -10,7 +10,7 @@ import pytest
 
 from edge.config.loader import load_config
 from edge.config.model import ArduinoBoardConfig, GpioBoardConfig, Stm32BoardConfig
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 
 
 def test_commented_board_examples_are_valid(write_config, isolated_env):

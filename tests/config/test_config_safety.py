@@ -10,7 +10,7 @@ import pytest
 
 from edge.cli.main import main
 from edge.config.loader import load_config
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 from tests.helpers import cli
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from edge.config.loader import load_config
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 from tests.helpers import cli
 
 HOSTILE_EVERY = {"1e-9": "must be at least 1s", "inf": "must be a finite duration",

@@ -9,7 +9,7 @@ import pytest
 from edge.config.edit import example_text
 from edge.config.loader import load_config
 from edge.config.model import Config
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 from peripherals.base import PinMode
 
 

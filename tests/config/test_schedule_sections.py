@@ -11,7 +11,7 @@ import pytest
 
 from edge.config.loader import load_config
 from edge.config.schedules import ScheduleConfig, cron_fields, parse_every
-from edge.exc import ConfigError, UsageError
+from edge.core.exc import ConfigError, UsageError
 
 
 def test_schedules_default_to_none(write_config, isolated_env):

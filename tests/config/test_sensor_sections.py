@@ -14,7 +14,7 @@ from edge.config.sensors import (
     Mcp3008SensorConfig,
     PiSensorConfig,
 )
-from edge.exc import ConfigError
+from edge.core.exc import ConfigError
 from peripherals.sensors.factory import create_sensor
 
 EVERY_TYPE = """

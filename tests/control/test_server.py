@@ -15,7 +15,7 @@ import pytest
 
 from edge.control.ops import run_op
 from edge.control.server import REQUEST_LIMIT, ControlServer, is_local_operator
-from edge.requester import Requester
+from edge.core.requester import Requester
 
 
 class Target:

@@ -116,3 +116,38 @@ def test_peripherals_import_nothing_from_edge():
     leaks = {m: sorted(t for t in targets if t.split(".")[0] == "edge")
              for m, targets in edges.items() if m.startswith("peripherals")}
     assert {m: t for m, t in leaks.items() if t} == {}
+
+
+def package_of(module: str) -> str:
+    """``edge.config.model`` -> ``edge.config``; a top-level module of ``edge`` is its own room
+    (``edge.runtime``), and so is a package's face (``edge.config``)."""
+    path = ROOT / Path(*module.split("."))
+    return module if path.is_dir() or module.count(".") < 2 else ".".join(module.split(".")[:2])
+
+
+def package_graph() -> dict[str, set[str]]:
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph().items():
+        source = package_of(module)
+        packages.setdefault(source, set()).update(
+            package_of(t) for t in targets if package_of(t) != source)
+    return packages
+
+
+def test_package_graph_groups_modules_by_package():
+    edges = package_graph()
+    assert "edge.config" in edges["edge.cli"] and "edge.core" in edges["edge.config"]
+    assert "edge.cli.main" not in edges and "edge.runtime" in edges
+
+
+def test_no_package_cycles():
+    """Packages form floors too: no package reaches another that reaches back (edge.config and
+    edge.providers, edge.memory and edge.providers each did)."""
+    assert cycles(package_graph()) == []
+
+
+def test_the_bottom_floor_imports_nothing_above_it():
+    edges = graph()
+    above = {m: sorted(t for t in targets if t.startswith("edge.") and not t.startswith("edge.core"))
+             for m, targets in edges.items() if m.startswith("edge.core")}
+    assert {m: t for m, t in above.items() if t} == {}

@@ -249,7 +249,7 @@ async def test_opening_beside_a_live_connection_keeps_its_locks(store, tmp_path)
 
 @pytest.mark.parametrize("links", [True, False], ids=["hard-links", "no-hard-links"])
 def test_prepare_makes_files_private_without_opening_an_existing_one(tmp_path, monkeypatch, links):
-    from edge.sqlite_files import prepare_sqlite_file
+    from edge.core.sqlite_files import prepare_sqlite_file
 
     if not links:  # vfat: a new file is created under its name instead
         def no_link(*_):
@@ -285,7 +285,7 @@ def connects_to_sqlite(source: str) -> bool:
 
 
 def test_every_module_that_opens_sqlite_is_known():
-    """A new SQLite store joins SQLITE_FILES (and prepares its file with edge.sqlite_files)."""
+    """A new SQLite store joins SQLITE_FILES (and prepares its file with edge.core.sqlite_files)."""
     connecting = {str(p.relative_to(ROOT)) for folder in ("edge", "peripherals")
                   for p in (ROOT / folder).rglob("*.py") if connects_to_sqlite(p.read_text())}
     known = {m for s in SQLITE_FILES for m in s.modules} | set(READ_ONLY_READERS)

@@ -12,12 +12,12 @@ import pytest
 from edge.agent.memory_context import build_memory_context
 from edge.agent.prompt import PromptContext, build_system_prompt
 from edge.channels.base import ChannelMessage
+from edge.core.requester import Requester
 from edge.memory.base import Category
 from edge.memory.conversation import autosave_user_message
 from edge.memory.embedders import NoopEmbedding
 from edge.memory.markdown import MarkdownMemory
 from edge.memory.sqlite import SqliteMemory
-from edge.requester import Requester
 from edge.tools.memory import memory_tools
 
 ALICE = Requester("telegram", "42", "42", via_model=True)

@@ -92,7 +92,7 @@ def test_example_config_has_a_valid_memory_section():
 
 
 def test_bad_embedder_is_a_config_error(tmp_path):
-    from edge.exc import ConfigError
+    from edge.core.exc import ConfigError
     (tmp_path / "config.toml").write_text('[memory]\nembedder = "word2vec"\n')
     with pytest.raises(ConfigError, match="embedder must be onnx"):
         load_config(str(tmp_path / "config.toml"), env={})

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from edge.sdnotify import LoopWatchdog, Notifier, ServiceNotifier, watchdog_interval
+from edge.core.sdnotify import LoopWatchdog, Notifier, ServiceNotifier, watchdog_interval
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import logging
 import pytest
 
 from edge.config.loader import load_config
-from edge.logformat import JsonFormatter, KeyValueFormatter, parse_line
-from edge.logsetup import RecentEvents, RedactionFilter, configure, configure_from
-from edge.redaction import Redactor, secret_values
+from edge.core.logformat import JsonFormatter, KeyValueFormatter, parse_line
+from edge.core.logsetup import RecentEvents, RedactionFilter, configure, configure_from
+from edge.core.redaction import Redactor, secret_values
 
 
 def record(msg, *args, level=logging.INFO, exc_info=None):
@@ -128,7 +128,7 @@ def test_redaction_filter_leaves_plain_events_alone():
 
 
 def test_log_file_rotates_by_size_keeping_the_newest_backups(tmp_path):
-    from edge.logsetup import RotatingLogFile
+    from edge.core.logsetup import RotatingLogFile
 
     path = tmp_path / "edge-agent.log"
     handler = RotatingLogFile(path, max_bytes=100, backups=2)

@@ -98,7 +98,7 @@ def clock():
 
 @pytest.fixture
 async def agent(telegram, broker, clock, start_agent, monkeypatch):  # stopped before the servers
-    monkeypatch.setattr("edge.supervision.BACKOFF_START_SECONDS", BACKOFF)
+    monkeypatch.setattr("edge.core.supervision.BACKOFF_START_SECONDS", BACKOFF)
     monkeypatch.setattr(TelegramChannel, "reconnect_backoff", (BACKOFF, 5.0))
     # upkeep a moment after start instead of a minute (and every 0.36 s, from the config)
     monkeypatch.setattr(edge.memory, "hygiene_loop", partial(hygiene.hygiene_loop, first_delay=0.05))

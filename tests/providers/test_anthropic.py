@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from edge.messages import ChatMessage, ToolSpec
+from edge.core.messages import ChatMessage, ToolSpec
 from edge.providers.anthropic import AnthropicProvider
 from edge.providers.base import ProviderError, StreamDone, StreamInterrupted, TextDelta, ToolCallReady
 from tests.providers.fakes import AnthropicFake, Call, Cut, Fail, Say

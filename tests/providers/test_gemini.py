@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from edge.messages import ChatMessage, ToolCall
+from edge.core.messages import ChatMessage, ToolCall
 from edge.providers.base import ProviderError, StreamDone, TextDelta, ToolCallReady
 from edge.providers.gemini import GeminiProvider
 from edge.tools.base import ModelTool, ToolArgs, spec_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ssl
 
-from edge.httpclient import async_client, shared_tls_context
+from edge.core.httpclient import async_client, shared_tls_context
 
 
 def _tls(client) -> ssl.SSLContext:

@@ -11,9 +11,9 @@ import pytest
 from edge.cli.main import main
 from edge.config.loader import load_config
 from edge.control.server import ControlServer
-from edge.exc import ConfigError
-from edge.messages import ChatMessage
-from edge.paths import control_socket
+from edge.core.exc import ConfigError
+from edge.core.messages import ChatMessage
+from edge.core.paths import control_socket
 from edge.providers.factory import create_provider
 from tests.providers.fakes import Fail, OpenAIFake, Say
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.core.httpclient import normalise_base_url
+from edge.core.messages import ChatMessage, ToolCall, ToolSpec
 from edge.providers.base import ProviderError
-from edge.providers.openai import OpenAICompatibleProvider, normalise_base_url
+from edge.providers.openai import OpenAICompatibleProvider
 from tests.fakes.openai_server import OpenAIServer, completion, error_body
 
 SPEC = ToolSpec("gpio_read", "Read a pin", {"type": "object", "properties": {"pin": {"type": "string"}}})

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from edge.messages import ChatMessage, ToolSpec
+from edge.core.messages import ChatMessage, ToolSpec
 from edge.providers.base import ProviderError, StreamDone, StreamInterrupted, TextDelta, ToolCallReady
 from edge.providers.openai import OpenAICompatibleProvider
 from tests.providers.fakes import Call, Cut, Fail, OpenAIFake, Say

@@ -2,7 +2,7 @@
 
 import json
 
-from edge.messages import ChatMessage, ToolCall, ToolSpec
+from edge.core.messages import ChatMessage, ToolCall, ToolSpec
 from edge.providers.prompt_guided import GuidedTextFilter, parse_tool_calls, render_guided, tool_instructions
 
 SPEC = ToolSpec("pins", "List pins.", {"type": "object", "properties": {}})

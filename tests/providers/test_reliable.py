@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from edge.messages import ChatMessage
+from edge.core.messages import ChatMessage
 from edge.providers.base import ProviderError, TextDelta, collect
 from edge.providers.keys import KeyRing
 from edge.providers.openai import OpenAICompatibleProvider

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from edge.messages import ChatMessage
+from edge.core.messages import ChatMessage
 from edge.providers.openai import OpenAICompatibleProvider
 from edge.providers.router import ClassificationRule, Route, RouterProvider, classify
 from tests.providers.fakes import OpenAIFake, Say

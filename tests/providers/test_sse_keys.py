@@ -2,9 +2,9 @@
 
 import asyncio
 
+from edge.core.sse import SseEvent, iter_sse
 from edge.providers.endpoint import parse_retry_after
 from edge.providers.keys import KeyRing, resolve_api_keys
-from edge.sse import SseEvent, iter_sse
 
 
 def events(lines):

@@ -10,9 +10,9 @@ import pytest
 
 from edge.agent.commands import CommandContext, run_command
 from edge.config.model import Config
+from edge.core.requester import Requester
 from edge.hardware import build_hardware
 from edge.providers.factory import create_provider
-from edge.requester import Requester
 from edge.security.approvals import ApprovalGate, Decision, PendingApproval
 from edge.status import format_status
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from edge.exc import PolicyDenied
+from edge.core.exc import PolicyDenied
 from edge.security.policy import Action, PinRule, SecurityPolicy
 from peripherals.base import PinMode
 from tests.helpers import asker

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from edge.config.loader import load_config
-from edge.exc import ConfigError, PolicyDenied
+from edge.core.exc import ConfigError, PolicyDenied
 from edge.hardware import build_hardware
 from tests.helpers import asker, cli, until
 

@@ -10,8 +10,8 @@ import pytest
 from edge.agent.commands import CommandContext, run_command
 from edge.automation.assembly import Automation
 from edge.config.loader import load_config
+from edge.core.requester import Requester
 from edge.hardware import build_hardware
-from edge.requester import Requester
 from edge.security.approvals import Decision
 from edge.tools.automation import automation_tools
 

@@ -8,7 +8,7 @@ from typing import Literal
 import pytest
 from pydantic import Field
 
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
 from edge.tools.automation import ScheduleArgs
 from edge.tools.base import ModelTool, ToolArgs, ToolResult, schema_of
 from edge.tools.memory import RecallArgs, StoreArgs

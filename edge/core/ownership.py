@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from edge.exc import EdgeError
+from edge.core.exc import EdgeError
 
 LOCK_NAME = "agent.lock"
 

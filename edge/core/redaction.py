@@ -1,5 +1,5 @@
 """Keep secrets out of logs and status: the configured secret values, and anything shaped like a
-credential. The logs' :class:`edge.logsetup.RedactionFilter` applies it to every record; this
+credential. The logs' :class:`edge.core.logsetup.RedactionFilter` applies it to every record; this
 module imports no logging, so ``edge-cli status`` stays light (about 6 ms).
 
 >>> Redactor(["hunter2-token"]).redact("login token=abc123 with hunter2-token")

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from edge.logformat import make_formatter
-from edge.redaction import Redactor
+from edge.core.logformat import make_formatter
+from edge.core.redaction import Redactor
 
 LOG_FILE_MAX_BYTES = 1024 * 1024
 LOG_FILE_BACKUPS = 3
@@ -124,7 +124,7 @@ class RotatingLogFile(logging.FileHandler):
 def configure_from(loaded: Any, env: Mapping[str, str] = os.environ, *, stream: bool = True,
                    stream_level: str | None = None) -> None:
     """Configure from a LoadedConfig: level, style, log file and the config's secrets."""
-    from edge.redaction import secret_values
+    from edge.core.redaction import secret_values
 
     cfg = loaded.config.logging
     configure(cfg.level, style=cfg.format, file=log_file_path(cfg.file, loaded.state_dir),

@@ -52,7 +52,7 @@ def parse_event(message: str) -> tuple[str, dict[str, object], str]:
         return "", {}, message
     fields: dict[str, object] = {}
 
-    def take(match: re.Match) -> str:
+    def take(match: re.Match[str]) -> str:
         fields.setdefault(match[1], _value(match[2]))
         return ""
 
