@@ -15,11 +15,14 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from edge.core.messages import ChatMessage, ToolSpec
 from edge.providers.base import ChatResponse, Provider, ProviderError, StreamEvent
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -103,35 +106,33 @@ class ReliableProvider(Provider):
 
     async def chat(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
                    *, model: str | None = None) -> ChatResponse:
-        failures: list[str] = []
-        for position in self.order():
-            entry = self.chain[position]
-            denied = False
-            for step_model in self._models(position, model):
-                for attempt in range(self.policy.max_retries + 1):
-                    try:
-                        response = await entry.provider.chat(messages, tools, model=step_model)
-                    except ProviderError as exc:
-                        delay = self._delay(exc, attempt, entry)
-                        self._log_failure(entry, step_model, attempt, exc, delay)
-                        if delay is None:
-                            failures.append(f"{entry.provider.name}/{step_model}: {exc}")
-                            denied = exc.status in (401, 403)
-                            break
-                        await self._sleep(delay)
-                    else:
-                        self._resting_until.pop(position, None)
-                        response.model = response.model or step_model
-                        return response
-                if denied:
-                    break  # the other models of this provider share the refused key
-            self._failed(position)
-        raise self._exhausted(failures)
+        async def ask(provider: Provider, step_model: str) -> AsyncIterator[ChatResponse]:
+            response = await provider.chat(messages, tools, model=step_model)
+            response.model = response.model or step_model
+            yield response
+
+        [response] = [response async for response in self._failover(ask, model)]
+        return response
 
     async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
                      *, model: str | None = None) -> AsyncIterator[StreamEvent]:
         """Retries and failover happen only before the first event: once text has been shown,
         a failure is raised (a :class:`StreamInterrupted` carries the partial text)."""
+        def ask(provider: Provider, step_model: str) -> AsyncIterator[StreamEvent]:
+            return provider.stream(messages, tools, model=step_model)
+
+        async for event in self._failover(ask, model):
+            yield event
+
+    async def _failover(self, ask: Callable[[Provider, str], AsyncIterator[T]],
+                        model: str | None) -> AsyncIterator[T]:
+        """The one retry loop: what ``ask(provider, model)`` yields, from the first attempt that
+        succeeds along the chain, its models and their retries.
+
+        An attempt that fails before yielding anything is retried, falls back or fails over; one
+        that fails after yielding has been seen by the caller, so its endpoint rests and the error
+        is raised as it is.
+        """
         failures: list[str] = []
         for position in self.order():
             entry = self.chain[position]
@@ -140,10 +141,9 @@ class ReliableProvider(Provider):
                 for attempt in range(self.policy.max_retries + 1):
                     started = False
                     try:
-                        async for event in entry.provider.stream(messages, tools,
-                                                                 model=step_model):
+                        async for item in ask(entry.provider, step_model):
                             started = True
-                            yield event
+                            yield item
                     except ProviderError as exc:
                         if started:
                             self._failed(position)
@@ -159,7 +159,7 @@ class ReliableProvider(Provider):
                         self._resting_until.pop(position, None)
                         return
                 if denied:
-                    break
+                    break  # the other models of this provider share the refused key
             self._failed(position)
         raise self._exhausted(failures)
 
