@@ -1,9 +1,10 @@
 """The bridge between the hardware (and sensors) and the broker; see :mod:`edge.mqtt` for topics.
 
 Each connection, in order: the last will (``offline``, retained) is registered; retained discovery
-configs of this node that are no longer current are removed (empty retained payload); discovery,
-``online``, every pin's state, the sensors' latest readings and the health are published; then
-the command topics are subscribed (unless ``allow_commands = false``). When the broker goes away
+configs of this node that are no longer current are removed (empty retained payload); the
+command topics are subscribed (unless ``allow_commands = false``) and the chat topic; then
+discovery, ``online``, every pin's state, the sensors' latest readings and the health are
+published, so whoever acts on ``online`` is heard. When the broker goes away
 the bridge reconnects with backoff and publishes all of it again.
 
 The command topics are exactly the published ones, ``<base>/<slug>/set``: a pin's other
@@ -184,11 +185,13 @@ class MqttBridge:
             self._client = client
             messages = client.messages
             await self._sweep_discovery(client, messages)
-            await self._announce(client)
+            # subscribed before ``online``: a client that waits for it and then sends is heard
+            # (what arrives meanwhile waits in ``messages`` until the announcement is out)
             if self.config.allow_commands and self.pins.by_slug:
                 await client.subscribe(self._command_subscriptions())
             if self.chat_inbox is not None:
                 await client.subscribe(self.topics.chat, qos=self.config.qos)
+            await self._announce(client)
             self.connected, self.since, self.last_error = True, time.time(), None
             self.counts["connects"] += 1
             backoff.reset()
