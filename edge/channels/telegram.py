@@ -1,4 +1,4 @@
-"""Telegram over the Bot API: long polling, typing, streaming drafts, chunked replies, approvals.
+"""Telegram over the Bot API: the channel, its long-polling receiver and its health.
 
 - Long polling with ``getUpdates`` (30 s). Each batch's offset is saved before its updates are
   handled, and each update is handled in isolation: one that fails is logged once and skipped,
@@ -7,15 +7,10 @@
 - Updates are validated at the boundary (:mod:`edge.channels.telegram_updates`); malformed ones and
   kinds not handled are ignored with a log line.
 - Unknown senders get one short pairing hint a day in private chats; ``/pair CODE`` adds them (see
-  :mod:`edge.channels.pairing`, which also rate-limits guesses and replies). Replies to strangers
-  and answers to buttons are best-effort: sent in the background, dropped on any error (403 bot
-  blocked, 400 stale query, 429), never raised into the poll loop.
+  :mod:`edge.channels.pairing`, which also rate-limits guesses and replies).
 - Approvals are inline buttons Approve / Deny / Always; only the requester or an admin counts.
-- Outbound: 4,096-character chunks (the dispatcher chunks), ``[IMAGE:path]`` sent with
-  ``sendPhoto`` only from the outbox (:mod:`edge.channels.outbox`; anything else gets one
-  refusal that never says whether the file exists), Markdown that Telegram rejects resent as
-  plain text; typing every 4 s; drafts edited in place at a bounded rate. A 429 on a send
-  holds that chat only (:class:`ChatPacing`).
+- Sending (replies, images, drafts, approval prompts, best-effort answers) is
+  :class:`~edge.channels.telegram_send.TelegramSender`'s, in :mod:`edge.channels.telegram_send`.
 - Health: the time of the last successful poll; a poller silent for longer than the poll timeout
   plus a grace period reports itself stalled, and the supervisor restarts it.
 """
@@ -26,20 +21,14 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
 from edge.channels.base import Channel, ChannelMessage, SendMessage
-from edge.channels.outbox import IMAGE_REFUSED, Outbox
+from edge.channels.outbox import Outbox
 from edge.channels.pairing import Pair, Strangers
-from edge.channels.telegram_api import (
-    MAX_CHAT_HOLD_SECONDS,
-    ChatPacing,
-    TelegramAPI,
-    TelegramError,
-    TelegramNetworkError,
-)
+from edge.channels.telegram_api import TelegramAPI, TelegramError, TelegramNetworkError
+from edge.channels.telegram_send import MAX_MESSAGE_LENGTH, TelegramSender
 from edge.channels.telegram_updates import KINDS, CallbackQuery, Message, parse_update, update_id_of
 from edge.core.files import make_durable, write_atomically
 from edge.core.requester import Requester
@@ -47,16 +36,9 @@ from edge.security.approvals import ApprovalGate, Decision
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE_LENGTH = 4096
 STALL_GRACE_SECONDS = 5.0
 BACKOFF_START, BACKOFF_MAX = 1.0, 60.0
 CONFLICT_BACKOFF = 10.0
-FLOOD_RETRIES = 2
-"""Times a send to a chat that answered 429 is retried after its ``retry_after``."""
-MAX_BACKGROUND_REPLIES = 50
-"""Best-effort replies in flight at once; beyond this they are dropped."""
-IMAGE_MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
-FINAL_ANSWERS = ("Approved.", "Denied.", "Approved, and remembered.")
 
 
 class TelegramChannel(Channel):
@@ -72,8 +54,8 @@ class TelegramChannel(Channel):
                  commands: list[tuple[str, str]] | None = None, draft_interval: float = 1.0,
                  stream_drafts: bool = True, outbox: Outbox | None = None):
         self.api = api
-        self.outbox = outbox
-        """Where ``[IMAGE:path]`` files may come from; None: no image is ever sent."""
+        self.sender = TelegramSender(api, outbox=outbox, draft_interval=draft_interval)
+        """Everything this channel sends goes through it."""
         if outbox is not None:
             self.capabilities = (
                 "You are talking on Telegram: replies may use Markdown (*bold*, `code`). To send "
@@ -84,19 +66,15 @@ class TelegramChannel(Channel):
         self.require_mention = require_mention
         self.approvals = approvals
         self.strangers = Strangers(self.name, pair)
-        self.pacing = ChatPacing()
         self.commands = commands or []
-        self.draft_interval = draft_interval
         self.stream_drafts = stream_drafts
         self._offset_path = state_dir / "telegram" / "offset"
         self._me: dict = {}
-        self._background: set[asyncio.Task] = set()
         self.last_poll: float | None = None
         self.last_ok: float | None = None
         self.failing_since: float | None = None
         """Wall-clock time of the last successful poll, for "down since"."""
         self.last_error: str | None = None
-        self._last_edit: dict[str, float] = {}
 
     # -- receiving -------------------------------------------------------------------------
 
@@ -235,8 +213,8 @@ class TelegramChannel(Channel):
             return
         reply = await self.strangers.answer(sender, text)
         if reply is not None:
-            self._spawn(self._best_effort("sendMessage", {"chat_id": chat_id, "text": reply},
-                                          chat_id))
+            self.sender.spawn(self.sender.best_effort(
+                "sendMessage", {"chat_id": chat_id, "text": reply}, chat_id))
 
     def _on_callback(self, query: CallbackQuery) -> None:
         responder = str(query.sender.id)
@@ -252,138 +230,27 @@ class TelegramChannel(Channel):
             text = "Unknown button."
         if responder not in self.allowed and not self.strangers.may_reply(responder):
             return
-        self._spawn(self._answer_callback(query, text))
+        self.sender.spawn(self.sender.answer_button(query, text))
 
-    async def _answer_callback(self, query: CallbackQuery, text: str) -> None:
-        await self._best_effort("answerCallbackQuery", {"callback_query_id": query.id, "text": text})
-        button = query.message
-        if button is not None and text in FINAL_ANSWERS:
-            chat_id = str(button.chat.id)
-            await self._best_effort("editMessageText", {
-                "chat_id": chat_id, "message_id": button.message_id,
-                "text": f"{button.text or ''}\n{text}"[:MAX_MESSAGE_LENGTH]}, chat_id)
-
-    # -- best-effort replies ---------------------------------------------------------------
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run a best-effort reply in the background: the poll loop never waits for one."""
-        if len(self._background) >= MAX_BACKGROUND_REPLIES:
-            work.close()
-            log.warning("telegram_reply_dropped reason=too_many_in_flight")
-            return
-        task = asyncio.create_task(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _best_effort(self, method: str, params: dict, chat_id: str | None = None) -> None:
-        """Call ``method``; any failure (403 blocked, 400 stale, 429, network) is logged only."""
-        if chat_id is not None and self.pacing.remaining(chat_id):
-            log.info("telegram_reply_dropped method=%s chat=%s reason=flood_wait", method, chat_id)
-            return
-        try:
-            await self.api.call(method, params)
-        except TelegramError as exc:
-            if exc.not_modified:
-                return
-            if exc.code == 429 and chat_id is not None:
-                self.pacing.hold(chat_id, exc.retry_after or 1.0)
-            log.info("telegram_reply_failed method=%s chat=%s code=%d", method, chat_id, exc.code)
-        except Exception as exc:
-            log.info("telegram_reply_failed method=%s chat=%s error=%s", method, chat_id,
-                     type(exc).__name__)
-
-    # -- sending ---------------------------------------------------------------------------
-
-    async def _chat_call(self, chat_id: str, method: str, params: dict,
-                         files: dict[str, Path] | None = None) -> Any:
-        """Call a method addressed to one chat, waiting out that chat's 429 ``retry_after``
-        (up to :data:`FLOOD_RETRIES` times); other chats are not delayed."""
-        for attempt in range(FLOOD_RETRIES + 1):
-            held = self.pacing.remaining(chat_id)
-            if held > MAX_CHAT_HOLD_SECONDS:
-                raise TelegramError(method, 429, "chat is flood-limited", held)
-            await self.pacing.wait(chat_id)
-            try:
-                return await self.api.call(method, params, files=files)
-            except TelegramError as exc:
-                if exc.code != 429 or attempt == FLOOD_RETRIES:
-                    raise
-                self.pacing.hold(chat_id, exc.retry_after or 1.0)
-                log.warning("telegram_flood_wait chat=%s method=%s retry_after=%.0fs",
-                            chat_id, method, exc.retry_after or 1.0)
-        raise AssertionError("unreachable")
-
-    async def _send_text(self, chat_id: str, text: str, markdown: bool = True,
-                         thread_id: str | None = None, extra: dict | None = None) -> dict:
-        params = {"chat_id": chat_id, "text": text, **(extra or {})}
-        if thread_id:
-            params["message_thread_id"] = int(thread_id)
-        if markdown:
-            try:
-                return await self._chat_call(chat_id, "sendMessage",
-                                             {**params, "parse_mode": "Markdown"})
-            except TelegramError as exc:
-                if not exc.markdown_rejected:
-                    raise
-                log.info("telegram_markdown_rejected; resending as plain text")
-        return await self._chat_call(chat_id, "sendMessage", params)
+    # -- sending (see edge.channels.telegram_send) ----------------------------------------
 
     async def send(self, message: SendMessage) -> None:
-        images = IMAGE_MARKER.findall(message.content)
-        text = IMAGE_MARKER.sub("", message.content).strip()
-        if text:
-            await self._send_text(message.recipient, text, thread_id=message.thread_id)
-        for written in images:
-            path = await self.outbox.image(written) if self.outbox is not None else None
-            if path is not None:
-                await self._chat_call(message.recipient, "sendPhoto", {"chat_id": message.recipient},
-                                      files={"photo": path})
-            else:
-                await self._send_text(message.recipient, IMAGE_REFUSED, markdown=False)
+        await self.sender.send(message)
 
     async def start_typing(self, recipient: str) -> None:
-        """Best-effort: skipped while the chat is flood-limited."""
-        await self._best_effort("sendChatAction", {"chat_id": recipient, "action": "typing"},
-                                recipient)
+        await self.sender.start_typing(recipient)
 
     async def send_draft(self, message: SendMessage) -> str:
-        sent = await self._send_text(message.recipient, message.content or "…", markdown=False,
-                                     thread_id=message.thread_id)
-        return str(sent["message_id"])
+        return await self.sender.send_draft(message)
 
     async def update_draft(self, recipient: str, message_id: str, text: str) -> None:
-        """Edit the draft, at most once per ``draft_interval`` (Telegram rate-limits edits);
-        best-effort: the final text comes with :meth:`finalize_draft`."""
-        now = time.monotonic()
-        if now - self._last_edit.get(message_id, 0.0) < self.draft_interval:
-            return
-        self._last_edit[message_id] = now
-        await self._best_effort("editMessageText", {"chat_id": recipient, "message_id": int(message_id),
-                                                    "text": text[:MAX_MESSAGE_LENGTH]}, recipient)
+        await self.sender.update_draft(recipient, message_id, text)
 
     async def finalize_draft(self, recipient: str, message_id: str, text: str) -> None:
-        self._last_edit.pop(message_id, None)
-        params = {"chat_id": recipient, "message_id": int(message_id),
-                  "text": text[:MAX_MESSAGE_LENGTH]}
-        try:
-            await self._chat_call(recipient, "editMessageText", {**params, "parse_mode": "Markdown"})
-        except TelegramError as exc:
-            if exc.not_modified:  # the draft already shows the whole reply
-                return
-            if not exc.markdown_rejected:
-                raise
-            try:
-                await self._chat_call(recipient, "editMessageText", params)
-            except TelegramError as plain:
-                if not plain.not_modified:
-                    raise
+        await self.sender.finalize_draft(recipient, message_id, text)
 
     async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
-        buttons = [[{"text": label, "callback_data": f"appr:{token}:{decision.value}"}
-                    for label, decision in (("Approve", Decision.APPROVE), ("Deny", Decision.DENY),
-                                            ("Always", Decision.ALWAYS))]]
-        await self._send_text(ctx.reply_target, prompt, markdown=False, thread_id=ctx.thread_id,
-                              extra={"reply_markup": {"inline_keyboard": buttons}})
+        await self.sender.request_approval(ctx, prompt, token)
 
     # -- health ----------------------------------------------------------------------------
 
@@ -400,7 +267,5 @@ class TelegramChannel(Channel):
         return self.last_poll is not None and not self.stalled()
 
     async def aclose(self) -> None:
-        for task in list(self._background):
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.sender.aclose()
         await self.api.aclose()
