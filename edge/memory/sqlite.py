@@ -16,6 +16,8 @@ Recall latency (bench/bench_memory.py): every read takes one round trip to aiosq
 and from ``OVERLAP_MIN_ROWS`` vectors on the numpy product runs in a worker thread while the
 FTS5 query runs in aiosqlite's. OpenBLAS already spreads the product over both cores, so the
 overlap saves less than the sum (100k: p95 about 10% lower).
+
+The keyword and entry queries of a recall are :mod:`edge.memory.sqlite_recall`'s.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import asyncio
 import builtins
 import logging
 import secrets
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
@@ -43,15 +45,15 @@ from edge.memory.base import (
 )
 from edge.memory.calibration import RelevanceCalibration
 from edge.memory.embedding_cache import EmbeddingCache, content_hash, now_iso
-from edge.memory.ranking import (
-    drop_common_terms,
-    fts_query,
-    fts_terms,
-    full_match_bm25,
-    hybrid_merge,
-    keyword_relevance,
-    like_terms,
-    normalise_bm25,
+from edge.memory.ranking import hybrid_merge, normalise_bm25
+from edge.memory.sqlite_recall import (
+    ENTRY_COLUMNS,
+    EVERY_ROW,
+    RecallQueries,
+    Row,
+    Scopes,
+    entry,
+    recall_within,
 )
 from edge.memory.sqlite_schema import open_database
 
@@ -63,40 +65,8 @@ OVERLAP_MIN_ROWS = 30_000
 """From this many vectors the product overlaps the FTS5 query; below it the thread hop costs more
 than the overlap saves (10k rows: 0.2 ms slower at p50 and p95)."""
 REINDEX_BATCH = 32
-ENTRY_COLUMNS = "num, id, key, content, category, updated_at, session_id"
-
-
 SCOPED_OVERFETCH = 4
 """A scoped recall takes this many times more vector candidates before filtering by scope."""
-
-Row = tuple[Any, ...]
-Scopes = Collection[str | None]
-Within = tuple[str, tuple[Any, ...]]
-"""A ``WHERE`` condition on ``session_id`` and its parameters (``EVERY_ROW``: no filter)."""
-EVERY_ROW = "1"
-
-
-def _within(session_id: str | None, scopes: Scopes | None) -> Within:
-    """The rows a recall may return: one session, and/or only the given scopes (``None`` in
-    ``scopes`` is the unscoped, shared entries)."""
-    conditions: list[str] = []
-    params: list[Any] = []
-    if session_id is not None:
-        conditions.append("session_id = ?")
-        params.append(session_id)
-    if scopes is not None:
-        named = sorted(s for s in scopes if s is not None)
-        either = [f"session_id IN ({','.join('?' * len(named))})"] if named else []
-        if None in scopes:
-            either.append("session_id IS NULL")
-        conditions.append(f"({' OR '.join(either)})" if either else "0")
-        params.extend(named)
-    return (" AND ".join(conditions), tuple(params)) if conditions else (EVERY_ROW, ())
-
-
-def _entry(row: Row, score: float | None = None) -> MemoryEntry:
-    _, id_, key, content, category, updated_at, session_id = row
-    return MemoryEntry(id_, key, content, Category.parse(category), updated_at, session_id, score)
 
 
 class SqliteMemory(Memory):
@@ -121,6 +91,7 @@ class SqliteMemory(Memory):
         self._stale: int | None = None
         self._data_version: int | None = None
         self.wait_for_model = True
+        self._queries = RecallQueries(self._fetch)
 
     @property
     def semantic(self) -> bool:
@@ -274,14 +245,14 @@ class SqliteMemory(Memory):
 
     async def get(self, key: str) -> MemoryEntry | None:
         rows = await self._fetch(f"SELECT {ENTRY_COLUMNS} FROM memories WHERE key = ?", (key,))
-        return _entry(rows[0]) if rows else None
+        return entry(rows[0]) if rows else None
 
     async def list(self, category: Category | None = None,
                    session_id: str | None = None) -> builtins.list[MemoryEntry]:
         sql = f"SELECT {ENTRY_COLUMNS} FROM memories WHERE (? IS NULL OR category = ?) " \
               "AND (? IS NULL OR session_id = ?) ORDER BY updated_at DESC"
         value = category.value if category else None
-        return [_entry(row) for row in await self._fetch(sql, (value, value, session_id, session_id))]
+        return [entry(row) for row in await self._fetch(sql, (value, value, session_id, session_id))]
 
     async def count(self) -> int:
         (count,) = await self._one("SELECT COUNT(*) FROM memories")
@@ -293,67 +264,10 @@ class SqliteMemory(Memory):
         except (MemoryFailure, aiosqlite.Error):
             return False
 
-    async def _rows(self, scored: builtins.list[tuple[int, float]], within: Within,
-                    limit: int) -> builtins.list[MemoryEntry]:
-        """The entries for ``(num, score)`` pairs in one query, in score order."""
-        if not scored:
-            return []
-        marks = ",".join("?" * len(scored))
-        where, params = within
-        found = await self._fetch(f"SELECT {ENTRY_COLUMNS} FROM memories WHERE num IN ({marks}) "
-                                  f"AND {where}", (*[num for num, _ in scored], *params))
-        rows = {row[0]: row for row in found}
-        return [_entry(rows[num], score) for num, score in scored if num in rows][:limit]
-
     async def keyword_search(self, query: str, limit: int, session_id: str | None = None, *,
                              scopes: Scopes | None = None) -> builtins.list[tuple[int, float]]:
-        """``(num, keyword relevance)``, best first: BM25 as a share of a full match
-        (``ranking.keyword_relevance``), or the fraction of words found by LIKE if FTS5 refuses.
-
-        Only a session filter reads ``memories`` (joining it for every match doubled the cost at
-        100k rows); ``ORDER BY score DESC LIMIT`` keeps a top-k sorter, where FTS5's own ``ORDER
-        BY rank`` sorts every match and measured slower."""
-        within = _within(session_id, scopes)
-        terms, full = await self._selective_terms(fts_terms(query))
-        match = fts_query(terms)
-        if match:
-            where, params = within
-            only = f" AND rowid IN (SELECT num FROM memories WHERE {where})" \
-                if where != EVERY_ROW else ""
-            try:
-                return keyword_relevance(await self._fetch(
-                    "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "
-                    f"WHERE memories_fts MATCH ?{only} ORDER BY score DESC LIMIT ?",
-                    (match, *params, limit)), full)
-            except aiosqlite.OperationalError as exc:
-                log.info("memory_recall_like_fallback reason=%s", exc)
-        return await self._like_search(query, limit, within)
-
-    async def _selective_terms(self, terms: builtins.list[str]
-                               ) -> tuple[builtins.list[str], float | None]:
-        """The terms worth searching, and the score of a full match (None for one term)."""
-        if len(terms) < 2:
-            return terms, None
-        lowered = [t.lower() for t in terms]
-        marks = ",".join("?" * len(lowered))
-        # One round trip: the row with the empty term (FTS5 never yields one) carries the total.
-        counts: dict[str, int] = dict(await self._fetch(
-            "SELECT '', COALESCE(MAX(num), 0) FROM memories UNION ALL "
-            f"SELECT term, doc FROM memories_fts_terms WHERE term IN ({marks})", lowered))
-        total = counts.pop("")
-        return drop_common_terms(terms, counts, total), full_match_bm25(terms, counts, total)
-
-    async def _like_search(self, query: str, limit: int,
-                           within: Within) -> builtins.list[tuple[int, float]]:
-        terms = like_terms(query)
-        hits = " + ".join(["((key LIKE ? ESCAPE '\\') OR (content LIKE ? ESCAPE '\\'))"] * len(terms))
-        params = [p for term in terms for p in (term, term)]
-        where, scoped = within
-        found = await self._fetch(
-            f"SELECT num, ({hits}) AS hits FROM memories WHERE hits > 0 "
-            f"AND {where} ORDER BY hits DESC, updated_at DESC LIMIT ?",
-            (*params, *scoped, limit))
-        return [(num, hits / len(terms)) for num, hits in found]
+        """``(num, keyword relevance)``, best first (:meth:`RecallQueries.keywords`)."""
+        return await self._queries.keywords(query, limit, recall_within(session_id, scopes))
 
     async def recall(self, query: str, limit: int = 5, session_id: str | None = None, *,
                      scopes: Scopes | None = None) -> builtins.list[MemoryEntry]:
@@ -376,10 +290,10 @@ class SqliteMemory(Memory):
                                scopes: Scopes | None = None) -> builtins.list[MemoryEntry]:
         """Recall with the query's vector already computed (None: BM25 only)."""
         candidates = max(CANDIDATES, limit)
-        within = _within(session_id, scopes)
+        within = recall_within(session_id, scopes)
         if query_vector is None:
             keyword = await self.keyword_search(query, candidates, session_id, scopes=scopes)
-            return await self._rows(normalise_bm25(keyword), within, limit)
+            return await self._queries.entries(normalise_bm25(keyword), within, limit)
         index = await self._index_ready()
         # the vector index is not scoped: take more candidates so others' do not crowd one out
         nearest = candidates * SCOPED_OVERFETCH if within[0] != EVERY_ROW else candidates
@@ -398,7 +312,7 @@ class SqliteMemory(Memory):
         merged = hybrid_merge(vector, keyword, self.vector_weight, self.keyword_weight,
                               len(vector) + len(keyword), self.calibration)
         relevant = [(num, score) for num, score in merged if score >= self.min_relevance]
-        return await self._rows(relevant, within, limit)
+        return await self._queries.entries(relevant, within, limit)
 
     # -- upkeep -----------------------------------------------------------------------------
 
