@@ -14,7 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,10 @@ from edge.core.exc import ConfigError
 from edge.core.ratelimit import SharedWindow
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask
+from edge.pins import Pin, logical, pin_table
 from edge.security.approvals import ApprovalGate
-from edge.security.policy import RATE_WINDOW_SECONDS, Action, PinRule, SecurityPolicy, SwitchBudget
-from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode, Pull
+from edge.security.policy import RATE_WINDOW_SECONDS, Action, SecurityPolicy, SwitchBudget
+from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
 from peripherals.supervisor import BoardSupervisor
@@ -37,37 +38,6 @@ ONE_SHOT_RATES = "one-shot-actuations.json"
 ONE_SHOT_SWITCHES = "one-shot-switches.json"
 
 
-@dataclass(frozen=True)
-class Pin:
-    """One allowlisted pin's physical facts, from its config: mode, safe level, on-time limit,
-    pull, aliases, wiring (``active_low``), debounce and the switches a minute it stands. The
-    policy decides what is allowed."""
-
-    board: str
-    pin: str
-    mode: PinMode
-    safe: bool | None = None
-    max_on_seconds: float | None = None
-    pull: Pull = Pull.UP
-    aliases: tuple[str, ...] = ()
-    active_low: bool = False
-    bounce_ms: int = 0
-    max_switches_per_minute: int | None = None
-
-    def line(self, on: bool) -> bool:
-        """The electrical level (True: high) that means ``on`` for this pin."""
-        return on != self.active_low
-
-    @property
-    def label(self) -> str:
-        return f"{self.board}:{self.pin}" + (f" ({', '.join(self.aliases)})" if self.aliases else "")
-
-    @property
-    def rule(self) -> PinRule:
-        """What the policy allows on this pin."""
-        return PinRule(self.board, self.pin, self.mode, self.label, self.max_switches_per_minute)
-
-
 class Hardware:
     def __init__(self, boards: dict[str, Board], pins: list[Pin], policy: SecurityPolicy, *,
                  resident: bool, hold_seconds: float | None = None):
@@ -76,7 +46,7 @@ class Hardware:
         returns it to its safe level (``edge-cli gpio write --hold``)."""
         self.boards = boards
         self.pins = {(p.board, p.pin): p for p in pins}
-        self.policy = policy
+        self._policy = policy
         self.resident = resident
         self.hold_seconds = hold_seconds
         self._timers: dict[tuple[str, str], asyncio.Task] = {}
@@ -125,6 +95,12 @@ class Hardware:
                 "board-supervisor", BoardSupervisor(self.boards, self._board_up).run).start()
             self.subscribe(self._record_event)
 
+    def refusal(self, board: str, pin: str, action: Action) -> str | None:
+        """Why the policy refuses ``action`` on the pin whoever asks and whenever (the
+        allowlist, the pin's mode, ``readonly`` autonomy), or None: automation checks its rules
+        and sensors with this before the agent starts."""
+        return self._policy.refusal(board, pin, action)
+
     def supervised_tasks(self) -> list[SupervisedTask]:
         """The board supervisor (a resident agent's, once started)."""
         return [self._supervisor] if self._supervisor is not None else []
@@ -143,7 +119,7 @@ class Hardware:
         have driven its safe values)."""
         for rule in self.pins.values():
             if rule.board == name:
-                self.policy.switches.known(rule.board, rule.pin, None)
+                self._policy.switches.known(rule.board, rule.pin, None)
                 try:
                     await self.claim(rule)
                 except BoardError as exc:
@@ -167,7 +143,7 @@ class Hardware:
         await setup(rule.pin, rule.mode, rule.pull, initial=initial, bounce_ms=rule.bounce_ms)
         self._claimed.add(key)
         if self.resident and rule.mode is not PinMode.INPUT:
-            self.policy.switches.known(rule.board, rule.pin, float(bool(rule.safe)))
+            self._policy.switches.known(rule.board, rule.pin, float(bool(rule.safe)))
 
     def _check_oneshot(self, rule: Pin, on: bool) -> None:
         """Without a running agent, refuse what would not be true once this process exits:
@@ -199,7 +175,7 @@ class Hardware:
         label = known.label if known else f"{board}:{pin}"
         if action is Action.SAFE and known is not None:
             value = float(bool(known.safe))
-        rule = await self.policy.permit(board, pin, action, requester, summary.format(pin=label),
+        rule = await self._policy.permit(board, pin, action, requester, summary.format(pin=label),
                                         value)
         return self.pins[(rule.board, rule.pin)]
 
@@ -262,7 +238,7 @@ class Hardware:
                              "to read; start the agent (`edge-cli run`) and ask it")
         await self.claim(rule)
         level = await self.boards[rule.board].read(rule.pin)
-        return _logical(rule, level)
+        return logical(rule, level)
 
     async def _actuate(self, rule: Pin, on: bool, act: Coroutine[Any, Any, None]) -> None:
         """Claim, arm the auto-off timer, then act; a cancelled caller (``/stop``, a newer
@@ -288,7 +264,7 @@ class Hardware:
     async def _auto_off(self, rule: Pin) -> None:
         await asyncio.sleep(rule.max_on_seconds or 0.0)
         self._timers.pop((rule.board, rule.pin), None)
-        self.policy.switches.force(rule.rule, 0.0)  # counted, never refused
+        self._policy.switches.force(rule.rule, 0.0)  # counted, never refused
         try:
             await self.boards[rule.board].write(rule.pin, rule.line(False))
             log.info("auto_off board=%s pin=%s after=%gs", rule.board, rule.pin, rule.max_on_seconds)
@@ -350,13 +326,13 @@ class Hardware:
         ``output`` after each actuation through this door or its timers (write, pwm, servo,
         make_safe, auto-off: 1/0, the duty or the angle), whoever asked. Listeners run on the
         event loop."""
-        def logical(event: BoardEvent) -> None:
+        def made_logical(event: BoardEvent) -> None:
             rule = self.pins.get((event.board, event.pin)) if event.pin else None
             if rule is not None and rule.active_low and event.value is not None:
-                event = replace(event, value=_logical(rule, event.value))
+                event = replace(event, value=logical(rule, event.value))
             listener(event)
 
-        unsubscribers = [board.subscribe(logical) for board in self.boards.values()]
+        unsubscribers = [board.subscribe(made_logical) for board in self.boards.values()]
         self._listeners.append(listener)
 
         def unsubscribe_all() -> None:
@@ -375,7 +351,7 @@ class Hardware:
             for state in status.pins:
                 known = self.pins.get((status.name, state.name))
                 if known is not None:
-                    state.value = _logical(known, state.value)
+                    state.value = logical(known, state.value)
             statuses.append(status)
         return statuses
 
@@ -385,31 +361,15 @@ class Hardware:
                 for at, e in list(self.recent_events)[-last:]]
 
 
-def _check_aliases(name: str, board: Board, aliases: dict[str, str]) -> None:
-    """An alias must not be another pin's name: ``GPIO5 = "GPIO17"`` would hide GPIO5."""
-    for alias, target in aliases.items():
-        try:
-            named = board.canonical(alias)
-        except UnknownPin:
-            continue
-        if named != board.resolve(alias):
-            raise ConfigError(f"boards.{name}.aliases.{alias}: {alias!r} is the name of pin {named} "
-                              f"but would mean {board.resolve(alias)} ({target!r}); choose an alias "
-                              "that is not a pin name")
-
-
-def _logical(rule: Pin, level: float) -> float:
-    """A board's electrical reading as the pin's logical value (inverted when active-low)."""
-    if rule.active_low and rule.mode is not PinMode.ANALOG:
-        return 1.0 - level
-    return level
-
-
 def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
-                   hold_seconds: float | None = None, state_dir: Path | None = None) -> Hardware:
+                   hold_seconds: float | None = None, state_dir: Path | None = None,
+                   approvals: ApprovalGate | None = None) -> Hardware:
     """Boards, their pins and the policy from config; unknown or duplicate pins are ConfigErrors
     naming the key. ``state_dir``: where one-shot commands (not ``resident``) count actuations
-    and each pin's switches together."""
+    and each pin's switches together. ``approvals``: the agent's gate (its runtime builds it,
+    with the channels that answer it); without one, a gate for ``[security] autonomy`` that no
+    channel answers (direct commands need none; what a model asks under ``supervised`` is
+    refused)."""
     boards: dict[str, Board] = {}
     pins: list[Pin] = []
     for name, section in config.boards.items():
@@ -419,28 +379,8 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
         except UnknownPin as exc:
             raise ConfigError(f"boards.{name}.aliases: {exc}") from None
         boards[name] = board
-        _check_aliases(name, board, section.aliases)
-        modes = {info.name: info.modes for info in board.capabilities()}
-        seen: dict[str, str] = {}
-        for key, pin_cfg in section.pins.items():
-            try:
-                pin = board.resolve(key)
-            except UnknownPin as exc:
-                raise ConfigError(f"boards.{name}.pins.{key}: {exc}") from None
-            if pin in modes and pin_cfg.mode not in modes[pin]:
-                can = ", ".join(sorted(m.value for m in modes[pin])) or "nothing"
-                raise ConfigError(f"boards.{name}.pins.{key}: {pin} on a {section.type} board "
-                                  f"cannot be {pin_cfg.mode.value} (it can be: {can})")
-            if pin in seen:
-                raise ConfigError(f"boards.{name}.pins.{key}: same pin as "
-                                  f"boards.{name}.pins.{seen[pin]} ({pin})")
-            seen[pin] = key
-            safe = None if pin_cfg.safe is None else pin_cfg.safe == "on"
-            aliases = tuple(a for a, target in section.aliases.items() if board.resolve(a) == pin)
-            pins.append(Pin(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds,
-                            pin_cfg.pull, aliases, pin_cfg.active_low, pin_cfg.bounce_ms,
-                            pin_cfg.switch_budget))
-    gate = ApprovalGate(config.security.autonomy, config.security.approval_timeout_seconds)
+        pins.extend(pin_table(name, section, board))
+    gate = approvals or ApprovalGate.from_config(config.security)
     rates = switches = None
     if not resident and state_dir is not None:
         rates = SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_RATES)

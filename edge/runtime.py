@@ -36,6 +36,7 @@ from edge.core.stopsignals import STOPPING, exit_code, signal_name
 from edge.core.supervision import SupervisedTask, close_all, down_tasks
 from edge.hardware import build_hardware
 from edge.memory.base import EmbeddingProvider, Memory
+from edge.security.approvals import ApprovalGate
 from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
 
@@ -75,14 +76,19 @@ class Runtime:
         self.loaded = loaded
         self.config = loaded.config
         self.resident = resident
+        self.channels: dict[str, Channel] = {}
+        cfg = self.config.channels
+        self.approvals = ApprovalGate.from_config(
+            self.config.security, {"telegram": frozenset(map(str, cfg.telegram.admins)),
+                                   "signal": frozenset(cfg.signal.admins)}, self.channels)
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
-                                       hold_seconds=hold_seconds, state_dir=loaded.state_dir)
+                                       hold_seconds=hold_seconds, state_dir=loaded.state_dir,
+                                       approvals=self.approvals)
         self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
                                      state_dir=loaded.state_dir, clock=clock)
         self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
-                                          *automation_tools(self.automation)]}
+                                          *automation_tools(self.automation, self.approvals)]}
         self.provider: ModelSwitch | None = None
-        self.channels: dict[str, Channel] = {}
         self.supervisors: dict[str, ListenerSupervisor] = {}
         self._tasks: list[SupervisedTask] = []
         """The dispatcher and memory upkeep (the other parts own theirs)."""
@@ -171,7 +177,7 @@ class Runtime:
                               ("signal", cfg.signal)):
             allowed, mention, rate = section.access()
             self.access[name] = ChannelAccess(set(map(str, allowed)), mention, rate)
-        gate = self.hardware.policy.approvals
+        gate = self.approvals
         if cfg.cli.enabled and stdin_attached(self._stdin):
             from edge.channels.cli import CliChannel
 
@@ -201,9 +207,6 @@ class Runtime:
 
             self.access["mqtt"] = ChannelAccess({"*"}, False, self.config.mqtt.chat_rate_limit_per_minute)
             self.channels["mqtt"] = MqttChatChannel(self.mqtt)  # the broker's ACL says who
-        gate.approvers = {n: ch for n, ch in self.channels.items() if ch.supports_approvals}
-        gate.admins = {"telegram": frozenset(map(str, cfg.telegram.admins)),
-                       "signal": frozenset(cfg.signal.admins)}
 
     async def _pair(self, channel: str, sender: str, code: str) -> bool:
         """Redeem a pairing code: allow ``sender`` now and record it in the config file."""
@@ -251,7 +254,7 @@ class Runtime:
                     channel, on_change=self._refresh_service_status)
                 listeners.append(asyncio.create_task(
                     self._listen(supervisor, dispatcher), name=f"listen-{name}"))
-            await self.automation.start(self.channels, self.hardware.policy.approvals.admins,
+            await self.automation.start(self.channels, self.approvals.admins,
                                         self._down_components, prompts=self)
             self._log_ready()
             self.service.ready(self._service_status())
@@ -363,7 +366,8 @@ class Runtime:
         agent = self.agent = Agent(list(self.tools.values()), self.hardware, self.provider, self.sessions,
                       self.status_text, settings, Preflight(self.access), self.memory,
                       channel_capabilities={name: ch.capabilities
-                                            for name, ch in self.channels.items()})
+                                            for name, ch in self.channels.items()},
+                      admins=self.approvals.admins)
         return Dispatcher(agent, self.channels, hooks=self.hooks,
                           interrupt_on_new_message=cfg.interrupt_on_new_message,
                           debounce_seconds=cfg.debounce_ms / 1000,

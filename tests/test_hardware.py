@@ -220,7 +220,7 @@ def test_safe_levels_are_line_levels_kept_with_the_hardware(write_config, isolat
     low = hardware_for(ACTIVE_LOW, write_config, isolated_env, mock_factory)
     assert low.safe_levels("gpio") == {"GPIO22": True}  # safe "off" on an active-low relay: high
     assert low.safe_levels("other") == {}
-    assert {r.label for r in low.policy.rules} == {"gpio:GPIO22 (relay)", "gpio:GPIO23", "gpio:GPIO5"}
+    assert {p.rule.label for p in low.pin_list()} == {"gpio:GPIO22 (relay)", "gpio:GPIO23", "gpio:GPIO5"}
 
 
 def test_status_and_doctor_show_a_board_warning(monkeypatch):

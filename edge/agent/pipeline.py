@@ -19,7 +19,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -99,6 +99,8 @@ class Agent:
     preflight: Preflight = field(default_factory=Preflight)
     memory: Memory | None = None
     channel_capabilities: dict[str, str] = field(default_factory=dict)
+    admins: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Channel -> its admins (the runtime's table, which the approval gate holds too)."""
     failed_turns: int = field(default=0, init=False)
     provider_failure: tuple[float, str] | None = field(default=None, init=False)
     """(when, why) the model last failed to answer, until it answers again: status shows it."""
@@ -117,7 +119,7 @@ class Agent:
         ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.requester,
                              reset_session=lambda: self.sessions.reset_session(msg.session_key),
                              provider=self.provider,
-                             admins=self.hardware.policy.approvals.admins)
+                             admins=self.admins)
         return await run_command(msg.content, ctx)
 
     def _provider_failed(self, reason: str) -> None:

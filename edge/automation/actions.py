@@ -165,7 +165,7 @@ def check_action(action: AutomationAction, where: Surroundings) -> None:
     sensor, a pin the policy forbids it, a notice to a channel that is not configured."""
     if isinstance(action, PinAction):
         board, pin = where.hardware.locate(action.pin)  # raises UnknownPin
-        refusal = where.hardware.policy.refusal(board, pin, VERBS[action.verb])
+        refusal = where.hardware.refusal(board, pin, VERBS[action.verb])
         if refusal:
             raise ValueError(f"{action}: {refusal}")
         limit = where.hardware.pins[(board, pin)].max_on_seconds

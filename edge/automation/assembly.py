@@ -63,7 +63,7 @@ def build_sensor_hub(config: Config, hardware: Hardware, *, pin_factory: Any = N
                 board, pin = hardware.locate(section.pin)
             except BoardError as exc:
                 raise ConfigError(f"sensors.{name}.pin: {exc}") from None
-            refusal = hardware.policy.refusal(board, pin, Action.READ)
+            refusal = hardware.refusal(board, pin, Action.READ)
             if refusal is None and hardware.pins[(board, pin)].mode is not PinMode.ANALOG:
                 refusal = f"{board}:{pin} is not an analog pin; allowlist it with mode = \"analog\""
             if refusal:

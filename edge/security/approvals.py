@@ -11,9 +11,14 @@
 the timeout means deny. Only the requester, or a configured admin, can answer. Tokens are
 case-insensitive (``A1B2C3 approve`` answers ``a1b2c3``).
 
-Admins (``[channels.telegram] admins``, ``[channels.signal] admins``) are who may change the agent
-for everyone from a network channel (``/model NAME``), answer anyone's approval and see the full
-``/status``; the local terminal (channel ``cli``) is the operator and counts as an admin.
+Admins (``[channels.telegram] admins``, ``[channels.signal] admins``: each channel's spec says
+where its admins are, :mod:`edge.channels.registry`) are who may change the agent for everyone
+from a network channel (``/model NAME``), answer anyone's approval and see the full ``/status``;
+the local terminal (channel ``cli``) is the operator and counts as an admin.
+
+One gate per agent, built where the runtime is assembled (:mod:`edge.assembly`) with the admins
+and the channels that ask, and handed to the pin policy, the channels (which record answers
+through :meth:`ApprovalGate.answer`, the one path), the agent and the automation tools.
 """
 
 from __future__ import annotations
@@ -24,9 +29,12 @@ import logging
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from edge.core.requester import Requester
+
+if TYPE_CHECKING:
+    from edge.config.model import SecurityConfig
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +61,11 @@ class Decision(str, enum.Enum):
     ALWAYS = "always"
 
 
-RequestContext = Requester  # the name channels still import; Requester is the type
-
-
 class Approver(Protocol):
-    """A channel that can ask a person to approve: sends ``prompt`` carrying ``token``."""
+    """A channel that may ask a person to approve (``supports_approvals``): sends ``prompt``
+    carrying ``token``."""
+
+    supports_approvals: bool
 
     async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None: ...
 
@@ -73,11 +81,20 @@ class PendingApproval:
 class ApprovalGate:
     autonomy: str = "supervised"
     timeout: float = DEFAULT_TIMEOUT_SECONDS
-    admins: dict[str, frozenset[str]] = field(default_factory=dict)
-    """Channel -> senders who may answer anyone's approval."""
-    approvers: dict[str, Approver] = field(default_factory=dict)
+    admins: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Channel -> senders who may answer anyone's approval (channels without admins are absent)."""
+    approvers: Mapping[str, Approver] = field(default_factory=dict)
+    """Channel -> the channel itself: the runtime's table of running channels, filled as they
+    start; one that cannot ask (``supports_approvals`` false) is passed over."""
     _pending: dict[str, PendingApproval] = field(default_factory=dict)
     _always: set[tuple[str, str, str]] = field(default_factory=set)
+
+    @classmethod
+    def from_config(cls, security: SecurityConfig, admins: Mapping[str, frozenset[str]] | None = None,
+                    approvers: Mapping[str, Approver] | None = None) -> ApprovalGate:
+        """The gate ``[security]`` describes (autonomy, approval_timeout_seconds)."""
+        return cls(security.autonomy, security.approval_timeout_seconds, admins or {},
+                   approvers if approvers is not None else {})
 
     def is_admin(self, ctx: Requester) -> bool:
         return is_admin(ctx, self.admins)
@@ -96,7 +113,7 @@ class ApprovalGate:
         if remembered in self._always:
             return None
         approver = self.approvers.get(ctx.channel)
-        if approver is None:
+        if approver is None or not approver.supports_approvals:
             return f"approval needed, but channel {ctx.channel} cannot ask for it"
         token = secrets.token_hex(3)
         future = asyncio.get_running_loop().create_future()
@@ -117,8 +134,13 @@ class ApprovalGate:
             self._always.add(remembered)
         return None
 
-    def answer(self, channel: str, token: str, responder: str, decision: Decision) -> str:
-        """Record an answer from ``responder``; returns what to tell them."""
+    def answer(self, channel: str, token: str, responder: str, decision: str) -> str:
+        """Record an answer from ``responder`` on ``channel`` (``approve``, ``deny`` or
+        ``always``, any case); returns what to tell them."""
+        try:
+            decided = Decision(decision.strip().lower())
+        except ValueError:
+            return "Unknown answer."
         pending = self._pending.get(token.strip().lower())
         if pending is None or pending.future.done():
             return "That approval request has expired or was already answered."
@@ -126,6 +148,6 @@ class ApprovalGate:
             log.warning("approval_refused token=%s responder=%s requester=%s",
                         token, responder, pending.requester)
             return "Only the person who asked (or an admin) can answer this request."
-        pending.future.set_result(decision)
+        pending.future.set_result(decided)
         return {Decision.APPROVE: "Approved.", Decision.DENY: "Denied.",
-                Decision.ALWAYS: "Approved, and remembered."}[decision]
+                Decision.ALWAYS: "Approved, and remembered."}[decided]

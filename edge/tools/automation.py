@@ -92,6 +92,14 @@ class _ScheduleTool(ModelTool[P]):
         self.automation = automation
 
 
+class _ScheduleChange(_ScheduleTool[P]):
+    """Adds or removes a job: for admins, approved first when the model proposes it."""
+
+    def __init__(self, automation: Automation, approvals: ApprovalGate):
+        super().__init__(automation)
+        self.approvals = approvals
+
+
 class ScheduleListTool(_ScheduleTool[NoArgs]):
     name = "schedule_list"
     description = "List the scheduled jobs: when each runs next, its action and its last result."
@@ -120,14 +128,14 @@ def _admin_only(requester: Requester, gate: ApprovalGate, what: str) -> None:
                            f"operator) may; {requester.caller} is not one")
 
 
-class ScheduleAddTool(_ScheduleTool[ScheduleArgs]):
+class ScheduleAddTool(_ScheduleChange[ScheduleArgs]):
     name = "schedule_add"
     description = ("Add a scheduled job (cron, every or at) whose action runs through the same "
                    "policy as a chat command. Admins only; the person is asked to approve.")
     Params = ScheduleArgs
 
     async def run(self, params: ScheduleArgs, requester: Requester) -> ToolResult:
-        gate = self.automation.hardware.policy.approvals
+        gate = self.approvals
         _admin_only(requester, gate, "adding a schedule")
         job = ScheduleConfig.checked(**params.model_dump())  # a UsageError is the tool's failed result
         if gate.needs_approval(requester):
@@ -145,13 +153,13 @@ class ScheduleNameArgs(ToolArgs):
     name: str = Field(description="The schedule's name")
 
 
-class ScheduleRemoveTool(_ScheduleTool[ScheduleNameArgs]):
+class ScheduleRemoveTool(_ScheduleChange[ScheduleNameArgs]):
     name = "schedule_remove"
     description = "Remove a scheduled job that was added at runtime (admins only)."
     Params = ScheduleNameArgs
 
     async def run(self, params: ScheduleNameArgs, requester: Requester) -> ToolResult:
-        gate = self.automation.hardware.policy.approvals
+        gate = self.approvals
         _admin_only(requester, gate, "removing a schedule")
         if gate.needs_approval(requester):
             refusal = await gate.check(f"schedule:{params.name}", "schedule",
@@ -162,8 +170,9 @@ class ScheduleRemoveTool(_ScheduleTool[ScheduleNameArgs]):
         return ToolResult(True, f"removed schedule {params.name}", data={"name": params.name})
 
 
-def automation_tools(automation: Automation) -> list[Tool]:
-    """The tools over the sensors, rules and schedules."""
+def automation_tools(automation: Automation, approvals: ApprovalGate) -> list[Tool]:
+    """The tools over the sensors, rules and schedules; ``approvals`` (the agent's gate) says
+    who is an admin and asks whoever proposes a schedule through the model."""
     return [SensorReadTool(automation.sensors), RuleListTool(automation.rules),
-            ScheduleListTool(automation), ScheduleAddTool(automation),
-            ScheduleRemoveTool(automation)]
+            ScheduleListTool(automation), ScheduleAddTool(automation, approvals),
+            ScheduleRemoveTool(automation, approvals)]

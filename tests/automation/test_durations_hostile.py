@@ -24,6 +24,7 @@ from edge.config.loader import load_config
 from edge.config.schedules import ScheduleConfig
 from edge.core.requester import Requester
 from edge.hardware import build_hardware
+from edge.security.approvals import ApprovalGate
 from edge.tools.automation import automation_tools, format_schedules
 from tests.helpers import cli
 
@@ -47,10 +48,10 @@ admins = ["42"]
 @pytest.fixture
 def automation(tmp_path, write_config, isolated_env, mock_factory):
     cfg = load_config(str(write_config(CONFIG)), env=isolated_env).config
-    hardware = build_hardware(cfg, resident=True, pin_factory=mock_factory)
-    hardware.policy.approvals.admins = {"telegram": frozenset({"42"})}
+    gate = ApprovalGate.from_config(cfg.security, {"telegram": frozenset({"42"})})
+    hardware = build_hardware(cfg, resident=True, pin_factory=mock_factory, approvals=gate)
     auto = Automation(cfg, hardware, pin_factory=mock_factory, state_dir=tmp_path)
-    return {t.name: t for t in automation_tools(auto)}, auto
+    return {t.name: t for t in automation_tools(auto, gate)}, auto
 
 
 def added(auto: Automation) -> list[str]:
@@ -69,7 +70,7 @@ async def test_the_schedule_add_tool_refuses_hostile_intervals_naming_every(auto
 
 async def test_chat_schedule_add_refuses_hostile_intervals(automation):
     tools, auto = automation
-    ctx = CommandContext(tools, None, ADMIN, admins=auto.hardware.policy.approvals.admins)
+    ctx = CommandContext(tools, None, ADMIN, admins={"telegram": frozenset({"42"})})
     for every in HOSTILE:
         reply = await run_command(f"/schedule add tick every {every} notify hi", ctx)
         assert reply == f"Error: every: {WHY[every]} (got {every!r})", reply

@@ -103,18 +103,22 @@ def test_errors_in_the_full_status_are_redacted_like_the_logs():
 
 async def test_the_approval_prompt_names_the_real_pin_not_the_models_words(default_config,
                                                                           mock_factory):
-    hardware = build_hardware(default_config.config, resident=True, pin_factory=mock_factory)
-    gate = hardware.policy.approvals
+    approvers: dict[str, object] = {}
+    gate = ApprovalGate.from_config(default_config.config.security, approvers=approvers)
+    hardware = build_hardware(default_config.config, resident=True, pin_factory=mock_factory,
+                              approvals=gate)
     prompts: list[str] = []
 
     class Approver:
+        supports_approvals = True
+
         async def request_approval(self, ctx, prompt, token):
             prompts.append(prompt)
             # answered with the token in capitals, as a phone keyboard may send it
             asyncio.get_running_loop().call_soon(
                 lambda: gate.answer("telegram", token.upper(), "42", Decision.APPROVE))
 
-    gate.approvers = {"telegram": Approver()}
+    approvers["telegram"] = Approver()
     await hardware.start()
     try:
         asker = Requester("telegram", "42", "42", via_model=True)

@@ -12,7 +12,7 @@ from edge.automation.assembly import Automation
 from edge.config.loader import load_config
 from edge.core.requester import Requester
 from edge.hardware import build_hardware
-from edge.security.approvals import Decision
+from edge.security.approvals import ApprovalGate, Decision
 from edge.tools.automation import automation_tools
 
 CONFIG = """
@@ -33,16 +33,18 @@ ADMIN, USER = Requester("telegram", "42", "42"), Requester("telegram", "43", "43
 @pytest.fixture
 def tools(tmp_path, write_config, isolated_env, mock_factory):
     cfg = load_config(str(write_config(CONFIG)), env=isolated_env).config
-    hw = build_hardware(cfg, resident=True, pin_factory=mock_factory)
-    hw.policy.approvals.admins = {"telegram": frozenset({"42"})}
+    gate = ApprovalGate.from_config(cfg.security, {"telegram": frozenset({"42"})})
+    hw = build_hardware(cfg, resident=True, pin_factory=mock_factory, approvals=gate)
     auto = Automation(cfg, hw, pin_factory=mock_factory, state_dir=tmp_path)
-    return {t.name: t for t in automation_tools(auto)}, auto
+    return {t.name: t for t in automation_tools(auto, gate)}, auto, gate
 
 
 def approver(gate, decision):
     asked = []
 
     class Approver:
+        supports_approvals = True
+
         async def request_approval(self, ctx, prompt, token):
             asked.append(prompt)
             asyncio.get_running_loop().call_soon(
@@ -56,7 +58,7 @@ JOB = {"name": "blink", "every": "10m", "action": "gpio write led off"}
 
 
 async def test_only_admins_add_schedules(tools):
-    tool_set, auto = tools
+    tool_set, auto, gate = tools
     refused = await tool_set["schedule_add"].execute(JOB, USER)
     assert not refused.success and "only an admin" in refused.error
     added = await tool_set["schedule_add"].execute(JOB, ADMIN)  # a direct command: no approval
@@ -66,8 +68,8 @@ async def test_only_admins_add_schedules(tools):
 
 @pytest.mark.parametrize("decision, ok", [(Decision.APPROVE, True), (Decision.DENY, False)])
 async def test_a_schedule_the_model_proposes_waits_for_approval(tools, decision, ok):
-    tool_set, auto = tools
-    asked = approver(auto.hardware.policy.approvals, decision)
+    tool_set, auto, gate = tools
+    asked = approver(gate, decision)
     result = await tool_set["schedule_add"].execute(JOB, ADMIN.asking_model())
     assert asked == ["Approve: add schedule blink: every 10m -> gpio write led off?"]
     assert result.success is ok, result.error
@@ -75,7 +77,7 @@ async def test_a_schedule_the_model_proposes_waits_for_approval(tools, decision,
 
 
 async def test_a_schedule_the_policy_forbids_is_not_added(tools):
-    tool_set, auto = tools
+    tool_set, auto, gate = tools
     result = await tool_set["schedule_add"].execute(
         {"name": "x", "every": "1h", "action": "gpio write GPIO5 on"}, ADMIN)
     assert not result.success and "GPIO5 is not in the allowlist" in result.error
@@ -91,23 +93,23 @@ async def test_a_schedule_the_policy_forbids_is_not_added(tools):
      "name: 'two words': use letters, digits, '_' and '-'"),
 ])
 async def test_a_schedule_that_does_not_hold_is_refused_in_its_own_words(tools, job, error):
-    tool_set, auto = tools
+    tool_set, auto, gate = tools
     result = await tool_set["schedule_add"].execute(job, ADMIN)
     assert not result.success and result.error.startswith(error), result.error
     assert [r["name"] for r in auto.schedule_rows()] == ["water"]
 
 
 async def test_config_jobs_are_removed_in_config(tools):
-    tool_set, _ = tools
+    tool_set, _, _ = tools
     result = await tool_set["schedule_remove"].execute({"name": "water"}, ADMIN)
     assert not result.success and "in the config file" in result.error
 
 
 async def test_chat_schedule_commands(tools):
-    tool_set, auto = tools
+    tool_set, auto, gate = tools
 
     def ctx(who):
-        return CommandContext(tool_set, None, who, admins=auto.hardware.policy.approvals.admins)
+        return CommandContext(tool_set, None, who, admins=gate.admins)
 
     reply = await run_command("/schedule add tea at 2099-01-01 16:00 notify tea time", ctx(ADMIN))
     assert reply.startswith("added: tea: at 2099-01-01 16:00"), reply
@@ -122,7 +124,7 @@ async def test_chat_schedule_commands(tools):
 async def test_runtime_schedules_are_capped(tools, monkeypatch):
     from edge.automation import assembly
 
-    tool_set, auto = tools
+    tool_set, auto, gate = tools
     monkeypatch.setattr(assembly, "MAX_RUNTIME_SCHEDULES", 2)
     for name in ("a", "b"):
         assert (await tool_set["schedule_add"].execute({**JOB, "name": name}, ADMIN)).success

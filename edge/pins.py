@@ -1,0 +1,100 @@
+"""The allowlisted pins as the hardware knows them: each pin's physical facts (:class:`Pin`),
+read from one ``[boards.NAME]`` section against what its board can do (:func:`pin_table`).
+
+Unknown pins, modes a pin cannot take, two keys for one pin and aliases that hide another pin's
+name are ConfigErrors naming the key.
+
+>>> pin = Pin("gpio", "GPIO22", PinMode.OUTPUT, safe=False, aliases=("relay",), active_low=True)
+>>> pin.label, pin.line(True), logical(pin, 1.0)
+('gpio:GPIO22 (relay)', False, 0.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from edge.core.exc import ConfigError
+from edge.security.policy import PinRule
+from peripherals.base import Board, PinMode, Pull
+from peripherals.exc import UnknownPin
+
+if TYPE_CHECKING:
+    from edge.config.model import BoardConfig
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One allowlisted pin's physical facts, from its config: mode, safe level, on-time limit,
+    pull, aliases, wiring (``active_low``), debounce and the switches a minute it stands. The
+    policy decides what is allowed."""
+
+    board: str
+    pin: str
+    mode: PinMode
+    safe: bool | None = None
+    max_on_seconds: float | None = None
+    pull: Pull = Pull.UP
+    aliases: tuple[str, ...] = ()
+    active_low: bool = False
+    bounce_ms: int = 0
+    max_switches_per_minute: int | None = None
+
+    def line(self, on: bool) -> bool:
+        """The electrical level (True: high) that means ``on`` for this pin."""
+        return on != self.active_low
+
+    @property
+    def label(self) -> str:
+        return f"{self.board}:{self.pin}" + (f" ({', '.join(self.aliases)})" if self.aliases else "")
+
+    @property
+    def rule(self) -> PinRule:
+        """What the policy allows on this pin."""
+        return PinRule(self.board, self.pin, self.mode, self.label, self.max_switches_per_minute)
+
+
+def logical(pin: Pin, level: float) -> float:
+    """A board's electrical reading as the pin's logical value (inverted when active-low)."""
+    if pin.active_low and pin.mode is not PinMode.ANALOG:
+        return 1.0 - level
+    return level
+
+
+def pin_table(name: str, section: BoardConfig, board: Board) -> list[Pin]:
+    """The pins ``[boards.NAME.pins]`` allowlists on ``board``, in config order."""
+    _check_aliases(name, board, section.aliases)
+    modes = {info.name: info.modes for info in board.capabilities()}
+    seen: dict[str, str] = {}
+    pins: list[Pin] = []
+    for key, pin_cfg in section.pins.items():
+        try:
+            pin = board.resolve(key)
+        except UnknownPin as exc:
+            raise ConfigError(f"boards.{name}.pins.{key}: {exc}") from None
+        if pin in modes and pin_cfg.mode not in modes[pin]:
+            can = ", ".join(sorted(m.value for m in modes[pin])) or "nothing"
+            raise ConfigError(f"boards.{name}.pins.{key}: {pin} on a {section.type} board "
+                              f"cannot be {pin_cfg.mode.value} (it can be: {can})")
+        if pin in seen:
+            raise ConfigError(f"boards.{name}.pins.{key}: same pin as "
+                              f"boards.{name}.pins.{seen[pin]} ({pin})")
+        seen[pin] = key
+        safe = None if pin_cfg.safe is None else pin_cfg.safe == "on"
+        aliases = tuple(a for a in section.aliases if board.resolve(a) == pin)
+        pins.append(Pin(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds, pin_cfg.pull,
+                        aliases, pin_cfg.active_low, pin_cfg.bounce_ms, pin_cfg.switch_budget))
+    return pins
+
+
+def _check_aliases(name: str, board: Board, aliases: dict[str, str]) -> None:
+    """An alias must not be another pin's name: ``GPIO5 = "GPIO17"`` would hide GPIO5."""
+    for alias, target in aliases.items():
+        try:
+            named = board.canonical(alias)
+        except UnknownPin:
+            continue
+        if named != board.resolve(alias):
+            raise ConfigError(f"boards.{name}.aliases.{alias}: {alias!r} is the name of pin {named} "
+                              f"but would mean {board.resolve(alias)} ({target!r}); choose an alias "
+                              "that is not a pin name")
