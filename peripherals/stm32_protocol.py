@@ -21,6 +21,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from peripherals.exc import BoardError
+
 PROTOCOL_VERSION = 1
 MAX_FRAME = 96
 """Largest decoded frame (type + id + body + crc) either side accepts."""
@@ -116,7 +118,7 @@ REPLIES: dict[int, Layout] = {
 }
 
 
-class FrameError(ValueError):
+class FrameError(BoardError, ValueError):
     """A frame that fails COBS decoding, its CRC, or its message layout."""
 
 

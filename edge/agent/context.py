@@ -29,9 +29,6 @@ COMPACT_KEEP_TURNS = 12
 COMPACT_TURN_CHARS = 600
 STAGED_SUMMARY_TOKENS = 8_000
 
-class ContextTooSmall(ProviderError):
-    pass
-
 
 @dataclass(frozen=True)
 class GuardResult:

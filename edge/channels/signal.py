@@ -26,6 +26,7 @@ import httpx
 from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, Strangers
 from edge.channels.signal_events import Envelope, parse_event
+from edge.core.exc import EdgeError
 from edge.core.httpclient import async_client
 from edge.core.requester import Requester
 from edge.core.sse import iter_sse
@@ -37,8 +38,8 @@ APPROVAL_REPLY = re.compile(r"^\s*([0-9a-f]{6})\s+(approve|deny|always)\s*$", re
 RPC_TIMEOUT = 15.0
 
 
-class SignalRPCError(Exception):
-    pass
+class SignalRPCError(EdgeError):
+    """signal-cli's JSON-RPC could not be reached, or answered with an error."""
 
 
 class SignalChannel(Channel):

@@ -15,13 +15,14 @@ import time
 from collections.abc import Callable
 
 from edge.channels.base import Channel, ChannelMessage
+from edge.core.exc import EdgeError
 from edge.core.supervision import SupervisedTask
 
 STALL_CHECK_SECONDS = 5.0
 
 
-class ListenerStalled(Exception):
-    pass
+class ListenerStalled(EdgeError):
+    """The listener still runs but the channel says it no longer works (no successful poll)."""
 
 
 class ListenerSupervisor(SupervisedTask):

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import httpx
 
+from edge.core.exc import EdgeError
 from edge.core.httpclient import async_client
 
 log = logging.getLogger(__name__)
 
 
-class TelegramError(Exception):
+class TelegramError(EdgeError):
     def __init__(self, method: str, code: int, description: str, retry_after: float | None = None):
         super().__init__(f"telegram {method}: {code} {description}")
         self.method = method
@@ -39,7 +40,7 @@ class TelegramError(Exception):
         return self.code == 400 and "message is not modified" in self.description.lower()
 
 
-class TelegramNetworkError(Exception):
+class TelegramNetworkError(EdgeError):
     """The Bot API could not be reached (connection, timeout, a dropped long poll)."""
 
 

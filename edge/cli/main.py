@@ -11,6 +11,7 @@ from importlib import import_module
 from typing import Any, NoReturn
 
 from edge import __version__
+from edge.core.exc import EdgeError, UsageError
 
 COMMAND_MODULES = {
     "run": "run", "status": "oneshot", "pins": "oneshot", "gpio": "oneshot",
@@ -122,8 +123,6 @@ def main(argv: list[str] | None = None) -> int:
             argv, namespace=argparse.Namespace(json=False, config=None))
     except CommandLineError as exc:
         return fail(str(exc), 2, as_json, usage=exc.usage)
-    from edge.core.exc import EdgeError
-
     try:
         return args.handler(args)
     except EdgeError as exc:
@@ -135,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-class CommandLineError(Exception):
+class CommandLineError(UsageError):
     """A usage error found by argparse (exit 2)."""
 
     def __init__(self, message: str, usage: str):

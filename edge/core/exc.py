@@ -1,6 +1,45 @@
 """The runtime's error hierarchy; every message says what to do next.
 
+Every error the agent raises is an :class:`EdgeError`, or a ``BoardError`` from the board
+drivers (``peripherals`` imports nothing from ``edge``, so that tree is drawn in
+:mod:`peripherals.exc`). ``except EdgeError`` catches whatever the agent refused or failed to do,
+never a bug. Errors live beside what raises them (a channel's error in its channel's module) and
+are drawn here, indented by inheritance: ``Name(Builtin)`` when a builtin is mixed in, ``[module]``
+when the class lives elsewhere, then when it is raised::
+
+    EdgeError: the agent refused or failed to do something (exit 1)
+        ConfigError(ValueError): the config file or environment is wrong; names file and key (exit 2)
+        UsageError: a command, or a job added at runtime, was given wrongly (exit 2)
+            CommandLineError [edge.cli.main]: argparse refused the command line; carries the usage
+        PolicyDenied: the security policy refused an action (a pin, a rate limit, an admin's job)
+        DaemonUnavailable: no running agent answered on the control socket
+        DaemonNotAnswering [edge.control.client]: an agent took the connection but gave no answer
+        SocketForbidden [edge.control.client]: an agent runs but this user may not use its socket
+        AgentRunning [edge.core.ownership]: another agent holds the state directory and the pins
+        ProviderError [edge.providers.base]: a model call failed (status, retry_after, retryable)
+            StreamInterrupted [edge.providers.base]: a stream ended before it finished
+        MemoryFailure [edge.memory.base]: the memory store failed (locked or corrupt file, query)
+            EmbeddingError [edge.memory.base]: the embedder cannot run (model missing, server down)
+            NothingToReindex [edge.memory.base]: the backend keeps no vectors to re-embed (exit 2)
+            StaleEmbeddings [edge.memory.base]: stored vectors come from another embedding model
+        SharedMemoryRefused [edge.memory.access]: someone not an admin changed a shared memory
+        ChannelCapabilityMissing [edge.channels.base]: a channel asked for what it cannot do
+        ListenerStalled [edge.channels.supervisor]: a listener runs but has stopped working
+        SignalRPCError [edge.channels.signal]: signal-cli's JSON-RPC failed or returned an error
+        TelegramError [edge.channels.telegram_api]: the Bot API answered with an error
+        TelegramNetworkError [edge.channels.telegram_api]: the Bot API could not be reached
+        MqttUnavailable [edge.mqtt.link]: the broker cannot be reached or refused us
+        BadPayload(ValueError) [edge.mqtt.commands]: an MQTT command means nothing for its pin
+        ActionFailed [edge.automation.actions]: a rule's or schedule's action could not be done
+    BoardError [peripherals.exc]: a board or sensor failed; its tree is drawn in peripherals.exc
+
+A builtin is mixed in where a caller may fairly catch it (gpiozero's way): ``ValueError`` for a
+wrong value, ``LookupError`` for a name not found. The ``OSError`` family is left to the
+operating system's own errors, so an ``except OSError`` around a file or a socket never swallows
+a policy, channel or board error.
+
 Exit codes follow the CLI contract: 1 for a refused or failed action, 2 for bad usage or config.
+``tests/test_exceptions.py`` checks the drawing against the classes.
 """
 
 
@@ -8,7 +47,7 @@ class EdgeError(Exception):
     exit_code = 1
 
 
-class ConfigError(EdgeError):
+class ConfigError(EdgeError, ValueError):
     """The configuration file or environment is wrong; the message names file and key."""
 
     exit_code = 2

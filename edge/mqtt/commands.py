@@ -26,7 +26,7 @@ OFF = frozenset({"off", "false", "0"})
 SHOWN_CHARS = 80
 
 
-class BadPayload(EdgeError):
+class BadPayload(EdgeError, ValueError):
     """A command payload that means nothing for its pin; the message says what it takes."""
 
 
