@@ -8,6 +8,7 @@ them. Policy (which pins may be used, by whom) lives above this layer, in ``edge
 from __future__ import annotations
 
 import enum
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -108,24 +109,30 @@ class Board(Protocol):
     """Whether an output keeps its level after the process that set it exits (firmware on a
     microcontroller does; the kernel makes no such promise for the Pi's header)."""
 
+    @abstractmethod
     def resolve(self, spec: str) -> str:
         """Canonical pin name for ``spec`` (a pin name or alias); raises UnknownPin."""
         ...
 
+    @abstractmethod
     def canonical(self, spec: str) -> str:
         """Canonical pin name for ``spec`` as a pin name only (no aliases); raises UnknownPin."""
         ...
 
+    @abstractmethod
     def capabilities(self) -> list[PinInfo]:
         """Every usable pin with the modes the hardware supports."""
         ...
 
+    @abstractmethod
     async def connect(self) -> None:
         """Open the link (raises BoardUnavailable saying why it cannot)."""
         ...
 
+    @abstractmethod
     async def close(self) -> None: ...
 
+    @abstractmethod
     async def setup_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,
                         initial: bool = False, bounce_ms: int = 0) -> None:
         """Claim ``pin`` in ``mode``; outputs start at the line level ``initial`` (high when
@@ -141,10 +148,13 @@ class Board(Protocol):
         first. Default: plain :meth:`setup_pin` (a board that cannot tell what a pin is doing)."""
         await self.setup_pin(pin, mode, pull, initial=initial, bounce_ms=bounce_ms)
 
+    @abstractmethod
     async def read(self, pin: str) -> float: ...
 
+    @abstractmethod
     async def write(self, pin: str, value: bool) -> None: ...
 
+    @abstractmethod
     async def pwm(self, pin: str, duty: float, frequency: float | None = None) -> None: ...
 
     async def servo(self, pin: str, angle: float) -> None:
@@ -152,6 +162,7 @@ class Board(Protocol):
         raise PinModeError(f"board {self.name} ({self.kind}) cannot drive servos; an Arduino "
                            "can, on D9 and D10")
 
+    @abstractmethod
     async def apply_safe_state(self, values: dict[str, bool]) -> list[str]:
         """Drive each claimed pin in ``values`` to its safe line level (True: high); must not
         raise for one bad pin. Returns the pins it could not set (each logged)."""
@@ -162,9 +173,11 @@ class Board(Protocol):
         Boards without one have nothing to tell."""
         return None
 
+    @abstractmethod
     def subscribe(self, listener: BoardListener) -> Callable[[], None]:
         """Call ``listener`` for every :class:`BoardEvent` (on the event loop the board was
         connected from); returns a function that unsubscribes it."""
         ...
 
+    @abstractmethod
     def status(self) -> BoardStatus: ...

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -109,12 +110,15 @@ class Channel(Protocol):
     last_error: str | None = None
     """Why it last failed (a poll that got no answer), for status and the heartbeat's notice."""
 
+    @abstractmethod
     async def listen(self, bus: asyncio.Queue[ChannelMessage]) -> None:
         """Push inbound messages onto ``bus``; return when the source ends, raise on failure."""
         ...
 
+    @abstractmethod
     async def send(self, message: SendMessage) -> None: ...
 
+    @abstractmethod
     async def health_check(self) -> bool: ...
 
     def stalled(self) -> bool:

@@ -21,6 +21,7 @@ import fcntl
 import json
 import os
 import time
+from abc import abstractmethod
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,16 +32,19 @@ MAX_KEYS = 10_000
 
 
 class RateLimiter(Protocol):
+    @abstractmethod
     def take(self, key: str, limit: int | None) -> bool:
         """Record an event for ``key`` if fewer than ``limit`` are in the window; False if not.
         ``limit=None`` records it whatever the count (an event that must happen but still
         counts, such as a pin going to its safe level)."""
         ...
 
+    @abstractmethod
     def count(self, key: str) -> int:
         """Events for ``key`` in the current window."""
         ...
 
+    @abstractmethod
     def wait(self, key: str, limit: int) -> float:
         """Seconds until :meth:`take` with ``limit`` could succeed for ``key`` (0: now)."""
         ...

@@ -11,6 +11,7 @@ are exact look-ups.
 from __future__ import annotations
 
 import builtins
+from abc import abstractmethod
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -116,13 +117,16 @@ class EmbeddingProvider(Protocol):
     name: str
 
     @property
+    @abstractmethod
     def model_id(self) -> str:
         """Identifies the vector space; vectors with another model id are not comparable."""
         ...
 
     @property
+    @abstractmethod
     def dimensions(self) -> int: ...
 
+    @abstractmethod
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """One L2-normalised vector per text."""
         ...
@@ -174,11 +178,13 @@ class Memory(Protocol):
     until the embedding model is loaded, recall uses keywords and stores are embedded later, by
     ``reindex(only_stale=True)``, so no reply waits seconds for a model load."""
 
+    @abstractmethod
     async def store(self, key: str, content: str, category: Category,
                     session_id: str | None = None) -> None:
         """Insert, or replace the entry with the same key."""
         ...
 
+    @abstractmethod
     async def recall(self, query: str, limit: int = 5, session_id: str | None = None, *,
                      scopes: Collection[str | None] | None = None) -> list[MemoryEntry]:
         """The entries most relevant to ``query``, best first, with ``score`` set. ``scopes``:
@@ -186,19 +192,25 @@ class Memory(Protocol):
         this is how a person's recall never sees another person's memories."""
         ...
 
+    @abstractmethod
     async def get(self, key: str) -> MemoryEntry | None: ...
 
+    @abstractmethod
     async def list(self, category: Category | None = None,
                    session_id: str | None = None) -> builtins.list[MemoryEntry]: ...
 
+    @abstractmethod
     async def forget(self, key: str) -> bool:
         """Delete by key; False when nothing was deleted (or the backend is append-only)."""
         ...
 
+    @abstractmethod
     async def count(self) -> int: ...
 
+    @abstractmethod
     async def health_check(self) -> bool: ...
 
+    @abstractmethod
     async def close(self) -> None: ...
 
     # -- optional capabilities ---------------------------------------------------------------

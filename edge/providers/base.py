@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -125,15 +126,18 @@ class Provider(Protocol):
     """
 
     @property
+    @abstractmethod
     def name(self) -> str:
         """Who answers, for logs and errors (the endpoint's configured name)."""
         ...
 
     @property
+    @abstractmethod
     def model(self) -> str:
         """The model asked for when a call names none."""
         ...
 
+    @abstractmethod
     async def chat(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
                    *, model: str | None = None) -> ChatResponse:
         """One model turn over the full message list (system prompt first)."""

@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import time
+from abc import abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Literal
@@ -202,10 +203,12 @@ class WireProvider(Provider):
         self.tool_mode = tool_mode
         self.tool_memory = tool_memory or ToolSupportMemory()
 
+    @abstractmethod
     async def send(self, messages: list[ChatMessage], tools: list[ToolSpec] | None,
                    model: str) -> ChatResponse:
         raise NotImplementedError
 
+    @abstractmethod
     def send_stream(self, messages: list[ChatMessage], tools: list[ToolSpec] | None,
                     model: str) -> AsyncIterator[StreamEvent]:
         raise NotImplementedError

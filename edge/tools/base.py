@@ -9,6 +9,7 @@ never exceptions, so the tool loop can hand them back to the model.
 from __future__ import annotations
 
 import copy
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -102,7 +103,7 @@ def _argument_errors(exc: ValidationError, params: type[BaseModel]) -> str:
 P = TypeVar("P", bound=BaseModel)
 
 
-class ModelTool(Generic[P]):
+class ModelTool(ABC, Generic[P]):
     """A tool whose arguments are the pydantic model ``Params`` (a :class:`ToolArgs`);
     subclasses implement ``run``."""
 
@@ -123,5 +124,6 @@ class ModelTool(Generic[P]):
         except (EdgeError, BoardError) as exc:
             return ToolResult(False, error=str(exc))
 
+    @abstractmethod
     async def run(self, params: P, requester: Requester) -> ToolResult:
-        raise NotImplementedError
+        """Do the work with validated ``params``; EdgeError and BoardError become a failed result."""

@@ -15,6 +15,7 @@ Reading(quantity='temperature', value=25.0, unit='°C')
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -66,6 +67,7 @@ class Sensor(Protocol):
         """The quantities :meth:`read` yields, in a stable order."""
         return tuple(self.units)
 
+    @abstractmethod
     def read(self) -> dict[str, Reading]:
         """Measure now and return the readings by quantity. BLOCKING (a DS18B20 takes 0.75 s, a
         BME280 about 10 ms): the runtime calls it in a thread. Raises SensorError (the next

@@ -216,6 +216,9 @@ async def test_supervisor_restarts_a_failing_listener_and_reports_down_since():
                 raise ConnectionError("network down")
             await asyncio.sleep(10)
 
+        async def send(self, message):
+            pass
+
         async def health_check(self):
             return True
 

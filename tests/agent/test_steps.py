@@ -135,6 +135,12 @@ async def test_delivery_retries_then_succeeds():
                 raise ConnectionError("blip")
             self.sent.append(message.content)
 
+        async def listen(self, bus):
+            pass
+
+        async def health_check(self):
+            return True
+
     channel = Flaky()
     await deliver(channel, SendMessage("aaaa\n\nbbbb\n\ncccc", "r"), base_delay=0.01)
     assert channel.sent == ["aaaa\n\nbbbb", "cccc"]
@@ -148,6 +154,12 @@ async def test_delivery_gives_up_after_three_tries():
         async def send(self, message):
             Dead.attempts += 1
             raise ConnectionError("down")
+
+        async def listen(self, bus):
+            pass
+
+        async def health_check(self):
+            return True
 
     with pytest.raises(ConnectionError):
         await deliver(Dead(), SendMessage("x", "r"), base_delay=0.001)

@@ -143,6 +143,15 @@ def test_service_status_marks_a_channel_that_goes_down(default_config, mock_fact
     class Flaky(Channel):
         name = "telegram"
 
+        async def listen(self, bus):
+            pass
+
+        async def send(self, message):
+            pass
+
+        async def health_check(self):
+            return True
+
     supervisor = ListenerSupervisor(Flaky(), on_change=runtime._refresh_service_status)
     runtime.supervisors["telegram"] = supervisor
     # a new supervisor is not down: the READY line lists channels as they are from the start

@@ -10,9 +10,10 @@ import pytest
 from pydantic import BaseModel, Field
 
 from edge.core.messages import ChatMessage, ToolCall
+from edge.core.requester import Requester
 from edge.providers.base import ProviderError, StreamDone, TextDelta, ToolCallReady
 from edge.providers.gemini import GeminiProvider
-from edge.tools.base import ModelTool, ToolArgs, spec_of
+from edge.tools.base import ModelTool, ToolArgs, ToolResult, spec_of
 from tests.providers.fakes import Call, Cut, Fail, GeminiFake, Say
 
 
@@ -33,6 +34,9 @@ class WriteTool(ModelTool[WriteParams]):
     name = "gpio_write"
     description = "Switch an output pin."
     Params = WriteParams
+
+    async def run(self, params: WriteParams, requester: Requester) -> ToolResult:
+        raise AssertionError("only the tool's schema is used here")
 
 
 SPEC = spec_of(WriteTool())
