@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-from peripherals.arduino import FIRMATA_OUTPUT, ArduinoBoard, plausible_report
+from peripherals.arduino import ArduinoBoard
 from peripherals.base import PinMode, Pull
 from peripherals.discovery import FoundPort, confirm
 from peripherals.exc import BoardUnavailable, PinModeError, UnknownPin
+from peripherals.firmata import FIRMATA_OUTPUT, plausible_report
 from tests.emulation.build import OPTIBOOT
 from tests.emulation.simavr import SimAvr
 
