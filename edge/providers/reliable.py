@@ -111,6 +111,7 @@ class ReliableProvider(Provider):
             response.model = response.model or step_model
             yield response
 
+        # drained, not left at its one item: the loop marks the provider rested after it
         [response] = [response async for response in self._failover(ask, model)]
         return response
 
