@@ -1,1 +1,44 @@
-"""Channels carry messages between people and the agent, behind the Channel protocol."""
+"""Channels carry messages between people and the agent, behind the Channel protocol.
+
+The face is lazy (PEP 562): the names in ``__all__`` load from their modules when first used, so
+importing any module of the package (which runs this file first) loads none of them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from edge.channels.base import Channel, ChannelCapabilityMissing, ChannelMessage, SendMessage
+    from edge.channels.cli import CliChannel
+    from edge.channels.outbox import Outbox
+    from edge.channels.pairing import PairingCodes
+    from edge.channels.signal import SignalChannel, SignalRPCError
+    from edge.channels.supervisor import ListenerStalled, ListenerSupervisor
+    from edge.channels.telegram import TelegramChannel
+    from edge.channels.telegram_api import TelegramAPI, TelegramError, TelegramNetworkError
+
+__all__ = ["Channel", "ChannelCapabilityMissing", "ChannelMessage", "CliChannel", "ListenerStalled",
+           "ListenerSupervisor", "Outbox", "PairingCodes", "SendMessage", "SignalChannel",
+           "SignalRPCError", "TelegramAPI", "TelegramChannel", "TelegramError",
+           "TelegramNetworkError"]
+
+_HOMES = {
+    "base": ("Channel", "ChannelCapabilityMissing", "ChannelMessage", "SendMessage"),
+    "cli": ("CliChannel",),
+    "outbox": ("Outbox",),
+    "pairing": ("PairingCodes",),
+    "signal": ("SignalChannel", "SignalRPCError"),
+    "supervisor": ("ListenerStalled", "ListenerSupervisor"),
+    "telegram": ("TelegramChannel",),
+    "telegram_api": ("TelegramAPI", "TelegramError", "TelegramNetworkError"),
+}
+"""Each module, and the names of ``__all__`` it holds."""
+
+
+def __getattr__(name: str) -> object:
+    for module, names in _HOMES.items():
+        if name in names:
+            return getattr(import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

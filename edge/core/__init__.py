@@ -22,4 +22,11 @@ nothing of ``edge`` outside this folder.
 | ``redaction`` | secrets kept out of logs, status and errors |
 | ``logsetup`` | where log lines go (journal, file, terminal) |
 | ``ownership`` | the agent's lock: one agent per state directory |
+
+Used by module (``from edge.core.exc import EdgeError``): the face lists the modules and imports
+none, so a light command that needs two of them loads only those two.
 """
+
+__all__ = ["durations", "exc", "files", "heap", "httpclient", "logformat", "logsetup", "messages",
+           "ownership", "paths", "ratelimit", "redaction", "requester", "sdnotify", "sqlite_files",
+           "sse", "stopsignals", "supervision", "validation"]

@@ -1,1 +1,50 @@
-"""LLM providers behind the Provider protocol; channels and providers never import each other."""
+"""LLM providers behind the Provider protocol; channels and providers never import each other.
+
+The face is lazy (PEP 562): the names in ``__all__`` load from their modules when first used, so
+importing any module of the package (which runs this file first) loads none of them.
+
+The face is lazy (PEP 562): the names in ``__all__`` load from their modules when first used, so
+importing any module of the package (which runs this file first) loads none of them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from edge.providers.base import (
+        ChatResponse,
+        Provider,
+        ProviderError,
+        StreamDone,
+        StreamEvent,
+        StreamInterrupted,
+        TextDelta,
+        ToolCallReady,
+        Usage,
+        collect,
+        mentions_context_overflow,
+    )
+    from edge.providers.factory import create_provider, describe_models, describe_routes
+    from edge.providers.switch import ModelInfo, ModelSwitch
+
+__all__ = ["ChatResponse", "ModelInfo", "ModelSwitch", "Provider", "ProviderError", "StreamDone",
+           "StreamEvent", "StreamInterrupted", "TextDelta", "ToolCallReady", "Usage", "collect",
+           "create_provider", "describe_models", "describe_routes", "mentions_context_overflow"]
+
+_HOMES = {
+    "base": ("ChatResponse", "Provider", "ProviderError", "StreamDone", "StreamEvent",
+             "StreamInterrupted", "TextDelta", "ToolCallReady", "Usage", "collect",
+             "mentions_context_overflow"),
+    "factory": ("create_provider", "describe_models", "describe_routes"),
+    "switch": ("ModelInfo", "ModelSwitch"),
+}
+"""Each module, and the names of ``__all__`` it holds."""
+
+
+def __getattr__(name: str) -> object:
+    for module, names in _HOMES.items():
+        if name in names:
+            return getattr(import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,1 +1,30 @@
-"""Security: the policy that decides which pins may be used, how, and by whom."""
+"""Security: the policy that decides which pins may be used, how, and by whom.
+
+The face is lazy (PEP 562): the names in ``__all__`` load from their modules when first used, so
+importing any module of the package (which runs this file first) loads none of them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from edge.security.approvals import ApprovalGate, Approver, Decision, is_admin
+    from edge.security.policy import Action, PinRule, SecurityPolicy, SwitchBudget
+
+__all__ = ["Action", "ApprovalGate", "Approver", "Decision", "PinRule", "SecurityPolicy",
+           "SwitchBudget", "is_admin"]
+
+_HOMES = {
+    "approvals": ("ApprovalGate", "Approver", "Decision", "is_admin"),
+    "policy": ("Action", "PinRule", "SecurityPolicy", "SwitchBudget"),
+}
+"""Each module, and the names of ``__all__`` it holds."""
+
+
+def __getattr__(name: str) -> object:
+    for module, names in _HOMES.items():
+        if name in names:
+            return getattr(import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
