@@ -3,12 +3,18 @@
 Each check returns a :class:`Check`; ``fail`` makes the command exit 1, ``warn`` does not. Checks
 read the raw config generically where other parts own the schema (channels, board ports), so a
 new board or channel type is covered by the keys it shares (``port``, ``bot_token``, ``http_url``).
+
+The checks are used by module (:mod:`~edge.doctor.agent`, :mod:`~edge.doctor.host`,
+:mod:`~edge.doctor.mqtt`, :mod:`~edge.doctor.remote`); the face defines what they share and
+imports none of them.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Literal
+
+__all__ = ["Check", "Status", "agent", "host", "mqtt", "remote", "worst"]
 
 Status = Literal["ok", "warn", "fail", "skip"]
 

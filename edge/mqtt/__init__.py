@@ -20,4 +20,33 @@ Topics under ``<base>`` (``[mqtt] base_topic``, default ``edge-agent/<node_id>``
 
 Home Assistant finds the pins and sensors through MQTT discovery (:mod:`edge.mqtt.discovery`).
 The modules here import the MQTT client (aiomqtt) only where they connect: the rest stay light.
+
+The face is lazy (PEP 562): the names in ``__all__`` load from their modules when first used, so
+importing any module of the package (which runs this file first) loads none of them.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from edge.mqtt.bridge import MqttBridge
+    from edge.mqtt.commands import BadPayload
+    from edge.mqtt.link import MqttUnavailable, round_trip
+
+__all__ = ["BadPayload", "MqttBridge", "MqttUnavailable", "round_trip"]
+
+_HOMES = {
+    "bridge": ("MqttBridge",),
+    "commands": ("BadPayload",),
+    "link": ("MqttUnavailable", "round_trip"),
+}
+"""Each module, and the names of ``__all__`` it holds."""
+
+
+def __getattr__(name: str) -> object:
+    for module, names in _HOMES.items():
+        if name in names:
+            return getattr(import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
