@@ -219,9 +219,10 @@ def _only_admins(requester: Requester, admins: Mapping[str, frozenset[str]]) -> 
     if requester.channel in admins:
         return (start + f"ask one, or add {requester.sender} to [channels.{requester.channel}] "
                 "admins.")
+    keys = ", ".join(f"[channels.{name}] admins" for name in admins) or "[channels.NAME] admins"
     return (start + f"the {requester.channel} channel has no admins, so switch it from the "
-            "agent's terminal (`edge-cli models use NAME`) or as an admin on Telegram or Signal "
-            "([channels.telegram] admins, [channels.signal] admins).")
+            f"agent's terminal (`edge-cli models use NAME`) or as an admin on a channel that has "
+            f"them ({keys}).")
 
 
 async def _models(args: list[str], ctx: CommandContext) -> str:

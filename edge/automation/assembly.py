@@ -30,6 +30,7 @@ from edge.automation.notify import ChannelNotifier
 from edge.automation.schedule import Schedule
 from edge.automation.schedule_store import ScheduleStore
 from edge.automation.scheduler import Scheduler
+from edge.channels.registry import enabled_channels
 from edge.config.model import Config
 from edge.config.schedules import ScheduleConfig
 from edge.core.exc import ConfigError, PolicyDenied, UsageError
@@ -95,9 +96,7 @@ class Automation:
         self.hardware = hardware
         self.sensors = build_sensor_hub(config, hardware, pin_factory=pin_factory,
                                         root=sensor_root)
-        channels = frozenset(name for name, section in (
-            ("cli", config.channels.cli), ("telegram", config.channels.telegram),
-            ("signal", config.channels.signal)) if section.enabled)
+        channels = frozenset(enabled_channels(config))
         self.surroundings = Surroundings(
             hardware, {n: tuple(units) for n, units in self.sensors.describe().items()},
             channels, config.provider.configured)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import getpass
 import logging
+import os
+import stat
 import sys
 import threading
 from typing import TextIO
@@ -19,6 +21,19 @@ from edge.channels.base import Channel, ChannelMessage, SendMessage
 log = logging.getLogger(__name__)
 
 EOF_MARK = None
+
+
+def stdin_attached(stream: TextIO) -> bool:
+    """True for a terminal, pipe, file or socket; False for /dev/null (systemd's default), where
+    there is nobody to talk to."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return True  # an in-memory stream given by a caller
+    if os.isatty(fd):
+        return True
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
 
 
 class CliChannel(Channel):

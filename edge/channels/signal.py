@@ -26,11 +26,11 @@ import httpx
 from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, Strangers
 from edge.channels.signal_events import Envelope, parse_event
+from edge.channels.spec import ApprovalAnswers
 from edge.core.exc import EdgeError
 from edge.core.httpclient import async_client
 from edge.core.requester import Requester
 from edge.core.sse import iter_sse
-from edge.security.approvals import ApprovalGate, Decision
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class SignalChannel(Channel):
     capabilities = "You are talking on Signal: plain text only, no Markdown."
 
     def __init__(self, http_url: str, account: str, allowed: set[str], *,
-                 group_ids: list[str] | None = None, approvals: ApprovalGate | None = None,
+                 group_ids: list[str] | None = None, approvals: ApprovalAnswers | None = None,
                  pair: Pair | None = None):
         self.base = http_url.rstrip("/")
         self.account = account
@@ -123,8 +123,7 @@ class SignalChannel(Channel):
             await self._unknown_sender(sender, text, group)
             return
         if (match := APPROVAL_REPLY.match(text)) and self.approvals is not None:
-            answer = self.approvals.answer(self.name, match.group(1), sender,
-                                           Decision(match.group(2).lower()))
+            answer = self.approvals.answer(self.name, match.group(1), sender, match.group(2))
             try:  # the reaction only acknowledges: the answer below must go out regardless
                 await self.rpc("sendReaction", {**self._target(reply_target), "emoji":
                                                 "✅" if answer.startswith("Approved") else "❌",

@@ -27,12 +27,12 @@ from typing import Any
 from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.outbox import Outbox
 from edge.channels.pairing import Pair, Strangers
+from edge.channels.spec import ApprovalAnswers
 from edge.channels.telegram_api import TelegramAPI, TelegramError, TelegramNetworkError
 from edge.channels.telegram_send import MAX_MESSAGE_LENGTH, TelegramSender
 from edge.channels.telegram_updates import KINDS, CallbackQuery, Message, parse_update, update_id_of
 from edge.core.files import make_durable, write_atomically
 from edge.core.requester import Requester
-from edge.security.approvals import ApprovalGate, Decision
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class TelegramChannel(Channel):
 
     def __init__(self, api: TelegramAPI, allowed: set[str], state_dir: Path, *,
                  poll_timeout: int = 30, require_mention: bool = True,
-                 approvals: ApprovalGate | None = None, pair: Pair | None = None,
+                 approvals: ApprovalAnswers | None = None, pair: Pair | None = None,
                  commands: list[tuple[str, str]] | None = None, draft_interval: float = 1.0,
                  stream_drafts: bool = True, outbox: Outbox | None = None):
         self.api = api
@@ -220,12 +220,7 @@ class TelegramChannel(Channel):
         responder = str(query.sender.id)
         parts = (query.data or "").split(":")
         if len(parts) == 3 and parts[0] == "appr" and self.approvals is not None:
-            try:
-                decision: Decision | None = Decision(parts[2])
-            except ValueError:
-                decision = None
-            text = (self.approvals.answer(self.name, parts[1], responder, decision) if decision
-                    else "Unknown answer.")
+            text = self.approvals.answer(self.name, parts[1], responder, parts[2])
         else:
             text = "Unknown button."
         if responder not in self.allowed and not self.strangers.may_reply(responder):

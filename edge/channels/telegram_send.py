@@ -27,7 +27,6 @@ from edge.channels.outbox import IMAGE_REFUSED, Outbox
 from edge.channels.telegram_api import MAX_CHAT_HOLD_SECONDS, ChatPacing, TelegramAPI, TelegramError
 from edge.channels.telegram_updates import CallbackQuery
 from edge.core.requester import Requester
-from edge.security.approvals import Decision
 
 log = logging.getLogger(__name__)
 
@@ -179,9 +178,8 @@ class TelegramSender:
                     raise
 
     async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
-        buttons = [[{"text": label, "callback_data": f"appr:{token}:{decision.value}"}
-                    for label, decision in (("Approve", Decision.APPROVE), ("Deny", Decision.DENY),
-                                            ("Always", Decision.ALWAYS))]]
+        buttons = [[{"text": label, "callback_data": f"appr:{token}:{label.lower()}"}
+                    for label in ("Approve", "Deny", "Always")]]
         await self.send_text(ctx.reply_target, prompt, markdown=False, thread_id=ctx.thread_id,
                              extra={"reply_markup": {"inline_keyboard": buttons}})
 

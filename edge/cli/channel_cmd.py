@@ -1,12 +1,13 @@
-"""``edge-cli channel pair telegram|signal``: a one-time code that pairs the next person who sends
-``/pair CODE`` to the bot within 10 minutes (works whether or not the agent is running)."""
+"""``edge-cli channel pair NAME`` (a channel people pair with: telegram, signal): a one-time code
+that pairs the next person who sends ``/pair CODE`` to the bot within 10 minutes (works whether
+or not the agent is running)."""
 
 from __future__ import annotations
 
 import json
 import time
 
-PAIRABLE = ("telegram", "signal")
+from edge.channels.registry import pairable
 
 
 def register(sub, common) -> None:
@@ -16,7 +17,7 @@ def register(sub, common) -> None:
                            description="Print a one-time code, valid for 10 minutes. Whoever sends "
                                        "/pair CODE to the bot is added to the channel's allowlist "
                                        "(in the running agent and in the config file).")
-    pair.add_argument("channel", choices=PAIRABLE)
+    pair.add_argument("channel", choices=pairable())
     pair.set_defaults(handler=pair_code)
 
 

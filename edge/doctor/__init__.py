@@ -1,8 +1,8 @@
 """``edge-cli doctor``: checks that say what is wrong and how to fix it.
 
 Each check returns a :class:`Check`; ``fail`` makes the command exit 1, ``warn`` does not. Checks
-read the raw config generically where other parts own the schema (channels, board ports), so a
-new board or channel type is covered by the keys it shares (``port``, ``bot_token``, ``http_url``).
+read the raw config generically where other parts own the schema: a board by the keys it shares
+(``port``), a channel as its spec checks it (``ChannelSpec.check``, :mod:`edge.channels.registry`).
 
 The checks are used by module (:mod:`~edge.doctor.agent`, :mod:`~edge.doctor.host`,
 :mod:`~edge.doctor.mqtt`, :mod:`~edge.doctor.remote`); the face defines what they share and

@@ -1,12 +1,12 @@
-"""Network checks, one cheap request each: the provider's model list, Telegram's ``getMe``,
-signal-cli's ``/api/v1/check``. Secrets come from the merged raw config (file + environment)."""
+"""Network checks, one cheap request each: the provider's model list, and each network channel's
+service as its spec checks it (Telegram's ``getMe``, signal-cli's ``/api/v1/check``). Secrets
+come from the merged raw config (file + environment)."""
 
 from __future__ import annotations
 
 from edge.doctor import Check
 
 TIMEOUT_SECONDS = 10.0
-TELEGRAM_API = "https://api.telegram.org"
 ENV_FILE_HINT = "/etc/edge-agent/env for the service, the environment otherwise"
 
 
@@ -62,60 +62,17 @@ def check_provider(raw: dict, active: dict | None = None) -> Check:
     return Check("provider", "ok", f"{base_url} reachable, model {model}")
 
 
-def check_telegram(raw: dict) -> Check | None:
-    import httpx
-
-    table = (raw.get("channels") or {}).get("telegram")
-    if not isinstance(table, dict) or table.get("enabled") is False:
-        return None
-    token = table.get("bot_token")
-    if not token:
-        return None  # the channel is enabled by its token
-    base = (table.get("api_base") or TELEGRAM_API).rstrip("/")
-    try:
-        with _client() as client:
-            response = client.get(f"{base}/bot{token}/getMe")
-    except httpx.HTTPError as exc:
-        return Check("telegram", "fail", f"cannot reach {base}: {_describe(exc)}",
-                     "check the network, or channels.telegram.api_base")
-    if response.status_code in (401, 404):
-        return Check("telegram", "fail", f"the bot token was rejected (HTTP {response.status_code})",
-                     "get the token again from @BotFather and set "
-                     f"EDGE_CHANNELS__TELEGRAM__BOT_TOKEN in {ENV_FILE_HINT}")
-    try:
-        body = response.json()
-    except ValueError:
-        body = {}
-    if response.status_code != 200 or not body.get("ok"):
-        return Check("telegram", "fail", f"getMe answered HTTP {response.status_code}: "
-                     f"{body.get('description', 'no description')}",
-                     "check channels.telegram.api_base and try again later")
-    return Check("telegram", "ok", f"token valid for @{body['result'].get('username', '?')}")
-
-
-def check_signal(raw: dict) -> Check | None:
-    import httpx
-
-    table = (raw.get("channels") or {}).get("signal")
-    if not isinstance(table, dict) or table.get("enabled") is False:
-        return None
-    url = table.get("http_url")
-    if not url:
-        return None  # the channel is enabled by http_url and account
-    check_url = url.rstrip("/") + "/api/v1/check"
-    try:
-        with _client() as client:
-            response = client.get(check_url)
-    except httpx.HTTPError as exc:
-        return Check("signal", "fail", f"cannot reach signal-cli at {url}: {_describe(exc)}",
-                     "start it: signal-cli -a ACCOUNT daemon --http 127.0.0.1:8080 "
-                     "(see the README's Signal section)")
-    if response.status_code != 200:
-        return Check("signal", "fail", f"{check_url} answered HTTP {response.status_code}",
-                     "is that URL a signal-cli daemon in HTTP mode (--http)?")
-    return Check("signal", "ok", f"signal-cli daemon answers at {url}")
-
-
 def check_channels(raw: dict) -> list[Check]:
-    found = [c for c in (check_telegram(raw), check_signal(raw)) if c is not None]
-    return found or [Check("channels", "skip", "no network channel configured (telegram, signal)")]
+    """Each network channel's service, as its spec checks it (:mod:`edge.channels.probes`)."""
+    from edge.channels.registry import CHANNELS
+
+    tables = raw.get("channels") or {}
+    found = []
+    for spec in CHANNELS.values():
+        table = tables.get(spec.name)
+        if spec.check is None or not isinstance(table, dict):
+            continue
+        if (result := spec.check(table)) is not None:
+            found.append(Check(spec.name, result.status, result.detail, result.fix))
+    checked = ", ".join(spec.name for spec in CHANNELS.values() if spec.check is not None)
+    return found or [Check("channels", "skip", f"no network channel configured ({checked})")]

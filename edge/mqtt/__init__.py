@@ -16,7 +16,7 @@ Topics under ``<base>`` (``[mqtt] base_topic``, default ``edge-agent/<node_id>``
 - ``<base>/events``: what the boards reported (inputs, watchdog trips, down and up);
 - ``<base>/health``: version, uptime and boards, retained;
 - ``<base>/chat`` and ``<base>/chat/reply`` (``[mqtt] chat = true``): a chat channel
-  (:mod:`edge.mqtt.chat`).
+  (:mod:`edge.channels.mqtt`).
 
 Home Assistant finds the pins and sensors through MQTT discovery (:mod:`edge.mqtt.discovery`).
 The modules here import the MQTT client (aiomqtt) only where they connect: the rest stay light.

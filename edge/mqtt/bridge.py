@@ -91,7 +91,7 @@ class MqttBridge:
         self._unsubscribe: list[Any] = []
         self.chat_inbox: asyncio.Queue[str] | None = (
             asyncio.Queue(CHAT_INBOX_SIZE) if config.chat and config.allow_commands else None)
-        """Prompts from ``<base>/chat`` for the chat channel (:mod:`edge.mqtt.chat`)."""
+        """Prompts from ``<base>/chat`` for the chat channel (:mod:`edge.channels.mqtt`)."""
 
     # lifecycle -------------------------------------------------------------------------------
 
@@ -361,6 +361,11 @@ class MqttBridge:
             self.chat_inbox.put_nowait(text)
         except asyncio.QueueFull:
             self._refuse("chat", topic, text, f"{CHAT_INBOX_SIZE} prompts are waiting already")
+
+    @property
+    def chat_topic(self) -> str:
+        """``<base>/chat``: where prompts come from, and who sent them (``mqtt:<base>/chat``)."""
+        return self.topics.chat
 
     async def publish_reply(self, text: str) -> None:
         """An answer to ``<base>/chat``, on ``<base>/chat/reply``; raises MqttError when the

@@ -9,11 +9,11 @@ operator) stores or forgets shared ones. Failures come back as ``ToolResult(succ
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field
 
-from edge.config.model import ChannelsConfig
 from edge.core.requester import Requester
 from edge.memory.access import (
     LOCAL_OPERATOR_CHANNELS,
@@ -104,11 +104,10 @@ class MemoryForgetTool(_MemoryTool[ForgetArgs]):
                           data={"key": params.key, "deleted": False})
 
 
-def configured_admins(channels: ChannelsConfig) -> IsAdmin:
-    """Admins as configured per channel (``[channels.telegram] admins``, ``[channels.signal]
-    admins``), and the local operator (the terminal running the agent, the control socket)."""
-    admins = {"telegram": frozenset(map(str, channels.telegram.admins)),
-              "signal": frozenset(map(str, channels.signal.admins))}
+def configured_admins(admins: Mapping[str, frozenset[str]]) -> IsAdmin:
+    """Admins as configured per channel (the runtime's table: ``[channels.telegram] admins``,
+    ``[channels.signal] admins``), and the local operator (the terminal running the agent, the
+    control socket)."""
 
     def is_admin(requester: Requester) -> bool:
         return (requester.channel in LOCAL_OPERATOR_CHANNELS

@@ -1,13 +1,31 @@
 """``<base>/chat`` as a chat channel (``[mqtt] chat = true``): each message a prompt from the
 person ``mqtt:<base>/chat`` (whoever the broker lets publish there), each answer on
-``<base>/chat/reply``. Plain text both ways; it cannot ask for approvals."""
+``<base>/chat/reply``. Plain text both ways; it cannot ask for approvals.
+
+The topic itself is the MQTT bridge's (:mod:`edge.mqtt.bridge`): this channel only reads the
+prompts it queues and hands it the answers (:class:`ChatTopic`)."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol
 
 from edge.channels.base import Channel, ChannelMessage, SendMessage
-from edge.mqtt.bridge import MqttBridge
+
+
+class ChatTopic(Protocol):
+    """The bridge's chat topic, as this channel uses it."""
+
+    chat_inbox: asyncio.Queue[str] | None
+    """Prompts from ``<base>/chat``; None when the bridge takes none."""
+    connected: bool
+
+    @property
+    def chat_topic(self) -> str: ...
+
+    async def publish_reply(self, text: str) -> None:
+        """Publish on ``<base>/chat/reply``; raises when the broker is not there."""
+        ...
 
 
 class MqttChatChannel(Channel):
@@ -16,12 +34,12 @@ class MqttChatChannel(Channel):
     """A published message is whole."""
     capabilities = "Messages arrive and leave as MQTT payloads: plain text, no Markdown."
 
-    def __init__(self, bridge: MqttBridge):
+    def __init__(self, bridge: ChatTopic):
         if bridge.chat_inbox is None:
             raise ValueError("the bridge takes no prompts ([mqtt] chat and allow_commands)")
         self.bridge = bridge
         self.inbox = bridge.chat_inbox
-        self.sender = bridge.topics.chat
+        self.sender = bridge.chat_topic
 
     async def listen(self, bus: asyncio.Queue[ChannelMessage]) -> None:
         while True:

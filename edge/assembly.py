@@ -1,0 +1,244 @@
+"""The agent's parts, built from config and wired once: the admins and the approval gate, the
+hardware, automation and tools; then, as :class:`~edge.runtime.Runtime` starts them, the broker
+bridge, the model, memory, the channels and the agent's dispatcher.
+
+Runtime-wide ideas live here and are handed to whoever needs them: the admin table (from each
+channel's spec, :func:`edge.channels.registry.admin_table`) and the one approval gate go to the pin
+policy, the channels (which record answers in it), the agent and the automation tools; the
+channels' allowlists are shared with the agent's preflight and grow when someone pairs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from edge.agent.dispatch import Dispatcher
+from edge.agent.hooks import Hook, HookRunner
+from edge.agent.pipeline import Agent, AgentSettings
+from edge.agent.preflight import ChannelAccess, Preflight
+from edge.agent.sessions import ResetPolicy, SessionStore
+from edge.automation.assembly import Automation
+from edge.automation.clock import Clock
+from edge.channels.base import Channel
+from edge.channels.cli import stdin_attached
+from edge.channels.registry import CHANNELS, admin_table, channel_spec
+from edge.channels.spec import ChannelContext
+from edge.config.loader import LoadedConfig
+from edge.core.supervision import SupervisedTask
+from edge.hardware import build_hardware
+from edge.memory.base import EmbeddingProvider, Memory
+from edge.security.approvals import ApprovalGate
+from edge.tools.automation import automation_tools
+from edge.tools.gpio import hardware_tools
+
+if TYPE_CHECKING:
+    from edge.mqtt.bridge import MqttBridge
+    from edge.providers.switch import ModelSwitch
+
+log = logging.getLogger(__name__)
+
+PRELOAD_JOIN_SECONDS = 120.0
+
+
+def _command_menu() -> list[tuple[str, str]]:
+    from edge.agent.commands import COMMAND_MENU  # on use: only a channel with a menu loads it
+
+    return COMMAND_MENU
+
+
+class AgentAssembly:
+    """``resident=True`` is the daemon (``edge-cli run``); False is a one-shot CLI command."""
+
+    def __init__(self, loaded: LoadedConfig, *, resident: bool, pin_factory: Any = None,
+                 stdin: TextIO | None = None, stdout: TextIO | None = None,
+                 hooks: list[Hook] | None = None, hold_seconds: float | None = None,
+                 clock: Clock | None = None):
+        self.loaded = loaded
+        self.config = loaded.config
+        self.resident = resident
+        self._stdin, self._stdout = stdin or sys.stdin, stdout or sys.stdout
+        self.channels: dict[str, Channel] = {}
+        """The running channels, filled by :meth:`build_channels` (the gate asks through them)."""
+        self.access: dict[str, ChannelAccess] = {}
+        self.admins = admin_table(self.config)
+        self.approvals = ApprovalGate.from_config(self.config.security, self.admins, self.channels)
+        self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
+                                       hold_seconds=hold_seconds, state_dir=loaded.state_dir,
+                                       approvals=self.approvals)
+        self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
+                                     state_dir=loaded.state_dir, clock=clock)
+        self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
+                                          *automation_tools(self.automation, self.approvals)]}
+        self.hooks = HookRunner(hooks)
+        self.provider: ModelSwitch | None = None
+        self.mqtt: MqttBridge | None = None
+        self.sessions: SessionStore | None = None
+        self.memory: Memory | None = None
+        self.agent: Agent | None = None
+        self._preload_thread: threading.Thread | None = None
+        self._tasks: list[SupervisedTask] = []
+        """The dispatcher and memory upkeep (the other parts own theirs)."""
+
+    # the parts, in the order Runtime.run starts them --------------------------------------------
+
+    async def start_mqtt(self) -> None:
+        """The broker bridge when ``[mqtt] url`` is set (it connects and retries by itself)."""
+        if self.config.mqtt.enabled:
+            from edge.mqtt.bridge import MqttBridge  # aiomqtt only for agents that use it
+
+            self.mqtt = MqttBridge(self.config.mqtt, self.hardware, sensors=self.automation.sensors,
+                                   state_dir=self.loaded.state_dir)
+            await self.mqtt.start()
+
+    def start_provider(self) -> None:
+        if self.config.provider.configured:  # the provider modules load only for a model
+            from edge.providers.factory import create_provider
+
+            self.provider = create_provider(self.config.provider)
+
+    async def start_memory(self) -> None:
+        """Open the memory store, add its tools, start hygiene and (optionally) the model
+        preload in a thread that start-up does not wait for. A piped one-shot run skips the
+        preload: it would only race the exit. Either way no reply waits for the model: until it is
+        loaded, recall uses keywords and stores are embedded once it is (``wait_for_model``)."""
+        from edge.memory import build_memory, hygiene_loop, snapshot_path
+        from edge.tools.memory import configured_admins, memory_tools
+
+        cfg = self.config.memory
+        if cfg.backend == "none":
+            return
+        memory = self.memory = await build_memory(cfg, self.loaded.state_dir)
+        if not await memory.health_check():  # opens the store now: status shows it at once
+            log.warning("memory_unavailable backend=%s state_dir=%s", cfg.backend, self.loaded.state_dir)
+        for tool in memory_tools(memory, configured_admins(self.admins)):
+            self.tools[tool.name] = tool
+        embedder = memory.model_to_preload()
+        if embedder is not None:
+            piped = self.piped_input()
+            background = cfg.preload and not piped
+            if background or piped:
+                memory.wait_for_model = False  # no reply waits for the model to load
+            if background:
+                self._preload_thread = threading.Thread(
+                    target=self._preload, args=(embedder, asyncio.get_running_loop()),
+                    name="embedding-preload", daemon=True)
+                self._preload_thread.start()
+        upkeep = partial(hygiene_loop, memory, cfg, snapshot_path(self.loaded.state_dir))
+        self._tasks.append(SupervisedTask("memory-hygiene", upkeep).start())
+
+    def build_channels(self) -> None:
+        """Every registered channel its section enables, in registration order; each channel's
+        allowlist is shared with the preflight (pairing adds to it)."""
+        for spec in CHANNELS.values():
+            section = spec.section(self.config)
+            allowed, mention, rate = section.access()
+            self.access[spec.name] = ChannelAccess(set(map(str, allowed)), mention, rate)
+            if not section.enabled:
+                continue
+            context = ChannelContext(
+                self.config, self.loaded.state_dir, self.access[spec.name].allowed,
+                approvals=self.approvals, pair=self.pair, commands=_command_menu,
+                stdin=self._stdin, stdout=self._stdout, mqtt=self.mqtt)
+            channel = spec.build(section, context)
+            if channel is not None:
+                self.channels[spec.name] = channel
+
+    async def pair(self, channel: str, sender: str, code: str) -> bool:
+        """Redeem a pairing code: allow ``sender`` now and record it in the config file, under
+        the allowlist key the channel's spec names."""
+        from edge.channels.pairing import PairingCodes
+        from edge.config.edit import add_to_list, writable_config_path
+
+        key = channel_spec(channel).pairs_into
+        if key is None or not PairingCodes(self.loaded.state_dir / "pairing.json").redeem(channel, code):
+            log.warning("pairing_refused channel=%s sender=%s", channel, sender)
+            return False
+        self.access[channel].allowed.add(sender)
+        try:
+            path = writable_config_path(self.loaded.path)
+            add_to_list(path, ("channels", channel, key), sender)
+            log.info("paired channel=%s sender=%s config=%s", channel, sender, path)
+        except OSError as exc:
+            log.error("pairing_not_saved channel=%s sender=%s error=%r (allowed until restart)",
+                      channel, sender, exc)
+        return True
+
+    def build_dispatcher(self, status_text: Callable[..., Awaitable[str]]) -> Dispatcher:
+        """The agent (``status_text``: the runtime's status, for ``/status``) and the dispatcher
+        that feeds it the channels' messages."""
+        cfg = self.config.agent
+        workspace = Path(cfg.workspace).expanduser() if cfg.workspace else self.loaded.state_dir / "workspace"
+        settings = AgentSettings.from_config(cfg, self.config.memory, workspace)
+        self.sessions = SessionStore(self.loaded.state_dir / "sessions",
+                                     ResetPolicy(self.config.sessions.daily_reset_hour,
+                                                 self.config.sessions.idle_timeout_minutes))
+        agent = self.agent = Agent(
+            list(self.tools.values()), self.hardware, self.provider, self.sessions,
+            status_text, settings, Preflight(self.access), self.memory,
+            channel_capabilities={name: ch.capabilities for name, ch in self.channels.items()},
+            admins=self.admins)
+        return Dispatcher(agent, self.channels, hooks=self.hooks,
+                          interrupt_on_new_message=cfg.interrupt_on_new_message,
+                          debounce_seconds=cfg.debounce_ms / 1000,
+                          debounce_max_wait=cfg.debounce_max_wait_ms / 1000)
+
+    def piped_input(self) -> bool:
+        """The terminal channel reads a pipe or a file: a script, answered in order, then exit."""
+        return (self.config.channels.cli.enabled and stdin_attached(self._stdin)
+                and not self._stdin.isatty())
+
+    def _preload(self, embedder: EmbeddingProvider, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            embedder.load()
+        except Exception as exc:  # recall falls back to keywords and says why
+            log.error("embedding_preload_failed error=%s", exc)
+            return
+        if not loop.is_closed():
+            asyncio.run_coroutine_threadsafe(self._embed_deferred(), loop)
+
+    async def _embed_deferred(self) -> None:
+        """Vectors for what was stored while the model was loading."""
+        if self.memory is None:
+            return
+        try:
+            count = await self.memory.reindex(only_stale=True)
+        except Exception as exc:  # hygiene tries again on its next round
+            log.warning("memory_deferred_embedding_failed error=%s", exc)
+            return
+        if count:
+            log.info("memory_deferred_embedded entries=%d", count)
+
+    # closing, in the order Runtime.run unwinds them ---------------------------------------------
+
+    async def close_mqtt(self) -> None:
+        if self.mqtt is not None:
+            await self.mqtt.close()
+
+    async def close_sessions(self) -> None:
+        if self.sessions is not None:
+            await self.sessions.close()
+
+    async def join_preload(self) -> None:
+        if self._preload_thread is not None and self._preload_thread.is_alive():
+            # onnxruntime aborts the process if it is torn down mid-load
+            log.info("waiting for the embedding model to finish loading before exit")
+            await asyncio.to_thread(self._preload_thread.join, PRELOAD_JOIN_SECONDS)
+
+    async def close_memory(self) -> None:
+        if self.memory is not None:
+            await self.memory.close()
+
+    async def close_provider(self) -> None:
+        if self.provider:
+            await self.provider.aclose()
+
+    async def close_channels(self) -> None:
+        for channel in self.channels.values():
+            await channel.aclose()
