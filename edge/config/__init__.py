@@ -3,8 +3,8 @@
 ``load_config`` finds the file, applies the ``EDGE_*`` overrides and checks the result into a
 :class:`LoadedConfig` (its :class:`Config` and path), or raises a ConfigError naming every
 problem; ``load_raw`` stops before the check (no pydantic), for quick commands that read a key or
-two. A section's own model is imported from its module
-(``edge.config.model``, ``mqtt``, ``rules``, ``schedules``, ``sensors``).
+two. A section's own model is imported from its module (``edge.config.model``, ``channels``,
+``mqtt``, ``rules``, ``schedules``, ``sensors``).
 
 The face is lazy (PEP 562): the names in ``__all__`` load from their modules when first used, so
 importing any module of the package (which runs this file first) loads none of them.
