@@ -38,10 +38,10 @@ CACHE_MESSAGE_COUNT = 4
 EPHEMERAL = {"type": "ephemeral"}
 
 
-def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
+def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
     """The system text and the alternating user/assistant turns, with tool blocks."""
     system: list[str] = []
-    turns: list[dict] = []
+    turns: list[dict[str, Any]] = []
     blocks: list[dict[str, Any]]
     for message in messages:
         if message.role == "system":
@@ -64,7 +64,7 @@ def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
     return "\n\n".join(system), turns
 
 
-def apply_caching(payload: dict) -> None:
+def apply_caching(payload: dict[str, Any]) -> None:
     system = payload.get("system")
     if isinstance(system, str) and len(system.encode()) > CACHE_SYSTEM_BYTES:
         payload["system"] = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
@@ -73,12 +73,12 @@ def apply_caching(payload: dict) -> None:
         messages[-1]["content"][-1]["cache_control"] = EPHEMERAL
 
 
-def tool_to_wire(spec: ToolSpec) -> dict:
+def tool_to_wire(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description,
             "input_schema": SchemaCleanr.clean(spec.parameters, "anthropic")}
 
 
-def parse_response(body: dict, model: str = "") -> ChatResponse:
+def parse_response(body: dict[str, Any], model: str = "") -> ChatResponse:
     content = body.get("content")
     if not isinstance(content, list):
         raise ProviderError("anthropic returned a message without content")
@@ -111,17 +111,17 @@ class AnthropicProvider(WireProvider):
         self.endpoint = HttpEndpoint(name, self.base_url, keys, timeout=timeout,
                                      transport=transport)
 
-    def _headers(self) -> dict:
+    def _headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}
         if self.endpoint.keys.current:
             headers["x-api-key"] = self.endpoint.keys.current
         return headers
 
     def _payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None, model: str,
-                 stream: bool) -> dict:
+                 stream: bool) -> dict[str, Any]:
         system, turns = to_wire(messages)
-        payload: dict = {"model": model, "max_tokens": self.max_tokens, "messages": turns,
-                         "temperature": self.temperature}
+        payload: dict[str, Any] = {"model": model, "max_tokens": self.max_tokens, "messages": turns,
+                                   "temperature": self.temperature}
         if system:
             payload["system"] = system
         if tools:
@@ -142,7 +142,7 @@ class AnthropicProvider(WireProvider):
                           model: str) -> AsyncIterator[StreamEvent]:
         payload = self._payload(messages, tools, model, True)
         text: list[str] = []
-        blocks: dict[int, dict] = {}
+        blocks: dict[int, dict[str, Any]] = {}
         input_tokens = output_tokens = 0
         answered_by, stopped = model, False
         async with self.endpoint.stream_lines("/v1/messages", payload,
@@ -183,7 +183,7 @@ class AnthropicProvider(WireProvider):
                                       answered_by))
 
 
-def _status_of(error_event: dict) -> int:
+def _status_of(error_event: dict[str, Any]) -> int:
     """The HTTP status Anthropic uses for an error type sent inside a stream."""
     kind = (error_event.get("error") or {}).get("type", "")
     return {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,

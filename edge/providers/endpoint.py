@@ -15,7 +15,7 @@ import time
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 
@@ -38,6 +38,7 @@ ERROR_TEXT_LIMIT = 300
 _QUERY_KEY = re.compile(r"([?&]key=)[^&\s\"']+")
 RETRY_AFTER_CAP_SECONDS = 120.0
 ToolMode = Literal["auto", "native", "prompt"]
+T = TypeVar("T")
 
 
 class RedactQueryKeys(logging.Filter):
@@ -108,8 +109,9 @@ class HttpEndpoint:
                              f"({type(exc).__name__}); is it running, and is base_url right?",
                              retryable=True)
 
-    async def post_json(self, path: str, payload: dict, *, headers: dict | None = None,
-                        params: dict | None = None) -> dict:
+    async def post_json(self, path: str, payload: dict[str, Any], *,
+                        headers: dict[str, str] | None = None,
+                        params: dict[str, str] | None = None) -> dict[str, Any]:
         try:
             response = await self.client.post(path, json=payload, headers=headers, params=params)
         except httpx.HTTPError as exc:
@@ -125,8 +127,9 @@ class HttpEndpoint:
         return body
 
     @asynccontextmanager
-    async def stream_lines(self, path: str, payload: dict, *, headers: dict | None = None,
-                           params: dict | None = None) -> AsyncIterator[AsyncIterator[str]]:
+    async def stream_lines(self, path: str, payload: dict[str, Any], *,
+                           headers: dict[str, str] | None = None,
+                           params: dict[str, str] | None = None) -> AsyncIterator[AsyncIterator[str]]:
         """The response's lines; a connection lost midway raises :class:`StreamInterrupted`."""
         request = self.client.build_request("POST", path, json=payload, headers=headers,
                                             params=params)
@@ -154,7 +157,7 @@ class HttpEndpoint:
         await self.client.aclose()
 
 
-async def keep_partial(events: AsyncIterator, text: list[str]) -> AsyncIterator:
+async def keep_partial(events: AsyncIterator[T], text: list[str]) -> AsyncIterator[T]:
     """Pass events through; a cut-off stream's error carries the text received so far."""
     try:
         async for event in events:
@@ -164,7 +167,7 @@ async def keep_partial(events: AsyncIterator, text: list[str]) -> AsyncIterator:
         raise
 
 
-def decode_chunk(data: str, label: str) -> dict:
+def decode_chunk(data: str, label: str) -> dict[str, Any]:
     try:
         chunk = json.loads(data)
     except ValueError:

@@ -100,7 +100,7 @@ def create_provider(config: ProviderConfig,
     memory = ToolSupportMemory()
     endpoints = [Endpoint(c.display_name, create_endpoint(c, tool_memory=memory, env=env),
                           c.model, list(c.fallback_models), row)
-                 for c, row in zip(endpoint_configs(config), describe_models(config))]
+                 for c, row in zip(endpoint_configs(config), describe_models(config), strict=True)]
     policy = RetryPolicy(config.max_retries, config.backoff_seconds, config.backoff_max_seconds,
                          config.max_retry_after_seconds, config.cooldown_seconds)
     routes = {hint: (r.endpoint or config.display_name, r.model)

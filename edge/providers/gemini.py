@@ -38,11 +38,11 @@ DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 FINISHED = "finishReason"
 
 
-def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
+def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
     """The system instruction and the user/model contents, with function call/response parts."""
     names = {c.id: c.name for m in messages for c in m.tool_calls}
     system: list[str] = []
-    contents: list[dict] = []
+    contents: list[dict[str, Any]] = []
     parts: list[dict[str, Any]]
     for message in messages:
         if message.role == "system":
@@ -65,20 +65,20 @@ def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
     return "\n\n".join(system), contents
 
 
-def _call_part(call: ToolCall) -> dict:
-    part: dict = {"functionCall": {"name": call.name, "args": call.arguments_object()}}
+def _call_part(call: ToolCall) -> dict[str, Any]:
+    part: dict[str, Any] = {"functionCall": {"name": call.name, "args": call.arguments_object()}}
     if call.signature:
         part["thoughtSignature"] = call.signature
     return part
 
 
-def tools_to_wire(tools: list[ToolSpec]) -> list[dict]:
+def tools_to_wire(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     return [{"functionDeclarations": [
         {"name": t.name, "description": t.description,
          "parameters": SchemaCleanr.clean(t.parameters, "gemini")} for t in tools]}]
 
 
-def parts_of(chunk: dict, label: str) -> tuple[list[dict], bool]:
+def parts_of(chunk: dict[str, Any], label: str) -> tuple[list[dict[str, Any]], bool]:
     """The parts of the first candidate, and whether it carries a finish reason."""
     candidates = chunk.get("candidates")
     if not candidates:
@@ -90,20 +90,20 @@ def parts_of(chunk: dict, label: str) -> tuple[list[dict], bool]:
     return (candidate.get("content") or {}).get("parts") or [], bool(candidate.get(FINISHED))
 
 
-def _usage(chunk: dict) -> Usage | None:
+def _usage(chunk: dict[str, Any]) -> Usage | None:
     meta = chunk.get("usageMetadata")
     if not meta:
         return None
     return Usage(meta.get("promptTokenCount", 0), meta.get("candidatesTokenCount", 0))
 
 
-def _call_from(part: dict, index: int) -> ToolCall:
+def _call_from(part: dict[str, Any], index: int) -> ToolCall:
     call = part["functionCall"]
     return ToolCall(call.get("id") or f"gemini_call_{index}", call.get("name", ""),
                     json.dumps(call.get("args") or {}), part.get("thoughtSignature"))
 
 
-def parse_response(body: dict, model: str = "", label: str = "gemini") -> ChatResponse:
+def parse_response(body: dict[str, Any], model: str = "", label: str = "gemini") -> ChatResponse:
     parts, _ = parts_of(body, label)
     if not body.get("candidates"):
         raise ProviderError(f"{label} returned no candidates")
@@ -127,19 +127,19 @@ class GeminiProvider(WireProvider):
         self.endpoint = HttpEndpoint(name, self.base_url, keys, timeout=timeout,
                                      transport=transport)
 
-    def _payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None) -> dict:
+    def _payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None) -> dict[str, Any]:
         system, contents = to_wire(messages)
-        config: dict = {"temperature": self.temperature}
+        config: dict[str, Any] = {"temperature": self.temperature}
         if self.max_tokens:
             config["maxOutputTokens"] = self.max_tokens
-        payload: dict = {"contents": contents, "generationConfig": config}
+        payload: dict[str, Any] = {"contents": contents, "generationConfig": config}
         if system:
             payload["systemInstruction"] = {"parts": [{"text": system}]}
         if tools:
             payload["tools"] = tools_to_wire(tools)
         return payload
 
-    def _params(self, **extra: str) -> dict:
+    def _params(self, **extra: str) -> dict[str, str]:
         key = self.endpoint.keys.current
         return {**extra, "key": key} if key else extra
 

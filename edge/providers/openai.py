@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 
@@ -34,7 +35,7 @@ from edge.providers.prompt_guided import ToolSupportMemory
 from edge.providers.schema import SchemaCleanr, Strategy
 
 
-def auth_headers(style: AuthStyle, key: str | None, header_name: str | None = None) -> dict:
+def auth_headers(style: AuthStyle, key: str | None, header_name: str | None = None) -> dict[str, str]:
     if not key or style == "none":
         return {}
     if style == "bearer":
@@ -46,8 +47,8 @@ def auth_headers(style: AuthStyle, key: str | None, header_name: str | None = No
     return {header_name: key}
 
 
-def to_wire(message: ChatMessage) -> dict:
-    wire: dict = {"role": message.role, "content": message.content}
+def to_wire(message: ChatMessage) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
         wire["content"] = message.content or None
         wire["tool_calls"] = [
@@ -59,17 +60,17 @@ def to_wire(message: ChatMessage) -> dict:
     return wire
 
 
-def tool_to_wire(spec: ToolSpec, strategy: Strategy = "openai") -> dict:
+def tool_to_wire(spec: ToolSpec, strategy: Strategy = "openai") -> dict[str, Any]:
     return {"type": "function",
             "function": {"name": spec.name, "description": spec.description,
                          "parameters": SchemaCleanr.clean(spec.parameters, strategy)}}
 
 
-def _arguments_text(arguments) -> str:
+def _arguments_text(arguments: object) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments or {})
 
 
-def parse_response(body: dict, model: str = "") -> ChatResponse:
+def parse_response(body: dict[str, Any], model: str = "") -> ChatResponse:
     try:
         message = body["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):
@@ -104,9 +105,9 @@ class OpenAICompatibleProvider(WireProvider):
                                      transport=transport)
 
     def _payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None, model: str,
-                 stream: bool) -> dict:
-        payload: dict = {"model": model, "messages": [to_wire(m) for m in messages],
-                         "temperature": self.temperature}
+                 stream: bool) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": model, "messages": [to_wire(m) for m in messages],
+                                   "temperature": self.temperature}
         if self.max_tokens:
             payload["max_tokens"] = self.max_tokens
         if tools:
@@ -116,7 +117,7 @@ class OpenAICompatibleProvider(WireProvider):
             payload["stream_options"] = {"include_usage": True}
         return payload
 
-    def _headers(self) -> dict:
+    def _headers(self) -> dict[str, str]:
         return auth_headers(self.auth_style, self.endpoint.keys.current, self.auth_header)
 
     async def send(self, messages: list[ChatMessage], tools: list[ToolSpec] | None,
@@ -130,7 +131,7 @@ class OpenAICompatibleProvider(WireProvider):
                           model: str) -> AsyncIterator[StreamEvent]:
         payload = self._payload(messages, tools, model, True)
         text: list[str] = []
-        partial: dict[int, dict] = {}
+        partial: dict[int, dict[str, str]] = {}
         usage, answered_by, finished, done = Usage(), model, False, False
         async with self.endpoint.stream_lines("/chat/completions", payload,
                                               headers=self._headers()) as lines:

@@ -75,7 +75,7 @@ class ReliableProvider(Provider):
         return ready + resting
 
     def backoff(self, attempt: int) -> float:
-        base = min(self.policy.backoff_max_seconds, self.policy.backoff_seconds * 2 ** attempt)
+        base = min(self.policy.backoff_max_seconds, self.policy.backoff_seconds * 2.0 ** attempt)
         return base * (0.5 + self._jitter() / 2)
 
     def _delay(self, error: ProviderError, attempt: int, entry: ChainEntry) -> float | None:

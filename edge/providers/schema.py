@@ -40,7 +40,7 @@ class SchemaCleanr:
         if strategy == "openai":
             return copy.deepcopy(schema)
         definitions = {**schema.get("definitions", {}), **schema.get("$defs", {})}
-        return _clean_node(schema, strategy, definitions, 0)
+        return _clean_object(schema, strategy, definitions, 0)
 
     @staticmethod
     def clean_for_gemini(schema: dict[str, Any]) -> dict[str, Any]:
@@ -66,15 +66,20 @@ def _clean_node(node: Any, strategy: Strategy, definitions: dict[str, Any], dept
         return [_clean_node(item, strategy, definitions, depth) for item in node]
     if not isinstance(node, dict):
         return node
+    return _clean_object(node, strategy, definitions, depth)
+
+
+def _clean_object(node: dict[str, Any], strategy: Strategy, definitions: dict[str, Any],
+                  depth: int) -> dict[str, Any]:
     if "$ref" in node:
         if depth >= MAX_REF_DEPTH:  # a recursive definition: stop with an open object
             return {"type": "object", "description": node.get("description", "")}
         target = _resolve_ref(node["$ref"], definitions)
         merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        return _clean_node(merged, strategy, definitions, depth + 1)
+        return _clean_object(merged, strategy, definitions, depth + 1)
     node = _collapse_unions(node, strategy)
     if "$ref" in node:  # a union or allOf whose chosen branch is a reference
-        return _clean_node(node, strategy, definitions, depth)
+        return _clean_object(node, strategy, definitions, depth)
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in META_KEYWORDS:

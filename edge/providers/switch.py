@@ -52,7 +52,8 @@ class ModelSwitch(Provider):
     endpoint or model on :meth:`select` (``/model``, ``/models``, ``edge-cli models use``).
     Built from config by :func:`edge.providers.factory.create_provider`."""
 
-    def __init__(self, endpoints: list[Endpoint], policy: RetryPolicy = RetryPolicy(),
+    def __init__(self, endpoints: list[Endpoint],
+                 policy: RetryPolicy = RetryPolicy(),  # noqa: B008 - a frozen dataclass, shared safely
                  routes: Mapping[str, tuple[str, str]] | None = None,
                  rules: Sequence[ClassificationRule] = ()):
         if not endpoints:

@@ -170,7 +170,7 @@ class AnthropicFake(Fake):
         messages = body.get("messages") or []
         if not messages or messages[0].get("role") != "user":
             return "messages: first message must use the \"user\" role"
-        for before, message in zip([None, *messages], messages):
+        for before, message in zip([None, *messages], messages, strict=False):  # each after the one before
             if before and before["role"] == message["role"]:
                 return "messages: roles must alternate between \"user\" and \"assistant\""
             if message["role"] not in ("user", "assistant"):
