@@ -9,8 +9,12 @@ from __future__ import annotations
 import importlib.util
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from edge.memory.base import EmbeddingProvider
+
+if TYPE_CHECKING:
+    from edge.config.model import MemoryConfig
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +36,7 @@ def onnx_available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "numpy"))
 
 
-def create_embedder(config, state_dir: Path) -> EmbeddingProvider:
+def create_embedder(config: MemoryConfig, state_dir: Path) -> EmbeddingProvider:
     """``config`` is a MemoryConfig; nothing heavy is imported or loaded here."""
     choice = config.embedder
     if choice == "none":

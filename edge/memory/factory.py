@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from edge.memory.base import Memory
 from edge.memory.snapshot import SNAPSHOT_NAME
+
+if TYPE_CHECKING:
+    from edge.config.model import MemoryConfig
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +32,7 @@ def snapshot_path(state_dir: Path) -> Path:
     return Path(state_dir) / SNAPSHOT_NAME
 
 
-async def build_memory(config, state_dir: Path) -> Memory:
+async def build_memory(config: MemoryConfig, state_dir: Path) -> Memory:
     """``config`` is the MemoryConfig. Nothing heavy is imported for ``none`` or ``markdown``,
     and the embedding model itself loads only on the first store or recall."""
     state_dir = Path(state_dir)

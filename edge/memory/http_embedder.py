@@ -6,6 +6,7 @@ L2-normalised here, since not every server does it.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import httpx
 
@@ -48,7 +49,7 @@ class HttpEmbedding(EmbeddingProvider):
     async def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        payload: dict = {"model": self.model, "input": texts}
+        payload: dict[str, Any] = {"model": self.model, "input": texts}
         if self._dimensions:
             payload["dimensions"] = self._dimensions
         try:

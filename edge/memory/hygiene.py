@@ -15,10 +15,14 @@ import logging
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from edge.core.exc import EdgeError
 from edge.memory.base import Category, Memory
 from edge.memory.snapshot import write_snapshot
+
+if TYPE_CHECKING:
+    from edge.config.model import MemoryConfig
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +33,7 @@ class HygieneReport:
     snapshot_entries: int | None = None
     reindexed: int = 0
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int | None]:
         return asdict(self)
 
 
@@ -38,7 +42,7 @@ def retention_cutoff(days: int, now: datetime | None = None) -> str:
     return moment.isoformat(timespec="microseconds")
 
 
-async def run_hygiene(memory: Memory, config, snapshot_path: Path,
+async def run_hygiene(memory: Memory, config: MemoryConfig, snapshot_path: Path,
                       now: datetime | None = None) -> HygieneReport:
     """One pass; ``config`` is a MemoryConfig. A backend without a step does nothing in it
     (the defaults of ``delete_older_than`` and ``model_ready``: markdown keeps everything)."""
@@ -57,7 +61,7 @@ async def run_hygiene(memory: Memory, config, snapshot_path: Path,
 HYGIENE_START_DELAY_SECONDS = 60.0
 
 
-async def hygiene_loop(memory: Memory, config, snapshot_path: Path,
+async def hygiene_loop(memory: Memory, config: MemoryConfig, snapshot_path: Path,
                        first_delay: float = HYGIENE_START_DELAY_SECONDS) -> None:
     """Run hygiene after ``first_delay`` seconds, then every ``config.hygiene_interval_hours``,
     until cancelled."""

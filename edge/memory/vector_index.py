@@ -103,9 +103,6 @@ class VectorIndex:
             return []
         np = self._np
         scores = self._matrix[:size] @ np.asarray(query, dtype=np.float32)
-        if size > limit:
-            top = np.argpartition(scores, size - limit)[size - limit:]
-        else:
-            top = np.arange(size)
+        top = np.argpartition(scores, size - limit)[size - limit:] if size > limit else np.arange(size)
         top = top[np.argsort(scores[top])[::-1]]
         return [(self._nums[i], float(scores[i])) for i in top]

@@ -115,16 +115,20 @@ class TokenTable(Mapping[str, int]):
         start = self._ends[token_id - 1] if token_id else 0
         return self._text[start:self._ends[token_id]]
 
-    def get(self, token: str, default: Any = None) -> Any:
+    def _find(self, token: str) -> int | None:
         slot = hash(token) & self._mask
         while (token_id := self._slots[slot]) >= 0:
             if self._token(token_id) == token:
                 return token_id
             slot = (slot + 1) & self._mask
-        return default
+        return None
+
+    def get(self, token: str, default: Any = None) -> Any:
+        token_id = self._find(token)
+        return default if token_id is None else token_id
 
     def __getitem__(self, token: str) -> int:
-        token_id = self.get(token)
+        token_id = self._find(token)
         if token_id is None:
             raise KeyError(token)
         return token_id

@@ -29,8 +29,8 @@ def load_set(name: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
 PAIRS, OTHER_MEMORIES, DISTRACTORS = load_set("paraphrases.toml")
 each_set = pytest.mark.parametrize("set_file", SET_FILES)
 
-FUNCTION_WORDS = STOP_WORDS | set("must shall should can could would will may might get got let "
-                                  "im don t s ll ve re d m".split())
+FUNCTION_WORDS = STOP_WORDS | set("must shall should can could would will may might get got let "  # noqa: SIM905
+                                  "im don t s ll ve re d m".split())  # (a word list reads better as text)
 """Recall's stop words, modal verbs and the pieces of contractions ("don't", "I'm")."""
 
 

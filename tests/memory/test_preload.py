@@ -20,12 +20,11 @@ from tests.helpers import until
 def held_open(read_end: int, other_end: int):
     """``read_end`` as stdin while ``other_end`` stays open; closing it at the end ends the
     input, and the channel's reader thread stops reading."""
-    stream = open(read_end)
-    try:
-        yield stream
-    finally:
-        os.close(other_end)
-        stream.close()
+    with open(read_end) as stream:
+        try:
+            yield stream
+        finally:
+            os.close(other_end)
 
 
 def terminal():
