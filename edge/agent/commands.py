@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from edge.core.requester import Requester
 from edge.security.approvals import is_admin
@@ -86,7 +86,7 @@ def parse_command(text: str) -> tuple[str, list[str]] | None:
     return word.split("@", 1)[0].lower(), args
 
 
-async def _tool_text(ctx: CommandContext, name: str, args: dict) -> str:
+async def _tool_text(ctx: CommandContext, name: str, args: dict[str, Any]) -> str:
     return (await ctx.tools[name].execute(args, ctx.requester)).text
 
 

@@ -55,9 +55,9 @@ class Dispatcher:
         self.bus: asyncio.Queue[ChannelMessage] = asyncio.Queue(maxsize=BUS_CAPACITY)
         self.debouncer = InboundDebouncer(self._start_turn, debounce_seconds, debounce_max_wait)
         self._slots = asyncio.Semaphore(max_in_flight(len(channels)))
-        self._tails: dict[str, asyncio.Task] = {}
-        self._turns: dict[str, asyncio.Task] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tails: dict[str, asyncio.Task[None]] = {}
+        self._turns: dict[str, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         """Consume the bus until cancelled; cancelling also cancels the work in flight."""
@@ -106,7 +106,7 @@ class Dispatcher:
         self._turns[scope] = self._spawn(scope, lambda: self._turn(msg))
 
     def _spawn(self, scope: str, work: Callable[[], Awaitable[None]], chained: bool = True
-               ) -> asyncio.Task:
+               ) -> asyncio.Task[None]:
         previous = self._tails.get(scope) if chained else None
         task = asyncio.create_task(self._after(previous, work))
         self._tasks.add(task)
@@ -117,7 +117,7 @@ class Dispatcher:
         return task
 
     @staticmethod
-    async def _after(previous: asyncio.Task | None, work: Callable[[], Awaitable[None]]) -> None:
+    async def _after(previous: asyncio.Task[None] | None, work: Callable[[], Awaitable[None]]) -> None:
         """Run ``work`` once the scope's previous work is done (however it ended)."""
         try:
             if previous is not None:

@@ -37,7 +37,7 @@ class ChannelAccess:
 class Preflight:
     access: dict[str, ChannelAccess] = field(default_factory=dict)
     clock: Callable[[], float] = time.monotonic
-    _seen: OrderedDict = field(default_factory=OrderedDict)
+    _seen: OrderedDict[tuple[str, str], bool] = field(default_factory=OrderedDict)
     _rates: SlidingWindow = field(init=False)
 
     def __post_init__(self) -> None:

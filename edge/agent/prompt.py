@@ -13,9 +13,10 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from edge.core.messages import ToolSpec
-from edge.hardware import Pin
+from edge.pins import Pin
 from peripherals.base import BoardStatus
 
 BOOTSTRAP_FILES = ("IDENTITY.md", "SOUL.md", "USER.md", "AGENTS.md")
@@ -62,7 +63,7 @@ def tools_section(specs: list[ToolSpec]) -> str:
 
 
 def hardware_section(boards: list[BoardStatus], pins: list[Pin],
-                     events: list[dict] | None = None) -> str:
+                     events: list[dict[str, Any]] | None = None) -> str:
     lines = ["## Hardware Access"]
     for b in boards:
         sim = "simulated" if b.simulated else "real hardware"
@@ -140,7 +141,7 @@ def project_context(workspace: Path | None) -> str:
 
 
 def build_system_prompt(specs: list[ToolSpec], boards: list[BoardStatus], pins: list[Pin],
-                        ctx: PromptContext, events: list[dict] | None = None) -> str:
+                        ctx: PromptContext, events: list[dict[str, Any]] | None = None) -> str:
     sections = [tools_section(specs), hardware_section(boards, pins, events),
                 task_section(ctx.instructions),
                 SAFETY]

@@ -21,6 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from edge.agent.fsync_queue import FsyncQueue, append_bytes
 from edge.core.files import write_atomically, write_json_atomically
@@ -105,13 +106,13 @@ class SessionLock:
             await asyncio.sleep(LOCK_RETRY_SECONDS)
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         self.release()
 
 
-def read_transcript(path: Path) -> list[dict]:
+def read_transcript(path: Path) -> list[dict[str, Any]]:
     """Every whole JSON line; a trailing line cut by a crash is skipped."""
-    records = []
+    records: list[dict[str, Any]] = []
     try:
         with path.open("rb") as fh:
             for raw in fh:
