@@ -219,7 +219,7 @@ class ActionRunner:
     def __init__(self, hardware: Hardware, notifier: Notifier, prompts: PromptRunner | None = None,
                  sensors: SensorReader | None = None):
         self.hardware, self.notifier, self.prompts, self.sensors = hardware, notifier, prompts, sensors
-        self._holds: dict[tuple[str, str], asyncio.Task] = {}
+        self._holds: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     async def run(self, action: AutomationAction, requester: Requester,
                   context: Mapping[str, object]) -> str:

@@ -7,7 +7,7 @@ runs in milliseconds; :meth:`ManualClock.step` moves the wall clock alone, the w
 
 >>> import asyncio
 >>> async def demo():
-...     clock = ManualClock(datetime(2026, 3, 1, 6, 0, tzinfo=timezone.utc))
+...     clock = ManualClock(datetime(2026, 3, 1, 6, 0, tzinfo=UTC))
 ...     woke = []
 ...     async def sleeper():
 ...         await clock.sleep_until(clock.now() + timedelta(minutes=5))
@@ -26,7 +26,7 @@ import asyncio
 import heapq
 import itertools
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 
@@ -47,7 +47,7 @@ class Clock(Protocol):
 
 class SystemClock:
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -66,7 +66,7 @@ class ManualClock:
     def __init__(self, start: datetime) -> None:
         if start.tzinfo is None:
             raise ValueError("ManualClock needs an aware start time")
-        self._wall = start.astimezone(timezone.utc)
+        self._wall = start.astimezone(UTC)
         self._mono = 1000.0
         self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
         self._order = itertools.count()

@@ -108,7 +108,7 @@ class RuleEngine:
             else:
                 self._by_reading.setdefault((trigger.sensor, trigger.quantity), []).append(rule)
         self._levels: dict[tuple[str, str], float] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._queue: asyncio.Queue[BoardEvent | tuple[str, Reading]] = asyncio.Queue(QUEUE_SIZE)
         self._dropped = 0
 

@@ -18,13 +18,13 @@ time).
 
 >>> from edge.config.schedules import ScheduleConfig
 >>> pump = Schedule(ScheduleConfig(name="pump", cron="30 2 * * *", timezone="Europe/Berlin", action="a"))
->>> pump.next_after(datetime(2026, 3, 28, 12, 0, tzinfo=timezone.utc)).isoformat()
+>>> pump.next_after(datetime(2026, 3, 28, 12, 0, tzinfo=UTC)).isoformat()
 '2026-03-29T01:00:00+00:00'
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from edge.config.schedules import ScheduleConfig, at_instant, cron_fields, parse_at, parse_every, wall_instants
@@ -65,7 +65,7 @@ class Schedule:
     def next_after(self, t: datetime) -> datetime | None:
         """The first occurrence strictly after ``t`` (aware), in UTC; None when there is none
         (an ``at`` job whose time has passed). For ``every``, ``t`` is the last occurrence."""
-        t = t.astimezone(timezone.utc)
+        t = t.astimezone(UTC)
         if self._every is not None:
             return t + self._every
         if self._at is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,7 @@ class ScheduleStore:
         for entry in data.get("runtime", []):
             try:
                 job = RuntimeJob(ScheduleConfig.model_validate(entry["config"]), str(entry.get("added_by", "")),
-                                 _time(entry.get("added_at")) or datetime.now(timezone.utc))
+                                 _time(entry.get("added_at")) or datetime.now(UTC))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 # a job an older version accepted (``every = "1e-9"``) is refused here, not run
                 from edge.core.validation import problems
@@ -121,7 +121,7 @@ class ScheduleStore:
             self._runtime[job.config.name] = job
 
     def _move_aside(self, error: Exception) -> None:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         try:
             self.path.rename(aside)
@@ -165,7 +165,7 @@ class ScheduleStore:
 
 
 def _text(moment: datetime | None) -> str | None:
-    return moment.astimezone(timezone.utc).isoformat() if moment is not None else None
+    return moment.astimezone(UTC).isoformat() if moment is not None else None
 
 
 def _time(value: Any) -> datetime | None:
@@ -174,4 +174,4 @@ def _time(value: Any) -> datetime | None:
     moment = datetime.fromisoformat(str(value))
     if moment.tzinfo is None:
         raise ValueError(f"time {value!r} has no offset")
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from edge.core.exc import ConfigError
 
@@ -64,7 +64,7 @@ def _too_deep(origin: str) -> ConfigError:
                        "the configuration needs far fewer (see `edge-cli config init -`)")
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict[str, Any]:
     import tomllib  # here: `edge-cli status` on built-in defaults reads no file (about 5 ms)
 
     try:
@@ -81,7 +81,7 @@ def read_toml(path: Path) -> dict:
     return data
 
 
-def _env_value(text: str):
+def _env_value(text: str) -> object:
     """Environment values are strings; JSON lists and objects are decoded (allowed_users=[1,2])."""
     if text[:1] in "[{":
         try:
@@ -106,7 +106,7 @@ def env_overrides(env: Mapping[str, str] = os.environ) -> dict[tuple[str, ...], 
     return found
 
 
-def apply_overrides(data: dict, overrides: dict[tuple[str, ...], tuple[str, object]]) -> dict:
+def apply_overrides(data: dict[str, Any], overrides: dict[tuple[str, ...], tuple[str, object]]) -> dict[str, Any]:
     for keys, (name, value) in overrides.items():
         node = data
         for key in keys[:-1]:
@@ -120,7 +120,7 @@ def apply_overrides(data: dict, overrides: dict[tuple[str, ...], tuple[str, obje
 
 
 class RawConfig(NamedTuple):
-    data: dict
+    data: dict[str, Any]
     """The file's tables with the environment's overrides applied."""
     path: Path | None
     env_keys: dict[tuple[str, ...], str]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -98,7 +98,7 @@ def at_instant(moment: datetime, zone: tzinfo) -> datetime:
     """
     try:
         if moment.tzinfo is not None:
-            return moment.astimezone(timezone.utc)
+            return moment.astimezone(UTC)
         return wall_instants(moment, zone)[0]
     except OverflowError:
         raise ValueError("it falls outside the years 1 to 9999 in UTC, which is as far as this agent "
@@ -116,7 +116,7 @@ def wall_instants(wall: datetime, zone: tzinfo) -> list[datetime]:
     ['2026-03-29T01:00:00+00:00']
     """
     offsets = {wall.replace(tzinfo=zone, fold=fold).utcoffset() or timedelta(0) for fold in (0, 1)}
-    candidates = sorted((wall - offset).replace(tzinfo=timezone.utc) for offset in offsets)
+    candidates = sorted((wall - offset).replace(tzinfo=UTC) for offset in offsets)
     real = [t for t in candidates if t.astimezone(zone).replace(tzinfo=None) == wall]
     return real or [_end_of_gap(candidates[0], candidates[-1], zone)]
 

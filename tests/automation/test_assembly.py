@@ -68,7 +68,7 @@ async def test_a_threshold_on_a_real_sensor_file_switches_the_fan(tmp_path, writ
     hw, auto = automation(BASE + FAN_RULE, write_config, isolated_env, mock_factory, tmp_path)
     telegram = Telegram()
     await hw.start()
-    await auto.start({"telegram": telegram}, {"telegram": frozenset({"42"})}, lambda: {})
+    await auto.start({"telegram": telegram}, {"telegram": frozenset({"42"})}, dict)
     fan = mock_factory.pin(23)
     try:
         await until(lambda: auto.sensors.latest().get("soil"))
@@ -95,7 +95,7 @@ async def test_a_failing_sensor_keeps_its_last_reading_and_the_heartbeat_tells(
     hw, auto = automation(text, write_config, isolated_env, mock_factory, tmp_path)
     telegram = Telegram()
     await hw.start()
-    await auto.start({"telegram": telegram}, {}, lambda: {})
+    await auto.start({"telegram": telegram}, {}, dict)
     try:
         await until(lambda: auto.sensors.latest().get("soil"))
         thermometer(tmp_path, None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -28,7 +28,6 @@ from edge.security.approvals import ApprovalGate
 from edge.tools.automation import automation_tools, format_schedules
 from tests.helpers import cli
 
-UTC = timezone.utc
 HOSTILE = ["1e-9", "0.0000001s", "inf", "nan", "1e300", "99999999999d"]
 """Intervals that once passed every check and then stopped the scheduler (a zero ``timedelta``)
 or raised an OverflowError; ``nan`` stays refused with them."""

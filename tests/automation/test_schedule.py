@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from edge.automation.schedule import MISSED_LIMIT, Schedule, wall_instants
 from edge.config.schedules import ScheduleConfig
-
-UTC = timezone.utc
 
 
 def schedule(**timing: str) -> Schedule:

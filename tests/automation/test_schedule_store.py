@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from edge.automation.schedule_store import JobState, RuntimeJob, ScheduleStore
 from edge.config.schedules import ScheduleConfig
 
-T = datetime(2026, 6, 1, 6, 0, tzinfo=timezone.utc)
+T = datetime(2026, 6, 1, 6, 0, tzinfo=UTC)
 
 
 def test_state_and_runtime_jobs_round_trip(tmp_path):

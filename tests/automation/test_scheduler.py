@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,7 +16,6 @@ from edge.automation.scheduler import CLOCK_WAIT, Scheduler
 from edge.config.schedules import ScheduleConfig
 from edge.core.exc import UsageError
 
-UTC = timezone.utc
 MIN = timedelta(minutes=1)
 
 
