@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 from edge.core.exc import DaemonUnavailable, EdgeError
 
@@ -23,8 +24,8 @@ OP_TIMEOUTS = {"status": 5.0}
 """Shorter waits where the daemon answers from memory."""
 
 
-def request(paths: list[Path], op: str, args: dict | None = None,
-            timeout: float | None = None) -> dict:
+def request(paths: list[Path], op: str, args: dict[str, Any] | None = None,
+            timeout: float | None = None) -> dict[str, Any]:
     """Send one operation to the first daemon that answers; raises DaemonUnavailable when none
     is there, DaemonNotAnswering when one is there but stuck or slow."""
     timeout = OP_TIMEOUTS.get(op, TIMEOUT_SECONDS) if timeout is None else timeout

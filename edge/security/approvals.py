@@ -55,7 +55,7 @@ def is_admin(requester: Requester, admins: Mapping[str, frozenset[str]]) -> bool
             or requester.sender in admins.get(requester.channel, frozenset()))
 
 
-class Decision(str, enum.Enum):
+class Decision(enum.StrEnum):
     APPROVE = "approve"
     DENY = "deny"
     ALWAYS = "always"
@@ -74,7 +74,7 @@ class Approver(Protocol):
 class PendingApproval:
     token: str
     requester: str
-    future: asyncio.Future
+    future: asyncio.Future[Decision]
 
 
 @dataclass

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 RATE_WINDOW_SECONDS = 60.0
 
 
-class Action(str, enum.Enum):
+class Action(enum.StrEnum):
     READ = "read"
     WRITE = "write"
     PWM = "pwm"

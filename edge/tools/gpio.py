@@ -6,12 +6,13 @@ caller (model, chat command, control socket) reaches a pin around it.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from edge.core.requester import Requester
-from edge.hardware import Hardware, Pin
+from edge.hardware import Hardware
+from edge.pins import Pin
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from peripherals.exc import BoardError
 
@@ -39,7 +40,7 @@ class NoArgs(ToolArgs):
     pass
 
 
-def pin_data(rule: Pin, value: float | None) -> dict:
+def pin_data(rule: Pin, value: float | None) -> dict[str, Any]:
     return {"board": rule.board, "pin": rule.pin, "aliases": list(rule.aliases),
             "mode": rule.mode.value, "value": value,
             "safe": None if rule.safe is None else ("on" if rule.safe else "off"),

@@ -6,6 +6,7 @@ one-shot ``edge-cli`` processes share it through the state directory."""
 from __future__ import annotations
 
 import asyncio
+from itertools import pairwise
 
 import pytest
 
@@ -109,7 +110,7 @@ async def test_callers_at_once_each_count_against_the_last_value_granted(door, m
 
 
 def switches(pin) -> int:
-    return sum(a.state != b.state for a, b in zip(pin.states, pin.states[1:]))
+    return sum(a.state != b.state for a, b in pairwise(pin.states))
 
 
 def test_one_shot_commands_share_the_budget_through_the_state_directory(isolated_env,
