@@ -14,6 +14,7 @@ allows reads of allowlisted pins) as caller ``sensor:NAME``, and scaled (``0.42`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -185,10 +186,9 @@ class SensorHub:
 
     async def _poll(self, state: SensorState) -> None:
         while True:
-            try:
+            # a failure is recorded; the next round tries again (a bug ends this: it is supervised)
+            with contextlib.suppress(BoardError, EdgeError, OSError):
                 await self.measure(state.name)
-            except (BoardError, EdgeError, OSError):
-                pass  # recorded; the next round tries again (a bug ends this: it is supervised)
             await asyncio.sleep(state.interval)
 
     async def aclose(self) -> None:

@@ -37,7 +37,7 @@ def _sqlite_entries(path: Path) -> int | None:
         return None
 
 
-def memory_store_summary(state_dir: Path) -> dict | None:
+def memory_store_summary(state_dir: Path) -> dict[str, Any] | None:
     """``{"backend", "path", "entries", "bytes"}`` for the memory store found, else None."""
     for folder in (state_dir / "memory", state_dir):
         if not folder.is_dir():
@@ -98,7 +98,7 @@ def redact_status(status: dict[str, Any], secrets: Iterable[str] = ()) -> dict[s
     return out
 
 
-def mqtt_line(mqtt: dict, *, full: bool = True) -> str:
+def mqtt_line(mqtt: dict[str, Any], *, full: bool = True) -> str:
     """``mqtt: connected to URL as NODE since T`` or ``mqtt: NOT CONNECTED since T (last error)``.
 
     >>> mqtt_line({"enabled": True, "connected": False, "url": "mqtt://b:1883", "node_id": "pi",
@@ -114,7 +114,7 @@ def mqtt_line(mqtt: dict, *, full: bool = True) -> str:
     return f"mqtt: NOT CONNECTED{where}{node}{since}{error}"
 
 
-def task_line(task: dict, *, full: bool = True) -> str:
+def task_line(task: dict[str, Any], *, full: bool = True) -> str:
     """A supervised task that is down (status shows no line for those that run).
 
     >>> task_line({"name": "scheduler", "healthy": False, "down_since": "2026-01-01T10:00:00",
@@ -132,7 +132,7 @@ def _ago(moment: float) -> str:
     return format_duration(max(0.0, time.time() - moment), most=2)
 
 
-def format_status(status: dict, *, full: bool = True) -> str:
+def format_status(status: dict[str, Any], *, full: bool = True) -> str:
     """The status as lines of text; ``full=False`` for a non-admin (see the module's doc)."""
     status = redact_status(status)
     daemon = status.get("daemon") or {}

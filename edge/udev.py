@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from edge.core.exc import ConfigError
 
@@ -28,7 +29,7 @@ SAFE_PATH = re.compile(r"[A-Za-z0-9._:+-]{1,200}$")
 GPIO_RULE = 'SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"'
 
 
-def _board_names(data: dict, key: str, pattern: re.Pattern[str], fix: str) -> dict[str, str]:
+def _board_names(data: dict[str, Any], key: str, pattern: re.Pattern[str], fix: str) -> dict[str, str]:
     """Board name -> the value of ``key`` for boards that set it, each checked against
     ``pattern`` (they are written into udev rules: nothing may break out of the quotes)."""
     found: dict[str, str] = {}
@@ -46,14 +47,14 @@ def _board_names(data: dict, key: str, pattern: re.Pattern[str], fix: str) -> di
     return found
 
 
-def board_serials(data: dict) -> dict[str, str]:
+def board_serials(data: dict[str, Any]) -> dict[str, str]:
     """Board name -> USB serial number for boards that set ``serial_number``."""
     return _board_names(data, "serial_number", SAFE_SERIAL,
                         "is not a USB serial number (letters, digits, '.', ':', '-', '_'); copy it "
                         "from `udevadm info -q property -n /dev/ttyACM0 | grep ID_SERIAL_SHORT`")
 
 
-def board_usb_paths(data: dict) -> dict[str, str]:
+def board_usb_paths(data: dict[str, Any]) -> dict[str, str]:
     """Board name -> udev ID_PATH for boards without a serial number that set ``usb_path``."""
     serials = board_serials(data)
     paths = _board_names(data, "usb_path", SAFE_PATH,
@@ -62,7 +63,7 @@ def board_usb_paths(data: dict) -> dict[str, str]:
     return {name: path for name, path in paths.items() if name not in serials}
 
 
-def render_rules(data: dict, source: str = "the config") -> str:
+def render_rules(data: dict[str, Any], source: str = "the config") -> str:
     lines = [f"# edge-agent: stable device names, generated from {source} by install.sh.",
              "# Regenerate after changing boards: sudo edge-cli service install", GPIO_RULE]
     for name, serial in board_serials(data).items():
