@@ -4,12 +4,14 @@ config (sensors are read directly; rules and schedules are listed as configured)
 
 from __future__ import annotations
 
+import argparse
 from argparse import ArgumentTypeError, RawDescriptionHelpFormatter
+from typing import Any
 
 from edge.cli.oneshot import perform
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     sensors = sub.add_parser("sensors", parents=[common], help="sensor readings",
                              description="The configured sensors and their last readings.")
     sensors.add_argument("name", nargs="?", help="one sensor (all when omitted)")
@@ -60,18 +62,18 @@ def _every(text: str) -> str:
     return text
 
 
-def show_sensors(args) -> int:
-    op_args: dict = {"fresh": args.fresh}
+def show_sensors(args: argparse.Namespace) -> int:
+    op_args: dict[str, Any] = {"fresh": args.fresh}
     if args.name:
         op_args["name"] = args.name
     return perform(args, "sensors", op_args)[0]
 
 
-def show_rules(args) -> int:
+def show_rules(args: argparse.Namespace) -> int:
     return perform(args, "rules", {})[0]
 
 
-def schedules_command(args) -> int:
+def schedules_command(args: argparse.Namespace) -> int:
     if args.action == "add":
         op_args = {"name": args.name, "timezone": args.timezone, "catch_up": args.catch_up,
                    "action": " ".join(args.words)}

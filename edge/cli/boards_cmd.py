@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from typing import Any
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     boards = sub.add_parser("boards", parents=[common], help="discover and list boards")
     bsub = boards.add_subparsers(dest="action", metavar="ACTION", required=True)
     discover = bsub.add_parser("discover", parents=[common],
@@ -22,14 +24,14 @@ def register(sub, common) -> None:
                     ).set_defaults(handler=list_boards)
 
 
-def discover_boards(args) -> int:
+def discover_boards(args: argparse.Namespace) -> int:
     import asyncio
 
     from peripherals.discovery import confirm, identify, usb_serial_ports
 
     found = usb_serial_ports() + [identify(port, None, None) for port in args.port]
     if not args.no_probe:
-        async def probe_all():
+        async def probe_all() -> None:
             for item in found:
                 await confirm(item, args.timeout)
 
@@ -58,7 +60,7 @@ def discover_boards(args) -> int:
     return 0
 
 
-def list_boards(args) -> int:
+def list_boards(args: argparse.Namespace) -> int:
     from edge.config.locate import load_raw
     from edge.control import client
     from edge.core.exc import DaemonUnavailable
@@ -82,7 +84,7 @@ def list_boards(args) -> int:
     return 0
 
 
-def _probe_configured(config_path: str | None) -> list[dict]:
+def _probe_configured(config_path: str | None) -> list[dict[str, Any]]:
     """No daemon: connect to each configured board in turn, report, release."""
     import asyncio
 
@@ -92,7 +94,7 @@ def _probe_configured(config_path: str | None) -> list[dict]:
 
     hardware = build_hardware(load_config(config_path).config, resident=False)
 
-    async def probe() -> list[dict]:
+    async def probe() -> list[dict[str, Any]]:
         rows = []
         for board in hardware.boards.values():
             try:

@@ -4,13 +4,14 @@ or not the agent is running)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
 from edge.channels.registry import pairable
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     channel = sub.add_parser("channel", parents=[common], help="pair people with chat channels")
     csub = channel.add_subparsers(dest="action", metavar="ACTION", required=True)
     pair = csub.add_parser("pair", parents=[common], help="print a one-time pairing code",
@@ -21,7 +22,7 @@ def register(sub, common) -> None:
     pair.set_defaults(handler=pair_code)
 
 
-def pair_code(args) -> int:
+def pair_code(args: argparse.Namespace) -> int:
     from edge.channels.pairing import PairingCodes
     from edge.config.locate import load_raw
     from edge.core.paths import state_dir

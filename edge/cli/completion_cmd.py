@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 
 ROOT = "edge-cli"
 FILES = "__files__"
 
 
-def walk(parser: argparse.ArgumentParser, path: str = ROOT):
+def walk(parser: argparse.ArgumentParser, path: str = ROOT
+         ) -> Iterator[tuple[str, list[str], list[str], dict[str, str]]]:
     """Yield (command path, subcommands, positional choices and options, {option: value
     choices}) for every parser."""
     subcommands: dict[str, argparse.ArgumentParser] = {}
@@ -41,7 +43,7 @@ def walk(parser: argparse.ArgumentParser, path: str = ROOT):
         yield from walk(child, f"{path} {name}")
 
 
-def _table(parser: argparse.ArgumentParser):
+def _table(parser: argparse.ArgumentParser) -> tuple[dict[str, str], dict[str, str]]:
     words: dict[str, str] = {}
     value_options: dict[str, str] = {}
     for path, subcommands, others, values in walk(parser):
@@ -142,14 +144,14 @@ def zsh_script(parser: argparse.ArgumentParser) -> str:
                       "else compdef _edge_cli edge-cli; fi", ""])
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     parser = sub.add_parser("completion", parents=[common], help="print a shell completion script",
                             description=__doc__.split("\n\n")[1])
     parser.add_argument("shell", choices=["bash", "zsh"])
     parser.set_defaults(handler=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     import json
 
     from edge.cli.main import build_parser

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from edge.config.edit import CONFIG_MODE, example_text
 from edge.config.locate import user_config_path
@@ -12,7 +14,7 @@ from edge.core.exc import UsageError
 from edge.core.files import write_atomically
 
 
-def flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
+def flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, object]]:
     rows: list[tuple[str, object]] = []
     for key, value in data.items():
         name = f"{prefix}.{key}" if prefix else key
@@ -23,7 +25,7 @@ def flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
     return rows
 
 
-def init(args) -> int:
+def init(args: argparse.Namespace) -> int:
     text = example_text()
     if args.path == "-":
         sys.stdout.write(text)
@@ -36,7 +38,7 @@ def init(args) -> int:
     return 0
 
 
-def check(args) -> int:
+def check(args: argparse.Namespace) -> int:
     """Exit 0 when valid (warnings about risky settings go to stderr), 2 when not."""
     from edge.automation.assembly import Automation
     from edge.config.exposure import exposure_warnings
@@ -60,7 +62,7 @@ def check(args) -> int:
     return 0
 
 
-def show(args) -> int:
+def show(args: argparse.Namespace) -> int:
     from edge.config.loader import load_config
 
     loaded = load_config(args.config)
@@ -74,7 +76,7 @@ def show(args) -> int:
     return 0
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     config = sub.add_parser("config", parents=[common], help="write, check or show the config")
     csub = config.add_subparsers(dest="action", metavar="ACTION", required=True)
     init_p = csub.add_parser("init", parents=[common], help="write a commented example config")

@@ -6,6 +6,7 @@ that ``edge-cli run`` writes in the state directory (``[logging] file``).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ UNIT = "edge-agent"
 POLL_SECONDS = 0.25
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     parser = sub.add_parser("logs", parents=[common], help="show the agent's log (journal or file)",
                             description=__doc__)
     parser.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
@@ -111,7 +112,7 @@ def emit_line(line: str, as_json: bool) -> None:
         sys.stdout.flush()
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     source = args.source
     if source == "auto":
         source = "journal" if service_in_journal() else "file"

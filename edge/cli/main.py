@@ -5,13 +5,18 @@ Exit codes: 0 success, 1 a refused or failed action, 2 bad usage or config.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from importlib import import_module
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from edge import __version__
 from edge.core.exc import EdgeError, UsageError
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
 COMMAND_MODULES = {
     "run": "run", "status": "oneshot", "pins": "oneshot", "gpio": "oneshot",
@@ -65,7 +70,7 @@ def help_width() -> int:
     return max(columns, 20) - 2
 
 
-def build_parser(command: str | None = None):
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser for every command, or only for ``command``'s module when it is known."""
     import argparse
 
@@ -123,8 +128,9 @@ def main(argv: list[str] | None = None) -> int:
             argv, namespace=argparse.Namespace(json=False, config=None))
     except CommandLineError as exc:
         return fail(str(exc), 2, as_json, usage=exc.usage)
+    handler: Callable[[argparse.Namespace], int] = args.handler  # each command's register sets it
     try:
-        return args.handler(args)
+        return handler(args)
     except EdgeError as exc:
         return fail(str(exc), exc.exit_code, args.json)
     except KeyboardInterrupt:
@@ -186,10 +192,8 @@ def entry() -> None:
     if (logging := sys.modules.get("logging")) is not None:
         logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be said
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can be said
-            pass
     os._exit(code)
 
 

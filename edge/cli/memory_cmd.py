@@ -5,20 +5,21 @@ notices the CLI's writes through ``PRAGMA data_version``).
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
 from edge.core.exc import UsageError
 
 if TYPE_CHECKING:
+    from edge.config.loader import LoadedConfig
     from edge.memory.base import Memory, MemoryEntry
 
 PROGRESS_WIDTH = 30
 
 
-def register(sub: Any, common: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     memory = sub.add_parser("memory", parents=[common], help="store, search and tidy long-term memory")
     msub = memory.add_subparsers(dest="action", metavar="ACTION", required=True)
     store = msub.add_parser("store", parents=[common], help="remember TEXT under KEY (replaces KEY)")
@@ -48,7 +49,7 @@ def progress_bar(done: int, total: int) -> None:
     stream.flush()
 
 
-def _print(args: Namespace, payload: Any, text: str) -> None:
+def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
     print(json.dumps(payload, indent=2, ensure_ascii=False) if args.json else text)
 
 
@@ -57,7 +58,7 @@ def _entry_line(entry: MemoryEntry) -> str:
     return f"{entry.key} ({entry.category}){score}: {entry.content}"
 
 
-async def act(args: Namespace, memory: Memory) -> int:
+async def act(args: argparse.Namespace, memory: Memory) -> int:
     from edge.memory.base import Category
 
     if args.action == "store":
@@ -96,7 +97,7 @@ async def act(args: Namespace, memory: Memory) -> int:
     return 0
 
 
-def model_not_prepared(loaded) -> bool:
+def model_not_prepared(loaded: LoadedConfig) -> bool:
     """True when this command will make the embedding model's cached copy first (a pause)."""
     from edge.memory.embedders import MODEL_CACHE_DIR
     from edge.memory.model_file import has_quantized_copy
@@ -107,7 +108,7 @@ def model_not_prepared(loaded) -> bool:
     return not has_quantized_copy(loaded.state_dir / MODEL_CACHE_DIR)
 
 
-def run(args: Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from edge.config.loader import load_config

@@ -3,7 +3,9 @@ running agent to another endpoint or model (through its control socket; no resta
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import Any
 
 from edge.cli.output import emit
 from edge.config.locate import load_raw
@@ -13,7 +15,7 @@ from edge.core.exc import DaemonUnavailable
 from edge.core.paths import socket_candidates
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     models = sub.add_parser("models", parents=[common],
                             help="list LLM endpoints and models, or switch the running agent")
     msub = models.add_subparsers(dest="action", metavar="ACTION")
@@ -23,7 +25,7 @@ def register(sub, common) -> None:
     models.set_defaults(handler=run)
 
 
-def render(data: dict) -> str:
+def render(data: dict[str, Any]) -> str:
     rows = data.get("models") or []
     if not rows:
         return "no provider configured; set [provider] model and base_url (or preset)"
@@ -55,7 +57,7 @@ def listing_from_config(config_path: str | None) -> OpResult:
     return OpResult(True, "", {"models": rows, "routes": describe_routes(config)})
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     raw = load_raw(args.config)
     state_dir = (raw.data.get("paths") or {}).get("state_dir")
     paths = socket_candidates(state_dir if isinstance(state_dir, str) else None)

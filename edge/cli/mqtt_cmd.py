@@ -7,11 +7,13 @@ running, MQTT not configured or the broker unreachable, each with what to do; 2 
 
 from __future__ import annotations
 
+import argparse
+
 NOT_CONFIGURED = ("MQTT is not configured; set [mqtt] url = \"mqtt://HOST:1883\" (and node_id) in "
                   "the config, then restart the agent")
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     mqtt = sub.add_parser("mqtt", parents=[common], help="the MQTT broker connection")
     msub = mqtt.add_subparsers(dest="action", metavar="ACTION", required=True)
     msub.add_parser("status", parents=[common],
@@ -25,7 +27,7 @@ def register(sub, common) -> None:
     test.set_defaults(handler=round_trip)
 
 
-def status(args) -> int:
+def status(args: argparse.Namespace) -> int:
     from edge.cli.output import emit
     from edge.config.locate import load_raw
     from edge.control import client
@@ -56,7 +58,7 @@ def status(args) -> int:
                 args.json, via="daemon")
 
 
-def round_trip(args) -> int:
+def round_trip(args: argparse.Namespace) -> int:
     import asyncio
 
     from edge.cli.output import emit

@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from edge.cli.output import emit
 from edge.config.locate import load_raw
@@ -32,9 +32,10 @@ from edge.status import format_status
 
 if TYPE_CHECKING:
     import asyncio
+    from pathlib import Path
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     sub.add_parser("status", parents=[common], help="daemon, boards, channels and provider"
                    ).set_defaults(handler=run)
     sub.add_parser("pins", parents=[common], help="allowlisted pins, modes and states"
@@ -96,7 +97,7 @@ BOARD_OPS = frozenset({"pins", "gpio.read", "gpio.write", "gpio.pwm", "gpio.safe
 """Operations on the pins: done without an agent, the user is told so."""
 
 
-def operation(args) -> tuple[str, dict]:
+def operation(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if args.command == "gpio":
         if args.action == "read":
             return "gpio.read", {"pin": args.pin}
@@ -146,7 +147,7 @@ async def _hold(seconds: float, quiet: bool, stop: asyncio.Event) -> bool:
         return True
 
 
-def _restore_args(result: OpResult) -> dict:
+def _restore_args(result: OpResult) -> dict[str, Any]:
     """The pin an op acted on, for ``gpio.safe`` (never rate-limited: a hold always ends)."""
     data = result.data
     return {"pin": f"{data['board']}:{data['pin']}"}
@@ -164,7 +165,7 @@ def _with_hold(result: OpResult, held: bool, restored: OpResult, seconds: float)
                     0 if held else 128 + signal.SIGINT)
 
 
-def run_direct(config_path: str | None, op: str, op_args: dict,
+def run_direct(config_path: str | None, op: str, op_args: dict[str, Any],
                hold: float | None = None, quiet: bool = False) -> OpResult:
     """No daemon: build a one-shot runtime, run the operation (holding it when asked), release
     the board."""
@@ -200,7 +201,8 @@ def run_direct(config_path: str | None, op: str, op_args: dict,
     return asyncio.run(once())
 
 
-def _via_daemon(paths, op: str, op_args: dict, hold: float | None, quiet: bool) -> OpResult:
+def _via_daemon(paths: list[Path], op: str, op_args: dict[str, Any], hold: float | None,
+                quiet: bool) -> OpResult:
     if hold is None:
         return OpResult.from_dict(client.request(paths, op, op_args))
     import asyncio  # only for a hold: status and the like stay light (about 15 ms)
@@ -208,7 +210,8 @@ def _via_daemon(paths, op: str, op_args: dict, hold: float | None, quiet: bool) 
     return asyncio.run(_hold_via_daemon(paths, op, op_args, hold, quiet))
 
 
-async def _hold_via_daemon(paths, op: str, op_args: dict, hold: float, quiet: bool) -> OpResult:
+async def _hold_via_daemon(paths: list[Path], op: str, op_args: dict[str, Any], hold: float,
+                           quiet: bool) -> OpResult:
     """The write, the hold and the return to safe, each asked of the agent. The requests block
     the loop (they are quick); a signal meanwhile is kept and ends the hold."""
     import asyncio
@@ -227,7 +230,7 @@ async def _hold_via_daemon(paths, op: str, op_args: dict, hold: float, quiet: bo
     return _with_hold(result, held, restored, hold)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     op, op_args = operation(args)
     hold = args.hold if op in ("gpio.write", "gpio.pwm") else None
     code, result = perform(args, op, op_args, hold=hold,
@@ -237,8 +240,8 @@ def run(args) -> int:
     return code
 
 
-def perform(args, op: str, op_args: dict, *, hold: float | None = None,
-            render: Callable[[dict], str] | None = None) -> tuple[int, OpResult]:
+def perform(args: argparse.Namespace, op: str, op_args: dict[str, Any], *,
+            hold: float | None = None, render: Callable[[dict[str, Any]], str] | None = None) -> tuple[int, OpResult]:
     """Run ``op`` through the daemon when one is running, else directly on the boards (never
     behind the back of an agent that holds them); print the outcome. The exit code and the
     result."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from edge.control.ops import OpResult
 
 
 def emit(result: OpResult, as_json: bool, *, via: str | None = None,
-         render: Callable[[dict], str] | None = None) -> int:
+         render: Callable[[dict[str, Any]], str] | None = None) -> int:
     if as_json:
         payload = result.as_dict()
         if via:

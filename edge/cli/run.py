@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from edge.core.exc import UsageError
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     parser = sub.add_parser(
         "run", parents=[common], help="start the agent in the foreground",
         description="Start the agent in the foreground: boards, channels, control socket. Stops on "
@@ -26,7 +27,7 @@ def register(sub, common) -> None:
     parser.set_defaults(handler=run_agent)
 
 
-def stream_level(args, interactive: bool) -> str | None:
+def stream_level(args: argparse.Namespace, interactive: bool) -> str | None:
     """What reaches stderr: in a terminal warnings (the chat stays readable), else all; -v/-q."""
     if args.quiet:
         return "error"
@@ -35,7 +36,7 @@ def stream_level(args, interactive: bool) -> str | None:
     return "warning" if interactive else None
 
 
-def run_agent(args) -> int:
+def run_agent(args: argparse.Namespace) -> int:
     import asyncio
 
     from edge.config.loader import load_config

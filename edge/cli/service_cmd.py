@@ -7,6 +7,7 @@ is active (or, under ``--root``, fully installed) and 1 otherwise.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -21,7 +22,7 @@ SHOWN_PROPERTIES = ("LoadState", "ActiveState", "SubState", "MainPID", "NRestart
                     "ActiveEnterTimestamp", "Result")
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     service = sub.add_parser("service", parents=[common], help="install, remove or inspect the "
                              "systemd service", description=__doc__)
     ssub = service.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -50,7 +51,7 @@ def install_script() -> Path:
                     "(sudo deploy/install.sh) or reinstall")
 
 
-def script_command(args) -> list[str]:
+def script_command(args: argparse.Namespace) -> list[str]:
     command = ["sh", str(install_script())]
     if args.action == "uninstall":
         command.append("--uninstall")
@@ -88,14 +89,12 @@ def installed_layout(root: Path) -> dict[str, bool]:
         ("udev_rules", "etc/udev/rules.d/99-edge-agent.rules"))}
 
 
-def status(args) -> int:
+def status(args: argparse.Namespace) -> int:
     root = Path(args.root) if args.root else Path("/")
     layout = installed_layout(root)
     props = None if args.root else systemd_properties()
-    if props is None:
-        active = all(layout.values()) if args.root else False
-    else:
-        active = props.get("ActiveState") == "active"
+    # under --root: whether all is installed; else systemd's word (none where it is not running)
+    active = all(layout.values()) if args.root else props is not None and props.get("ActiveState") == "active"
     if args.json:
         print(json.dumps({"ok": active, "installed": layout, "systemd": props}, indent=2))
         return 0 if active else 1
@@ -115,7 +114,7 @@ def status(args) -> int:
     return 0 if active else 1
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.action == "status":
         return status(args)
     command = script_command(args)
