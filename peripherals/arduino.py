@@ -130,14 +130,18 @@ class ArduinoBoard(FirmataLink):
             value = self._values.get(pin)
             self._apply_mode(pin, mode, pull)
             if mode is PinMode.OUTPUT and value is not None:
-                self._write(lambda: self._pin(pin).write(int(value)))
+                self._put(pin, int(value))
                 self._values[pin] = value
             elif mode is PinMode.PWM and value is not None:
-                self._write(lambda: self._pin(pin).write(value))
+                self._put(pin, value)
                 self._values[pin] = value
         for pin, angle in self._servos.items():
             self._servo(pin, angle)  # configured again: the board may have been reset
         self._arm_watchdog()
+
+    def _put(self, pin: str, value: float) -> None:
+        """Write ``value`` (a level for an output, a duty for PWM) to the pin under the port lock."""
+        self._write(lambda: self._pin(pin).write(value))
 
     async def close(self) -> None:
         """Disarm the firmware watchdog (a clean exit has applied the safe state already) and

@@ -9,6 +9,7 @@ is never a guess. :class:`~peripherals.arduino.ArduinoBoard` is the Board built 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -54,7 +55,7 @@ def plausible_report(data: tuple[int, ...]) -> tuple[str, int, int] | None:
     if len(data) < 4 or len(data) % 2:
         return None
     major, minor, body = data[0], data[1], data[2:]
-    name = "".join(chr(lo | hi << 7) for lo, hi in zip(body[::2], body[1::2]))
+    name = "".join(chr(lo | hi << 7) for lo, hi in zip(body[::2], body[1::2], strict=True))
     if not 1 <= major <= 9 or minor > 31 or not name or not all(" " <= c <= "~" for c in name):
         return None
     return name, major, minor
@@ -93,7 +94,7 @@ def firmata_class() -> Callable[..., FirmataBoard]:
     next command byte resyncs."""
     import pyfirmata2
 
-    class Firmata(pyfirmata2.Board):
+    class Firmata(pyfirmata2.Board):  # type: ignore[misc]  # pyfirmata2 has no type information
         def __init__(self, port: str, layout: dict[str, Any], baudrate: int, timeout: float):
             """pyfirmata2's constructor with our port (it has no way to be handed one)."""
             self.samplerThread = None  # pyfirmata2's sampling thread: this driver reads itself
@@ -130,10 +131,8 @@ def uno_layout() -> dict[str, Any]:
 def release(firmata: FirmataBoard) -> None:
     """Close the port; pyfirmata2's own exit() (also run from __del__) would write to it."""
     firmata.exit = lambda: None
-    try:
+    with contextlib.suppress(serial.SerialException, OSError):
         firmata.sp.close()
-    except (serial.SerialException, OSError):
-        pass
 
 
 class FirmataReplies:

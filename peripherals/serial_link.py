@@ -8,6 +8,7 @@ Every driver opens its port through :func:`open_port`: for this process alone.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import threading
@@ -77,10 +78,8 @@ class SerialLink:
         self._closing = True
         port, self._serial = self._serial, None
         if port is not None:
-            try:
+            with contextlib.suppress(serial.SerialException, OSError):
                 port.close()
-            except (serial.SerialException, OSError):
-                pass
         if self._thread and self._thread is not threading.current_thread():
             self._thread.join(timeout=1.0)
         self._thread = None
@@ -103,8 +102,6 @@ class SerialLink:
         port, self._serial = self._serial, None
         if port is None:
             return
-        try:
+        with contextlib.suppress(serial.SerialException, OSError):
             port.close()
-        except (serial.SerialException, OSError):
-            pass
         self._on_lost(reason)
