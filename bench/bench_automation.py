@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -32,7 +33,7 @@ CONFIG = {"boards": {"gpio": {"aliases": {"button": "GPIO27", "led": "GPIO17"},
 
 
 class Quiet:
-    async def notify(self, targets, text):
+    async def notify(self, targets: Iterable[str], text: str) -> int:
         return 1
 
 

@@ -37,6 +37,11 @@ import tempfile
 import time
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from edge.memory.base import EmbeddingProvider
+    from edge.memory.calibration import RelevanceCalibration
 
 PARAPHRASES = Path(__file__).resolve().parent.parent / "tests" / "memory" / "paraphrases.toml"
 """The set the embedder's calibration was fitted on."""
@@ -75,7 +80,7 @@ print(json.dumps({"rss_before": before, "rss_after": rss(),
                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "load_s": load, "one_p50_ms": 1000 * sorted(one)[len(one) // 2],
                   "one_per_s": len(one) / sum(one), "batch32_per_s": 96 / batched}))
-""" % (SENTENCES,)
+""" % (SENTENCES,)  # noqa: UP031 - the child's own dict literals would need every brace doubled for format()
 
 
 def pct(values: list[float], q: float) -> float:
@@ -133,7 +138,8 @@ async def store_figures(state_dir: Path) -> None:
           f"keyword only: {keyword_only:.0f}/s (each store is one committed transaction)")
 
 
-async def paraphrase_scores(path: Path, embedder, calibration=None,
+async def paraphrase_scores(path: Path, embedder: EmbeddingProvider,
+                            calibration: RelevanceCalibration | None = None,
                             paraphrases: Path = PARAPHRASES) -> tuple[float, float]:
     """Recall@1 of the set's questions and the share of its distractors returning anything, on
     a fresh SQLite file with the default weights, threshold and limit."""
@@ -203,7 +209,8 @@ async def paraphrase_figures(state_dir: Path, paraphrases: Path, label: str) -> 
           f"{(unrelated >= calibration.boundary).mean():.1%} of unrelated")
 
 
-def fill(path: Path, start: int, end: int, rnd: random.Random, vocab, weights, model_id: str) -> None:
+def fill(path: Path, start: int, end: int, rnd: random.Random, vocab: list[str], weights: list[float],
+         model_id: str) -> None:
     import sqlite3
     import uuid
 
@@ -262,7 +269,7 @@ async def recall_figures(sizes: list[int], queries: int, state_dir: Path) -> Non
                 vectors.append(VectorIndex.decode(VectorIndex.encode(near / np.linalg.norm(near))))
             times: dict[str, list[float]] = {"hybrid": [], "bm25": []}
             gc.collect()
-            for i, (text, vector) in enumerate(zip(texts, vectors)):
+            for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
                 for label, query_vector in (("hybrid", vector), ("bm25", None)):
                     t = time.perf_counter()
                     await memory.recall_by_vector(text, query_vector, 5)

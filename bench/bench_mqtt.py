@@ -65,7 +65,7 @@ async def command_to_pin(broker: Mosquitto) -> tuple[list[float], list[float]]:
     arrived: list[float] = []
     received = bridge._on_message  # noqa: SLF001 (timestamped on arrival, for the bench only)
 
-    def timed(message):
+    def timed(message: aiomqtt.Message) -> None:
         arrived.append(time.perf_counter())
         received(message)
 
@@ -94,7 +94,7 @@ async def command_to_pin(broker: Mosquitto) -> tuple[list[float], list[float]]:
 def idle_rss(broker: Mosquitto, folder: Path) -> tuple[int, int]:
     """Median RSS KiB of idle daemons on mock pins, (without [mqtt], with it), ``PAIRS`` of each
     side by side."""
-    procs: list[tuple[str, subprocess.Popen]] = []
+    procs: list[tuple[str, subprocess.Popen[bytes]]] = []
     for index in range(PAIRS):
         for name, mqtt in (("plain", ""),
                            ("mqtt", f'[mqtt]\nurl = "{broker.url}"\nnode_id = "idle{index}"\n')):

@@ -29,7 +29,7 @@ from bench.process import BIN, repeat, row, rss_kib
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def isolated_env(state: Path, embedder: str = "none") -> dict:
+def isolated_env(state: Path, embedder: str = "none") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EDGE_")}
     env.update(EDGE_STATE_DIR=str(state), HOME=str(state), XDG_CONFIG_HOME=str(state / "cfg"),
                EDGE_MEMORY__EMBEDDER=embedder)
@@ -70,7 +70,7 @@ def idle_rss_with_model(state: Path, cli: str) -> tuple[float, int]:
         daemon.wait()
 
 
-def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 20.0) -> float:
+def wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> float:
     start = time.perf_counter()
     while not path.exists():
         if proc.poll() is not None or time.perf_counter() - start > timeout:

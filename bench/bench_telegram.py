@@ -61,36 +61,37 @@ async def command_to_pin(pipe: Connection, state: Path) -> None:
                         'max_switches_per_minute = 6000 }\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("EDGE_")}
     env.update(EDGE_STATE_DIR=str(state), EDGE_MEMORY__EMBEDDER="none")
-    runtime = Runtime(load_config(str(config), env=env), resident=True,
-                      pin_factory=MockFactory(pin_class=MockPWMPin), stdin=open(os.devnull))
-    task = asyncio.create_task(runtime.run())
-    while not (state / "control.sock").exists():
-        await asyncio.sleep(0.01)
-    switches = Switches(runtime.hardware)
-    at: dict[int, float] = {}
-    direct = []
-    try:
-        for i in range(COMMANDS):
-            switches.arm()
-            pipe.send(("push", f"/gpio led {'on' if i % 2 == 0 else 'off'}"))
-            update_id = pipe.recv()
-            at[update_id] = await switches.next()
-            while True:  # its reply is out: the next command finds the agent idle
-                pipe.send(("delivered",))
-                if pipe.recv() > i:
-                    break
-                await asyncio.sleep(0.001)
-        pipe.send(("handed",))
-        handed = pipe.recv()
-        asker = Requester("bench", "direct")
-        for i in range(COMMANDS):
-            switches.arm()
-            start = time.perf_counter()
-            await runtime.hardware.write("led", i % 2 == 0, asker)
-            direct.append((await switches.next() - start) * 1000)
-    finally:
-        runtime.request_stop("bench")
-        await task
+    with open(os.devnull) as devnull:
+        runtime = Runtime(load_config(str(config), env=env), resident=True,
+                          pin_factory=MockFactory(pin_class=MockPWMPin), stdin=devnull)
+        task = asyncio.create_task(runtime.run())
+        while not (state / "control.sock").exists():
+            await asyncio.sleep(0.01)
+        switches = Switches(runtime.hardware)
+        at: dict[int, float] = {}
+        direct = []
+        try:
+            for i in range(COMMANDS):
+                switches.arm()
+                pipe.send(("push", f"/gpio led {'on' if i % 2 == 0 else 'off'}"))
+                update_id = pipe.recv()
+                at[update_id] = await switches.next()
+                while True:  # its reply is out: the next command finds the agent idle
+                    pipe.send(("delivered",))
+                    if pipe.recv() > i:
+                        break
+                    await asyncio.sleep(0.001)
+            pipe.send(("handed",))
+            handed = pipe.recv()
+            asker = Requester("bench", "direct")
+            for i in range(COMMANDS):
+                switches.arm()
+                start = time.perf_counter()
+                await runtime.hardware.write("led", i % 2 == 0, asker)
+                direct.append((await switches.next() - start) * 1000)
+        finally:
+            runtime.request_stop("bench")
+            await task
     samples = [(at[u] - handed[u]) * 1000 for u in at]
     print(f"Telegram /gpio command -> pin switched (loopback Bot API in another process, "
           f"mock pins, n={COMMANDS})")

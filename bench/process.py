@@ -15,7 +15,8 @@ from typing import Any
 BIN = Path(sys.executable).parent
 
 
-def run_measured(argv: list[str], env: dict | None = None, stdin: bytes | None = None) -> tuple[float, int]:
+def run_measured(argv: list[str], env: dict[str, str] | None = None,
+                 stdin: bytes | None = None) -> tuple[float, int]:
     """(wall seconds, peak RSS in KiB) of one child process."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -32,10 +33,11 @@ def run_measured(argv: list[str], env: dict | None = None, stdin: bytes | None =
     return elapsed, usage.ru_maxrss
 
 
-def repeat(argv: list[str], runs: int = 15, **kwargs) -> tuple[float, int]:
+def repeat(argv: list[str], runs: int = 15, env: dict[str, str] | None = None,
+           stdin: bytes | None = None) -> tuple[float, int]:
     """Median wall time and median peak RSS over ``runs`` (after one warm-up run)."""
-    run_measured(argv, **kwargs)
-    samples = [run_measured(argv, **kwargs) for _ in range(runs)]
+    run_measured(argv, env, stdin)
+    samples = [run_measured(argv, env, stdin) for _ in range(runs)]
     return statistics.median(s[0] for s in samples), int(statistics.median(s[1] for s in samples))
 
 
