@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from edge.channels.base import ChannelMessage
 from edge.core.requester import Requester
@@ -65,7 +65,7 @@ def wait_for(predicate: Callable[[], T], timeout: float = 30.0, interval: float 
         time.sleep(interval)
 
 
-def msg(text: str, sender: str = "alice", **kw) -> ChannelMessage:
+def msg(text: str, sender: str = "alice", **kw: Any) -> ChannelMessage:
     """A channel message from ``sender`` (channel ``cli`` unless given)."""
     return ChannelMessage(sender, kw.pop("reply_target", sender), text, kw.pop("channel", "cli"), **kw)
 

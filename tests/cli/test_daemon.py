@@ -72,13 +72,13 @@ def test_a_stop_signal_restores_safe_levels_and_exits_cleanly(daemon, isolated_e
 
 
 async def test_sigterm_in_process_leaves_the_mock_pin_safe(default_config, mock_factory):
-    runtime = Runtime(default_config, resident=True, pin_factory=mock_factory,
-                      stdin=open(os.devnull))
-    task = asyncio.create_task(runtime.run())
-    while not default_config.control_socket.exists():
-        await asyncio.sleep(0.01)
-    result = await runtime.tools["gpio_write"].execute({"pin": "led", "value": "on"}, asker("test"))
-    assert result.success and mock_factory.pin(17).state == 1
-    os.kill(os.getpid(), signal.SIGTERM)
-    await asyncio.wait_for(task, 10)
+    with open(os.devnull) as devnull:
+        runtime = Runtime(default_config, resident=True, pin_factory=mock_factory, stdin=devnull)
+        task = asyncio.create_task(runtime.run())
+        while not default_config.control_socket.exists():
+            await asyncio.sleep(0.01)
+        result = await runtime.tools["gpio_write"].execute({"pin": "led", "value": "on"}, asker("test"))
+        assert result.success and mock_factory.pin(17).state == 1
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.wait_for(task, 10)
     assert mock_factory.pin(17).state == 0

@@ -75,7 +75,7 @@ def test_version_help_and_logs_stay_light(isolated_env, argv):
     log = Path(isolated_env["EDGE_STATE_DIR"]) / "edge-agent.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("level=info logger=edge event=ready\n")
-    mods = imported_after("from edge.cli.main import main\ntry:\n    code = main(%r)\n"
-                          "except SystemExit as exc:\n    code = exc.code\nassert code == 0, code" % argv,
+    mods = imported_after(f"from edge.cli.main import main\ntry:\n    code = main({argv!r})\n"
+                          "except SystemExit as exc:\n    code = exc.code\nassert code == 0, code",
                           isolated_env)
     assert not {m for m in mods if m.split(".")[0] in HEAVY}

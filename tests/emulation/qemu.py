@@ -17,7 +17,8 @@ BSRR = re.compile(r"GPIO([A-K]): unimplemented device write \(size 4, offset 0x0
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 class QemuStm32:
@@ -26,7 +27,7 @@ class QemuStm32:
         self.tcp_port = free_port()
         self.url = f"socket://127.0.0.1:{self.tcp_port}"
         self.log = workdir / "qemu-unimp.log"
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         """Listen on the port; the machine starts when the host connects (wait=on), so nothing

@@ -24,7 +24,7 @@ class SimAvr:
         """Which firmware runs: ``edge`` (ours) or ``stock`` (StandardFirmata)."""
 
         self.link = workdir / "ttyUNO"
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[str] | None = None
         self.edges: list[tuple[str, int, float]] = []
         """(pin, level, host monotonic time) for every output-pin change."""
         self.resets: list[float] = []
@@ -57,7 +57,7 @@ class SimAvr:
     def run(self) -> None:
         self.command("start")
 
-    def _read(self, proc: subprocess.Popen) -> None:
+    def _read(self, proc: subprocess.Popen[str]) -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             words = line.split()
@@ -97,7 +97,7 @@ class SimAvr:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             seen = [e for e in self.edges if e[0] == pin][after:]
-            for name, value, at in seen:
+            for _, value, at in seen:
                 if value == level:
                     return at
             time.sleep(0.002)

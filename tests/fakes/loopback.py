@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 
 
 def reply_json(request: BaseHTTPRequestHandler, status: int, body: object) -> None:
@@ -33,9 +34,9 @@ class LoopbackServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -9,6 +9,7 @@ test and is killed in teardown.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import shutil
 import socket
@@ -25,7 +26,8 @@ BINARY = "/usr/sbin/mosquitto"
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def make_ca(folder: Path) -> tuple[Path, Path, Path]:
@@ -34,7 +36,10 @@ def make_ca(folder: Path) -> tuple[Path, Path, Path]:
     ca_key, ca, key, csr, cert = (folder / n for n in ("ca.key", "ca.crt", "server.key",
                                                         "server.csr", "server.crt"))
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    run = lambda *args: subprocess.run(["openssl", *args], check=True, capture_output=True)  # noqa: E731
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
     run("req", "-x509", *ec, "-keyout", str(ca_key), "-out", str(ca), "-days", "2",
         "-subj", "/CN=edge-agent test CA")
     run("req", *ec, "-keyout", str(key), "-out", str(csr), "-subj", "/CN=localhost")
@@ -77,7 +82,7 @@ class Mosquitto:
         self.conf = folder / "mosquitto.conf"
         self.conf.write_text("\n".join(lines) + "\n")
         self.log = folder / "mosquitto.log"
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -132,7 +137,7 @@ class Watcher:
         self.topics = topics or ("#",)
         self.client = aiomqtt.Client("127.0.0.1", broker.port, **client_options)  # type: ignore[arg-type]
         self.messages: list[tuple[str, bytes, bool]] = []
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Watcher:
         await self.client.__aenter__()
@@ -145,10 +150,8 @@ class Watcher:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
-        try:
+        with contextlib.suppress(aiomqtt.MqttError):  # the broker may be gone already
             await self.client.__aexit__(None, None, None)
-        except aiomqtt.MqttError:  # the broker may be gone already
-            pass
 
     async def _collect(self) -> None:
         async for message in self.client.messages:

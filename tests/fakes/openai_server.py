@@ -7,13 +7,18 @@ answering a previous assistant tool call) and records every request body for ass
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
+from typing import Any, TypeAlias
 
 from tests.fakes.loopback import LoopbackServer, reply_json
 
+Reply: TypeAlias = tuple[int, dict[str, Any]]
+"""An HTTP status and the JSON body to answer with."""
 
-def completion(content: str | None = None, tool_calls: list[dict] | None = None) -> dict:
-    message: dict = {"role": "assistant", "content": content}
+
+def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = [
             {"id": c.get("id", f"call_{i}"), "type": "function",
@@ -26,13 +31,13 @@ def completion(content: str | None = None, tool_calls: list[dict] | None = None)
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
 
 
-def stream_chunks(reply: dict) -> list[dict]:
+def stream_chunks(reply: dict[str, Any]) -> list[dict[str, Any]]:
     """A completion as the chunks ``stream: true`` returns: role, text in pieces, tool calls
     with their arguments split, the finish reason, then usage."""
     message = reply["choices"][0]["message"]
     base = {"id": reply["id"], "object": "chat.completion.chunk", "created": 0, "model": reply["model"]}
 
-    def chunk(delta, finish=None):
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
@@ -50,7 +55,7 @@ def stream_chunks(reply: dict) -> list[dict]:
     return chunks
 
 
-def error_body(status: int, message: str) -> tuple[int, dict]:
+def error_body(status: int, message: str) -> Reply:
     return status, {"error": {"message": message, "type": "invalid_request_error", "code": None}}
 
 
@@ -58,22 +63,22 @@ class OpenAIServer(LoopbackServer):
     """``replies`` is a list of (status, body) consumed in order; requests are recorded. A request
     with ``"stream": true`` gets the same reply as server-sent chunks, as the real API sends."""
 
-    def __init__(self, replies: list[tuple[int, dict]] | None = None, api_key: str | None = None,
-                 responder=None):
+    def __init__(self, replies: list[Reply] | None = None, api_key: str | None = None,
+                 responder: Callable[[dict[str, Any]], Reply] | None = None):
         """``responder(body) -> (status, reply)``, when given, answers instead of ``replies``
         (it may sleep to play a slow model)."""
         self.replies = list(replies or [])
         self.responder = responder
-        self.requests: list[dict] = []
-        self.headers: list[dict] = []
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.api_key = api_key
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
+            def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self):
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(body)
@@ -94,7 +99,7 @@ class OpenAIServer(LoopbackServer):
     def base_url(self) -> str:
         return f"{self.root}/v1"
 
-    def answer(self, path: str, headers: dict, body: dict) -> tuple[int, dict]:
+    def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
         if path != "/v1/chat/completions":
             return error_body(404, f"unknown path {path}")
         if self.api_key and headers.get("Authorization") != f"Bearer {self.api_key}":

@@ -14,19 +14,26 @@ import json
 import math
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from tests.fakes.loopback import LoopbackServer, reply_json
 
 BOT = {"id": 999, "is_bot": True, "first_name": "Edge", "username": "edge_test_bot"}
 
+Reply: TypeAlias = tuple[int, dict[str, Any]]
+"""An HTTP status and the JSON body to answer with."""
+Failure: TypeAlias = Literal["drop"] | tuple[Literal["hang"], float] | tuple[int, str, float | None]
+T = TypeVar("T")
+
 
 class FakeTelegram(LoopbackServer):
     def __init__(self, token: str = "123:TEST"):
         self.token = token
-        self.updates: list[dict] = []
-        self.calls: list[tuple[str, dict]] = []
-        self.failures: list[object] = []
+        self.updates: list[dict[str, Any]] = []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.failures: list[Failure] = []
         """Next getUpdates outcomes: an (error_code, description, retry_after) tuple, "drop" or
         ("hang", seconds)."""
         self.reject_markdown = False
@@ -46,16 +53,16 @@ class FakeTelegram(LoopbackServer):
         self._lock = threading.Lock()
         self.handed_out: dict[int, float] = {}
         """update_id -> when (time.perf_counter) a getUpdates answer first carried it."""
-        self.delivered: list[dict] = []
+        self.delivered: list[dict[str, Any]] = []
         """sendMessage calls that succeeded (``sent()`` also lists refused attempts)."""
         self.cond = threading.Condition()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
+            def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self):
+            def do_POST(self) -> None:
                 server.handle(self)
 
         self.serve(Handler)
@@ -67,14 +74,14 @@ class FakeTelegram(LoopbackServer):
     # -- scripting -------------------------------------------------------------------------
 
     def push_message(self, user_id: int, text: str, chat_id: int | None = None,
-                     chat_type: str = "private", **extra) -> None:
+                     chat_type: str = "private", **extra: Any) -> None:
         message = {"message_id": self.next_message_id, "date": int(time.time()), "text": text,
                    "from": {"id": user_id, "is_bot": False, "first_name": f"u{user_id}"},
                    "chat": {"id": chat_id or user_id, "type": chat_type}, **extra}
         self.next_message_id += 1
         self._push({"message": message})
 
-    def push_callback(self, user_id: int, data: str, message: dict, stale: bool = False) -> None:
+    def push_callback(self, user_id: int, data: str, message: dict[str, Any], stale: bool = False) -> None:
         """A button press; a ``stale`` one (older than Telegram keeps queries) cannot be answered."""
         query_id = f"cb{self.next_update_id}"
         if not stale:
@@ -83,7 +90,7 @@ class FakeTelegram(LoopbackServer):
                                        "from": {"id": user_id, "is_bot": False, "first_name": "x"},
                                        "message": message, "chat_instance": "1"}})
 
-    def push_raw(self, *updates: dict) -> list[int]:
+    def push_raw(self, *updates: dict[str, Any]) -> list[int]:
         """Updates of any shape, delivered in one batch; each gets an ``update_id`` unless it
         already has a key of that name. Returns the ids given."""
         with self.cond:
@@ -91,20 +98,20 @@ class FakeTelegram(LoopbackServer):
             self.cond.notify_all()
         return ids
 
-    def _push(self, update: dict) -> None:
+    def _push(self, update: dict[str, Any]) -> None:
         self.push_raw(update)
 
-    def _append(self, update: dict) -> int:
+    def _append(self, update: dict[str, Any]) -> int:
         update_id = self.next_update_id
         self.next_update_id += 1
         update.setdefault("update_id", update_id)
         self.updates.append({"update": update, "id": update_id})
         return update_id
 
-    def sent(self, method: str = "sendMessage") -> list[dict]:
+    def sent(self, method: str = "sendMessage") -> list[dict[str, Any]]:
         return [params for name, params in self.calls if name == method]
 
-    def wait_for(self, predicate, timeout: float = 10.0):
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 10.0) -> T:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             result = predicate()
@@ -139,28 +146,25 @@ class FakeTelegram(LoopbackServer):
         return reply_json(request, *outcome)
 
     @staticmethod
-    def ok(result) -> tuple[int, dict]:
+    def ok(result: object) -> Reply:
         return 200, {"ok": True, "result": result}
 
-    def m_getMe(self, params):
+    def m_getMe(self, params: dict[str, Any]) -> Reply:
         return self.ok(BOT)
 
-    def m_setMyCommands(self, params):
+    def m_setMyCommands(self, params: dict[str, Any]) -> Reply:
         return self.ok(True)
 
-    def m_getUpdates(self, params):
+    def m_getUpdates(self, params: dict[str, Any]) -> Reply | Literal["drop"]:
         if self.failures:
-            failure = self.failures.pop(0)
-            if failure == "drop":
-                return "drop"
-            if failure[0] == "hang":
-                time.sleep(failure[1])
-                return self.ok([])
-            code, description, retry = failure
-            body = {"ok": False, "error_code": code, "description": description}
-            if retry is not None:
-                body["parameters"] = {"retry_after": retry}
-            return code, body
+            match self.failures.pop(0):
+                case "drop":
+                    return "drop"
+                case ("hang", seconds):
+                    time.sleep(seconds)
+                    return self.ok([])
+                case (code, description, retry):
+                    return self.error(code, description, retry)
         offset = params.get("offset", 0)
         deadline = time.monotonic() + min(params.get("timeout", 0), 5)
         with self.cond:
@@ -173,19 +177,19 @@ class FakeTelegram(LoopbackServer):
             return self.ok([u["update"] for u in self.updates])
 
     @staticmethod
-    def error(code: int, description: str, retry_after: float | None = None) -> tuple[int, dict]:
-        body: dict = {"ok": False, "error_code": code, "description": description}
+    def error(code: int, description: str, retry_after: float | None = None) -> Reply:
+        body: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
         if retry_after is not None:
             body["parameters"] = {"retry_after": retry_after}
         return code, body
 
-    def _refused(self, method: str, chat_id: object, counts: bool = True) -> tuple[int, dict] | None:
+    def _refused(self, method: str, chat_id: object, counts: bool = True) -> Reply | None:
         """403 for a chat that blocked the bot; 429 while a chat is told to wait, or beyond the
         per-chat flood limit (only messages count towards it, chat actions do not)."""
         with self._lock:
             return self._refused_locked(method, chat_id, counts)
 
-    def _refused_locked(self, method: str, chat_id: object, counts: bool) -> tuple[int, dict] | None:
+    def _refused_locked(self, method: str, chat_id: object, counts: bool) -> Reply | None:
         chat, now = str(chat_id), time.monotonic()
         if chat in {str(b) for b in self.blocked}:
             return self.error(403, "Forbidden: bot was blocked by the user")
@@ -207,7 +211,7 @@ class FakeTelegram(LoopbackServer):
         self._chat_sends[chat] = [*recent, now]
         return None
 
-    def m_sendMessage(self, params):
+    def m_sendMessage(self, params: dict[str, Any]) -> Reply:
         refused = self._refused("sendMessage", params.get("chat_id"))
         if refused:
             return refused
@@ -225,7 +229,7 @@ class FakeTelegram(LoopbackServer):
         self.texts[message["message_id"]] = params["text"]
         return self.ok(message)
 
-    def m_editMessageText(self, params):
+    def m_editMessageText(self, params: dict[str, Any]) -> Reply:
         if self.texts.get(params["message_id"]) == params["text"]:  # as the real Bot API does
             return self.error(400, "Bad Request: message is not modified: specified new message "
                                    "content and reply markup are exactly the same as a current "
@@ -234,17 +238,17 @@ class FakeTelegram(LoopbackServer):
         return self.ok({"message_id": params["message_id"], "text": params["text"],
                         "chat": {"id": params["chat_id"], "type": "private"}, "date": 0})
 
-    def m_answerCallbackQuery(self, params):
+    def m_answerCallbackQuery(self, params: dict[str, Any]) -> Reply:
         if params.get("callback_query_id") not in self._callbacks:
             return self.error(400, "Bad Request: query is too old and response timeout expired "
                                    "or query ID is invalid")
         self._callbacks.discard(params["callback_query_id"])
         return self.ok(True)
 
-    def m_sendChatAction(self, params):
+    def m_sendChatAction(self, params: dict[str, Any]) -> Reply:
         return self._refused("sendChatAction", params.get("chat_id"), counts=False) or self.ok(True)
 
-    def m_sendPhoto(self, params):
+    def m_sendPhoto(self, params: dict[str, Any]) -> Reply:
         return self.ok({"message_id": self.next_message_id, "date": 0, "chat": {"id": 1, "type": "private"},
                         "photo": [{"file_id": "f", "width": 1, "height": 1}]})
 

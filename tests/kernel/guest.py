@@ -16,6 +16,7 @@ Example (boots a guest, so not a doctest)::
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import shutil
@@ -146,14 +147,10 @@ class KernelGuest:
         if self.proc is None:
             return
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(GuestError):
                 self.request("exit", answer_within=10)
-            except GuestError:
-                pass
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                pass
         self._kill()
 
     def _kill(self) -> None:
@@ -280,7 +277,5 @@ class KernelGuest:
     def stop_watches(self) -> None:
         """Stop watches still running: each keeps the guest's one CPU busy."""
         for watch in list(self.watches):
-            try:
+            with contextlib.suppress(GuestError):
                 watch.stop()
-            except GuestError:
-                pass

@@ -9,6 +9,7 @@ import asyncio
 import json
 import re
 import stat
+from itertools import pairwise
 from pathlib import Path
 
 from edge.config.model import ChannelsConfig
@@ -34,7 +35,7 @@ node_id = "kitchen"
 
 def switches(pin) -> int:
     """How many times a gpiozero mock pin changed level."""
-    return sum(a.state != b.state for a, b in zip(pin.states, pin.states[1:]))
+    return sum(a.state != b.state for a, b in pairwise(pin.states))
 
 
 async def test_fourteen_spellings_of_one_pin_switch_it_at_most_its_budget(

@@ -23,7 +23,7 @@ def recv_until(sock, wanted: str, timeout: float = 30.0) -> list[str]:
         sock.settimeout(max(0.1, deadline - time.monotonic()))
         try:
             seen.append(sock.recv(4096).decode())
-        except socket.timeout:
+        except TimeoutError:
             break
         if wanted in seen[-1]:
             return seen
