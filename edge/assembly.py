@@ -39,6 +39,7 @@ from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
 
 if TYPE_CHECKING:
+    from edge.agent.budget import TokenBudget
     from edge.mqtt.bridge import MqttBridge
     from edge.providers.switch import ModelSwitch
 
@@ -183,11 +184,22 @@ class AgentAssembly:
             list(self.tools.values()), self.hardware, self.provider, self.sessions,
             status_text, settings, Preflight(self.access), self.memory,
             channel_capabilities={name: ch.capabilities for name, ch in self.channels.items()},
-            admins=self.admins)
+            admins=self.admins, budget=self._token_budget())
         return Dispatcher(agent, self.channels, hooks=self.hooks,
                           interrupt_on_new_message=cfg.interrupt_on_new_message,
                           debounce_seconds=cfg.debounce_ms / 1000,
                           debounce_max_wait=cfg.debounce_max_wait_ms / 1000)
+
+    def _token_budget(self) -> TokenBudget | None:
+        """``[provider] daily_token_budget`` / ``per_user_daily_tokens``; admins hear of it."""
+        if self.provider is None:
+            return None
+        from edge.agent.budget import budget_from_config
+
+        cfg = self.config.provider
+        return budget_from_config(cfg.daily_token_budget, cfg.per_user_daily_tokens,
+                                  self.loaded.state_dir,
+                                  partial(self.automation.notifier.notify, ("admins",)))
 
     def piped_input(self) -> bool:
         """The terminal channel reads a pipe or a file: a script, answered in order, then exit."""

@@ -74,7 +74,7 @@ class Runtime(AgentAssembly):
             "channels": channels,
             "tasks": [task.row() for task in self.supervised_tasks()],
             "provider": {"configured": provider.configured, **self._active_endpoint(),
-                         **self._provider_health()},
+                         **self._provider_health(), "tokens": self._tokens_today()},
             "memory": memory_store_summary(self.loaded.state_dir),
             **self.automation.status(),
             "mqtt": self.mqtt.status() if self.mqtt else {"enabled": self.config.mqtt.enabled,
@@ -99,6 +99,11 @@ class Runtime(AgentAssembly):
         when, why = failure
         return {"failing_since": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when)),
                 "last_error": why}
+
+    def _tokens_today(self) -> dict[str, Any] | None:
+        """Today's use against ``[provider] daily_token_budget``; None without a budget."""
+        budget = self.agent.budget if self.agent is not None else None
+        return budget.today() if budget is not None else None
 
     async def status_text(self, full: bool = True) -> str:
         from edge.status import format_status

@@ -114,6 +114,17 @@ def mqtt_line(mqtt: dict[str, Any], *, full: bool = True) -> str:
     return f"mqtt: NOT CONNECTED{where}{node}{since}{error}"
 
 
+def tokens_line(tokens: dict[str, Any]) -> str:
+    """Today's model use (:mod:`edge.agent.budget`), for status and ``edge-cli models``.
+
+    >>> tokens_line({"used": 1200, "budget": 50000, "per_user_budget": None, "resets_at": "00:00"})
+    'tokens today: 1200 of 50000 (resets at 00:00)'
+    """
+    of = f" of {tokens['budget']}" if tokens.get("budget") else ""
+    per = f", at most {tokens['per_user_budget']} per person" if tokens.get("per_user_budget") else ""
+    return f"tokens today: {tokens['used']}{of}{per} (resets at {tokens['resets_at']})"
+
+
 def task_line(task: dict[str, Any], *, full: bool = True) -> str:
     """A supervised task that is down (status shows no line for those that run).
 
@@ -173,6 +184,8 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
             why = f": {provider['last_error']}" if full and provider.get("last_error") else ""
             failing = f", FAILING since {provider['failing_since']}{why}"
         lines.append(f"provider: {provider['model']}{where}{failing}")
+        if provider.get("tokens"):
+            lines.append(f"  {tokens_line(provider['tokens'])}")
     else:
         lines.append("provider: none configured (direct commands only; see [provider] in config)")
     for sensor in status.get("sensors", []):

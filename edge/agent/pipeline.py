@@ -1,7 +1,8 @@
 """One turn of the message path, top-down. Hooks, preflight, commands, debounce and interruption
 happen before this, in :mod:`edge.agent.dispatch`.
 
-1. rate limit per sender;
+1. rate limit per sender; the daily token budget (spent: the turn is refused, the model is not
+   called; otherwise every model call of the turn is counted, :mod:`edge.agent.budget`);
 2. open the session (resets: /new, daily hour, idle timeout) and add the user turn;
 3. history hygiene: merge same-role turns, strip stale tool results, cap 50, trim 400,000 chars;
 4. context window guard and pruning to the history share;
@@ -34,6 +35,7 @@ from edge.memory.base import Memory
 from edge.tools.base import Tool, spec_of
 
 if TYPE_CHECKING:  # the provider stack loads only when a model is configured
+    from edge.agent.budget import TokenBudget
     from edge.agent.loop import TextSink
     from edge.providers.base import Provider
     from edge.providers.switch import ModelSwitch
@@ -101,6 +103,8 @@ class Agent:
     channel_capabilities: dict[str, str] = field(default_factory=dict)
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Channel -> its admins (the runtime's table, which the approval gate holds too)."""
+    budget: TokenBudget | None = None
+    """The daily token budget (``[provider] daily_token_budget``); None: no cap."""
     failed_turns: int = field(default=0, init=False)
     provider_failure: tuple[float, str] | None = field(default=None, init=False)
     """(when, why) the model last failed to answer, until it answers again: status shows it."""
@@ -131,11 +135,16 @@ class Agent:
     async def respond(self, msg: ChannelMessage, on_text: TextSink | None = None) -> str:
         """The model's reply to one (possibly debounced) message; ``on_text`` receives the
         reply so far while it streams (a channel's draft)."""
-        provider = self.provider
-        if provider is None:
+        if self.provider is None:
             return NO_PROVIDER_REPLY
         if not self.preflight.within_rate(msg):
             return RATE_LIMITED_REPLY
+        provider: Provider = self.provider
+        if self.budget is not None:
+            spent = self.budget.refusal(msg.caller)
+            if spent is not None:
+                return spent
+            provider = self.budget.meter(provider, msg.caller)
         # the turn's steps load with the first turn: an idle agent does not hold them in memory
         from edge.agent.context import evaluate_guard
         from edge.agent.sanitize import sanitize_response

@@ -1,5 +1,7 @@
 """``edge-cli models [use NAME]``: list the configured LLM endpoints and models, or switch the
-running agent to another endpoint or model (through its control socket; no restart)."""
+running agent to another endpoint or model (through its control socket; no restart). With a
+``[provider] daily_token_budget`` or ``per_user_daily_tokens`` the listing shows today's use, read
+from the ledger the agent keeps (``<state>/token-usage.json``)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from edge.cli.output import emit
 from edge.config.locate import load_raw
 from edge.control import client
 from edge.control.ops import OpResult
-from edge.core.exc import DaemonUnavailable
+from edge.core.exc import DaemonUnavailable, EdgeError
 from edge.core.paths import socket_candidates
+from edge.status import tokens_line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
@@ -39,7 +42,24 @@ def render(data: dict[str, Any]) -> str:
     for route in data.get("routes") or []:
         lines.append(f"  route hint:{route['hint']} -> {route['endpoint']} "
                      f"{route['model'] or '(its model)'}")
+    if data.get("tokens"):
+        lines.append(tokens_line(data["tokens"]))
     return "\n".join(lines)
+
+
+def tokens_today(config_path: str | None) -> dict[str, Any] | None:
+    """Today's use from the agent's token ledger; None without a budget (or a readable config)."""
+    from edge.agent.budget import budget_from_config
+    from edge.config.loader import load_config
+
+    try:
+        loaded = load_config(config_path)
+    except EdgeError:
+        return None
+    cfg = loaded.config.provider
+    budget = budget_from_config(cfg.daily_token_budget, cfg.per_user_daily_tokens,
+                                loaded.state_dir)
+    return budget.today() if budget is not None else None
 
 
 def listing_from_config(config_path: str | None) -> OpResult:
@@ -72,4 +92,6 @@ def run(args: argparse.Namespace) -> int:
         result, via = listing_from_config(args.config), "config"
         if not args.json:
             print("edge-cli: no running agent; listing the configured models", file=sys.stderr)
+    if result.ok and op == "models":
+        result.data["tokens"] = tokens_today(args.config)
     return emit(result, args.json, via=via, render=render)

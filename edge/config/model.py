@@ -138,6 +138,11 @@ class ProviderConfig(EndpointConfig):
     """How long a provider that failed sits out while the rest of the chain answers."""
     fallbacks: list[EndpointConfig] = []
     routes: dict[str, RouteConfig] = {}
+    daily_token_budget: int | None = Field(default=None, ge=1, le=10_000_000_000)
+    """Tokens the whole agent may spend a local day (input + output, every call); then model
+    turns are refused until midnight. None: no cap."""
+    per_user_daily_tokens: int | None = Field(default=None, ge=1, le=10_000_000_000)
+    """Tokens each person (``channel:sender``) may spend a local day. None: no cap."""
 
     @model_validator(mode="after")
     def check_chain(self) -> Self:
