@@ -28,6 +28,7 @@ from edge.core.requester import Requester
 from edge.core.sdnotify import ServiceNotifier
 from edge.core.stopsignals import STOPPING, exit_code, signal_name
 from edge.core.supervision import SupervisedTask, close_all, down_tasks
+from edge.safe_mode import WINDOW_SECONDS, RunLedger, SafeMode
 
 STOP_SIGNALS = STOPPING
 """Each stops the agent the same way: outputs to their safe levels, then exit (0 when asked to
@@ -58,6 +59,8 @@ class Runtime(AgentAssembly):
         self._listeners: list[asyncio.Task[None]] = []
         self.exit_code = 0
         """What ``edge-cli run`` exits with: 1 when a piped run could not get an answer."""
+        self.safe_mode = SafeMode()
+        """Inactive unless :meth:`run` finds a crash loop in the ledger of runs."""
 
     async def status(self) -> dict[str, Any]:
         from edge.status import memory_store_summary, redact_status  # on the first status: idle memory
@@ -80,6 +83,7 @@ class Runtime(AgentAssembly):
             "mqtt": self.mqtt.status() if self.mqtt else {"enabled": self.config.mqtt.enabled,
                                                           "connected": False},
             "recent_errors": self.recent_events.snapshot(),
+            "safe_mode": self.safe_mode.status(),
         }, secret_values(self.config))
 
     def _active_endpoint(self) -> dict[str, Any]:
@@ -132,12 +136,27 @@ class Runtime(AgentAssembly):
         last push to the first: the loops stop; the broker hears ``offline`` (and no more
         commands come) before the safe state; automation stops before the hardware drives every
         output to its safe level; then sessions, the embedding preload, memory, the control
-        socket, the model and the channels close; the signals and the lock are let go last."""
+        socket, the model and the channels close; the signals and the lock are let go last.
+
+        The run is recorded in the state directory's ledger (:mod:`edge.safe_mode`): this exit
+        path marks it clean; after a crash loop the start is in safe mode."""
         loop = asyncio.get_running_loop()
         for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, self._stop_on_signal, sig)
         # the lock first: a second agent must be refused before it touches any board
         lock = AgentLock.acquire(self.loaded.control_socket.parent / LOCK_NAME)
+        ledger = RunLedger.in_state_dir(self.loaded.state_dir)
+        self.safe_mode = SafeMode(ledger.begin(os.getpid()), ledger, self._resume_automation)
+        try:
+            await self._run_until_stopped(lock)
+        except Exception as exc:  # the next start counts it, with this as its reason
+            ledger.end(error=f"{type(exc).__name__}: {exc}")
+            raise
+        # a clean stop; an unexpected signal (SIGUSR1...) stopped it safely but counts as a kill
+        ledger.end(error=f"stopped by {self._stop_reason}" if self.exit_code > 128 else None)
+
+    async def _run_until_stopped(self, lock: AgentLock) -> None:
+        loop = asyncio.get_running_loop()
         control = ControlServer(self.loaded.control_socket, self)
         self.recent_events.attach()
         async with AsyncExitStack() as stack:
@@ -169,6 +188,7 @@ class Runtime(AgentAssembly):
         await self.start_memory()
         self.build_channels()
         dispatcher = self.build_dispatcher(self.status_text)
+        dispatcher.agent.safe_mode = self.safe_mode
         self._tasks.append(SupervisedTask("dispatcher", dispatcher.run).start())
         for name, channel in self.channels.items():
             supervisor = self.supervisors[name] = ListenerSupervisor(
@@ -176,11 +196,24 @@ class Runtime(AgentAssembly):
             self._listeners.append(asyncio.create_task(
                 self._listen(supervisor, dispatcher), name=f"listen-{name}"))
         await self.automation.start(self.channels, self.admins, self._down_components,
-                                    prompts=self)
+                                    prompts=self, hold_rules=self.safe_mode.active)
+        await self._announce_safe_mode()
         self._log_ready()
         self.service.ready(self._service_status())
         self.ready.set()
         self.hardware.subscribe(self._refresh_service_status)
+
+    async def _announce_safe_mode(self) -> None:
+        """Once at start, in safe mode: the log (status shows it too) and the admins."""
+        cause = self.safe_mode.cause
+        if cause is None:
+            return
+        log.error("safe_mode ends=%d window_s=%g last=%r rules=held model=refused", cause.ends,
+                  WINDOW_SECONDS, cause.reason)
+        await self.automation.notifier.notify(("admins",), cause.refusal())
+
+    async def _resume_automation(self) -> None:
+        self.automation.start_rules()
 
     async def _stop_loops(self) -> None:
         """The channels' listeners, the dispatcher and memory upkeep."""

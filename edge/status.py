@@ -153,6 +153,12 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
     else:
         lines = [f"edge-agent {daemon.get('version')}: daemon not running "
                  "(start it with `edge-cli run` or `systemctl start edge-agent`)"]
+    safe = status.get("safe_mode")
+    if safe:
+        last = f" (last: {safe['reason']})" if full else ""
+        lines.append(f"SAFE MODE since {safe['since']}: {safe['ends']} abnormal ends in 10 "
+                     f"minutes{last}; rules and schedules held, model turns refused; leave it "
+                     "with `edge-cli resume` or an admin's /resume")
     if full:
         lines.append(f"config: {status.get('config', '?')}")
     for board in status.get("boards", []):

@@ -27,6 +27,7 @@ from edge.tools.base import Tool
 
 if TYPE_CHECKING:
     from edge.providers.switch import ModelSwitch
+    from edge.safe_mode import SafeMode
 
 HELP = """Commands (no model needed):
   /help                this list
@@ -46,6 +47,7 @@ HELP = """Commands (no model needed):
   /schedule add NAME cron M H DOM MON DOW ACTION | every 10m ACTION | at 2026-12-01 06:00 ACTION
                        add a job (admins), e.g. /schedule add water cron 0 6 * * * gpio write pump on for 30s
   /schedule remove NAME
+  /resume              leave safe mode after a crash loop (admins)
 Anything else goes to the language model."""
 
 
@@ -58,6 +60,7 @@ COMMAND_MENU = [
     ("new", "start a new conversation"),
     ("reset", "start a new conversation"), ("stop", "cancel the running request"),
     ("model", "show or switch the model"), ("models", "list the models"),
+    ("resume", "leave safe mode (admins)"),
 ]
 """(command, description) for channel menus such as Telegram's setMyCommands."""
 
@@ -72,6 +75,8 @@ class CommandContext:
     provider: ModelSwitch | None = None
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Channel -> admin senders (the approval gate's list)."""
+    safe_mode: SafeMode | None = None
+    """The agent's safe mode, for ``/resume``."""
 
     @property
     def is_admin(self) -> bool:
@@ -237,12 +242,22 @@ async def _models(args: list[str], ctx: CommandContext) -> str:
     return "\n".join(lines)
 
 
+async def _resume(args: list[str], ctx: CommandContext) -> str:
+    """Leave safe mode (:mod:`edge.safe_mode`): it restarts rules and schedules for everyone."""
+    if ctx.safe_mode is None or not ctx.safe_mode.active:
+        return "The agent is not in safe mode."
+    if not ctx.is_admin:
+        return ("Only an admin can leave safe mode (rules and schedules start again for "
+                "everyone); ask one, or run `edge-cli resume` on the agent's machine.")
+    return await ctx.safe_mode.resume(ctx.requester.caller)
+
+
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
     "help": _help, "start": _help, "status": _status, "pins": _pins,
     "gpio": _gpio, "pwm": _pwm, "servo": _servo, "sensors": _sensors, "rules": _rules,
     "schedule": _schedule, "schedules": _schedule,
     "new": _new, "reset": _new, "stop": _stop,
-    "model": _model, "models": _models,
+    "model": _model, "models": _models, "resume": _resume,
 }
 
 

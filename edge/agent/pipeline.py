@@ -32,6 +32,7 @@ from edge.config.model import AgentConfig, MemoryConfig
 from edge.core.messages import ChatMessage, ToolSpec
 from edge.hardware import Hardware
 from edge.memory.base import Memory
+from edge.safe_mode import SafeMode
 from edge.tools.base import Tool, spec_of
 
 if TYPE_CHECKING:  # the provider stack loads only when a model is configured
@@ -103,6 +104,8 @@ class Agent:
     channel_capabilities: dict[str, str] = field(default_factory=dict)
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Channel -> its admins (the runtime's table, which the approval gate holds too)."""
+    safe_mode: SafeMode = field(default_factory=SafeMode)
+    """After a crash loop: model turns are refused, commands still run, ``/resume`` leaves it."""
     budget: TokenBudget | None = None
     """The daily token budget (``[provider] daily_token_budget``); None: no cap."""
     failed_turns: int = field(default=0, init=False)
@@ -123,7 +126,7 @@ class Agent:
         ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.requester,
                              reset_session=lambda: self.sessions.reset_session(msg.session_key),
                              provider=self.provider,
-                             admins=self.admins)
+                             admins=self.admins, safe_mode=self.safe_mode)
         return await run_command(msg.content, ctx)
 
     def _provider_failed(self, reason: str) -> None:
@@ -135,6 +138,9 @@ class Agent:
     async def respond(self, msg: ChannelMessage, on_text: TextSink | None = None) -> str:
         """The model's reply to one (possibly debounced) message; ``on_text`` receives the
         reply so far while it streams (a channel's draft)."""
+        refusal = self.safe_mode.refusal()
+        if refusal is not None:  # a crash loop: the model is not asked
+            return refusal
         if self.provider is None:
             return NO_PROVIDER_REPLY
         if not self.preflight.within_rate(msg):

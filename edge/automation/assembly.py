@@ -119,18 +119,17 @@ class Automation:
         self._unsubscribe: list[Any] = []
 
     async def start(self, channels: Mapping[str, Any], admins: Mapping[str, frozenset[str]],
-                    probe: Probe, prompts: PromptRunner | None = None) -> None:
+                    probe: Probe, prompts: PromptRunner | None = None, *,
+                    hold_rules: bool = False) -> None:
         """Run: poll the sensors, feed the rules, start the scheduler and the heartbeat, each a
         supervised task (:meth:`supervised_tasks`). ``probe`` says what is down besides the
-        sensors (boards, channels, tasks)."""
+        sensors (boards, channels, tasks). ``hold_rules`` (safe mode) leaves the rules and the
+        scheduler stopped until :meth:`start_rules`."""
         self.notifier.channels, self.notifier.admins = channels, admins
         self.runner.prompts = prompts
-        self._unsubscribe.append(self.hardware.subscribe(self.rules.queue_event))
-        self._unsubscribe.append(self.sensors.subscribe(self.rules.queue_reading))
-        self._tasks.append(SupervisedTask("rules", self.rules.run).start())
+        if not hold_rules:
+            self.start_rules()
         self.sensors.start()
-        if self.scheduler is not None:
-            self._tasks.append(SupervisedTask("scheduler", self.scheduler.run).start())
         beat = self.config.heartbeat
         if beat.enabled:
             self.heartbeat = Heartbeat(lambda: {**probe(), **self.sensors.down()}, self.notifier,
@@ -139,6 +138,16 @@ class Automation:
             self._tasks.append(SupervisedTask("heartbeat", self.heartbeat.run).start())
         log.info("automation_started sensors=%d rules=%d schedules=%d", len(self.sensors.sensors),
                  len(self.rules.rules), len(self.scheduler.rows()) if self.scheduler else 0)
+
+    def start_rules(self) -> None:
+        """The rules (fed by pin events and readings) and the scheduler; once."""
+        if any(task.name in ("rules", "scheduler") for task in self._tasks):
+            return
+        self._unsubscribe.append(self.hardware.subscribe(self.rules.queue_event))
+        self._unsubscribe.append(self.sensors.subscribe(self.rules.queue_reading))
+        self._tasks.append(SupervisedTask("rules", self.rules.run).start())
+        if self.scheduler is not None:
+            self._tasks.append(SupervisedTask("scheduler", self.scheduler.run).start())
 
     async def aclose(self) -> None:
         for unsubscribe in self._unsubscribe:

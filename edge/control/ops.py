@@ -18,6 +18,7 @@ from edge.core.requester import Requester
 
 if TYPE_CHECKING:  # the CLI client imports this module: keep the tools and providers off its path
     from edge.providers.switch import ModelSwitch
+    from edge.safe_mode import SafeMode
     from edge.tools.base import Tool, ToolResult
 
 
@@ -56,6 +57,8 @@ class OpTarget(Protocol):
     tools: dict[str, Tool]
     provider: ModelSwitch | None
     """None when no model is configured."""
+    safe_mode: SafeMode
+    """Inactive unless the agent started after a crash loop (``resume`` leaves it)."""
 
     async def status(self) -> dict[str, Any]: ...
 
@@ -84,7 +87,7 @@ def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
                      "active": {"name": active["name"], "model": active["model"]}})
 
 
-OPERATOR_OPS = frozenset({"models.select", "schedules.add", "schedules.remove"})
+OPERATOR_OPS = frozenset({"models.select", "schedules.add", "schedules.remove", "resume"})
 """Operations that change the agent for everyone: the local operator only."""
 
 
@@ -100,6 +103,9 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
         requester = Requester("cli", requester.sender)
     if op in ("models", "models.select"):
         return model_op(target, op, args)
+    if op == "resume":  # leave safe mode: rules and schedules start, the model is asked again
+        return OpResult(True, await target.safe_mode.resume(requester.caller),
+                        {"safe_mode": target.safe_mode.status()})
     tool_name = TOOL_OPS.get(op)
     if tool_name is None:
         return OpResult(False, f"unknown operation {op!r}", exit_code=2)
