@@ -117,6 +117,15 @@ class RunLedger:
                     run["error"] = error
         self._write(data)
 
+    def note_end(self, reason: str) -> None:
+        """How the last open run ended, as told after it by someone who saw it (systemd, through
+        ``ExecStopPost=edge-cli safe-state``); the next start still counts it as abnormal."""
+        data = self._read()
+        open_runs = [run for run in data["runs"] if run.get("state") == "running"]
+        if open_runs:
+            open_runs[-1]["error"] = reason
+            self._write(data)
+
     def forgive(self, now: float | None = None) -> None:
         """The abnormal ends so far no longer count (``edge-cli resume``, ``/resume``)."""
         data = self._read()

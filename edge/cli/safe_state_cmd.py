@@ -81,8 +81,15 @@ def run(args) -> int:
                              "nothing done", {"agent_pid": owner[1], "outputs": []}), args.json)
     import asyncio
 
+    ended = _ended()
+    if ended:  # the reason the next start gives if this was an abnormal end (edge.safe_mode)
+        from edge.core.paths import state_dir
+        from edge.safe_mode import RunLedger
+
+        RunLedger.in_state_dir(state_dir(configured if isinstance(configured, str) else None)
+                               ).note_end(", ".join(f"{k}={v}" for k, v in ended.items()))
     reports = asyncio.run(drive_header_safe(_boards(raw)))
-    return emit(_result(reports, _ended()), args.json)
+    return emit(_result(reports, ended), args.json)
 
 
 def _boards(raw: RawConfig) -> dict[str, BoardConfig]:

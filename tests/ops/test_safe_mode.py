@@ -155,3 +155,16 @@ async def test_safe_mode_refuses_model_turns_and_only_an_admin_resumes(
         assert any(t.name == "scheduler" for t in runtime.supervised_tasks())
         assert await runtime.agent.respond(msg("hello")) == "hello again"
         assert len(server.requests) == 1
+
+
+def test_under_systemd_the_reason_is_how_systemd_saw_the_agent_end(env: dict[str, str]) -> None:
+    state = Path(env["EDGE_STATE_DIR"])
+    ledger = RunLedger.in_state_dir(state)
+    ended = dict(env, SERVICE_RESULT="watchdog", EXIT_CODE="killed", EXIT_STATUS="ABRT")
+    for _ in range(3):
+        ledger.begin(pid=1)  # then systemd's watchdog kills it and runs ExecStopPost=:
+        out = cli("safe-state", env=ended, timeout=20)
+        assert out.returncode == 0, out.stderr
+    cause = ledger.begin(pid=1)
+    assert cause is not None
+    assert cause.reason == "service_result=watchdog, exit_code=killed, exit_status=ABRT"
