@@ -24,6 +24,7 @@ from edge.agent.hooks import Hook, HookRunner
 from edge.agent.pipeline import Agent, AgentSettings
 from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.sessions import ResetPolicy, SessionStore
+from edge.audit import AUDIT_FILE, AuditTrail
 from edge.automation.assembly import Automation
 from edge.automation.clock import Clock
 from edge.channels.base import Channel
@@ -73,6 +74,9 @@ class AgentAssembly:
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir,
                                        approvals=self.approvals)
+        self.audit = AuditTrail(loaded.state_dir / AUDIT_FILE, self.config.audit.keep_days,
+                                self.config.audit.max_megabytes)
+        self.hardware.add_recorder(self.audit)
         self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
                                      state_dir=loaded.state_dir, clock=clock)
         self.tools = {t.name: t for t in [*hardware_tools(self.hardware),

@@ -13,13 +13,14 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from edge.config.model import Config
-from edge.core.exc import ConfigError
+from edge.core.actuation import Actuation, ActuationRecorder, Outcome
+from edge.core.exc import ConfigError, PolicyDenied
 from edge.core.ratelimit import SharedWindow
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask
@@ -38,12 +39,23 @@ ONE_SHOT_RATES = "one-shot-actuations.json"
 ONE_SHOT_SWITCHES = "one-shot-switches.json"
 
 
+class Guard(Protocol):
+    """Asked by the door before each change, after the policy (the interlocks,
+    :mod:`edge.automation.interlocks`): raises a ``PolicyDenied`` to refuse setting ``rule`` to
+    ``value`` (logical: 1/0, a duty, an angle)."""
+
+    def check(self, rule: Pin, value: float) -> None: ...
+
+
 class Hardware:
     def __init__(self, boards: dict[str, Board], pins: list[Pin], policy: SecurityPolicy, *,
-                 resident: bool, hold_seconds: float | None = None):
+                 resident: bool, hold_seconds: float | None = None,
+                 recorders: Sequence[ActuationRecorder] = ()):
         """``resident``: a long-lived daemon that claims every allowlisted pin and runs timers.
         ``hold_seconds``: a one-shot command that stays this long to hold what it set, then
-        returns it to its safe level (``edge-cli gpio write --hold``)."""
+        returns it to its safe level (``edge-cli gpio write --hold``). ``recorders``: told of
+        every actuation, refusal, auto-off and safe state (the audit trail, receipts), awaited
+        before the caller hears of it (:meth:`add_recorder` adds one later)."""
         self.boards = boards
         self.pins = {(p.board, p.pin): p for p in pins}
         self._policy = policy
@@ -51,11 +63,79 @@ class Hardware:
         self.hold_seconds = hold_seconds
         self._timers: dict[tuple[str, str], asyncio.Task] = {}
         self._claimed: set[tuple[str, str]] = set()
+        self.guard: Guard | None = None
+        """The interlocks, set once by the automation that builds them (:meth:`set_guard`)."""
         self._supervisor: SupervisedTask | None = None
         self.recent_events: deque[tuple[float, BoardEvent]] = deque(maxlen=RECENT_EVENTS_KEPT)
         """What the boards reported by themselves, newest last (status, the model's prompt)."""
         self._listeners: list[BoardListener] = []
         """Subscribers told of each actuation (``kind="output"``), whoever asked for it."""
+        self._recorders: list[ActuationRecorder] = list(recorders)
+        self.last_actuation: dict[tuple[str, str], Actuation] = {}
+        """Each pin's latest outcome at this door (what the tools report: the read-back value)."""
+
+    def add_recorder(self, recorder: ActuationRecorder) -> Callable[[], None]:
+        """Tell ``recorder`` of every outcome from now on; returns a function that stops it."""
+        self._recorders.append(recorder)
+
+        def remove() -> None:
+            if recorder in self._recorders:
+                self._recorders.remove(recorder)
+        return remove
+
+    async def record(self, actuation: Actuation) -> None:
+        """Await every recorder with ``actuation`` (a durable one commits it first); a recorder
+        that fails is logged and never undoes what the pin did. Interlocks call this for trips."""
+        if actuation.pin:
+            self.last_actuation[(actuation.board, actuation.pin)] = actuation
+        for recorder in list(self._recorders):
+            try:
+                await recorder.record(actuation)
+            except Exception:
+                log.exception("actuation_record_failed board=%s pin=%s action=%s",
+                              actuation.board, actuation.pin, actuation.action)
+
+    def _outcome(self, rule: Pin | None, action: str, asked: float | None,
+                 requester: Requester | None, *, board: str = "", pin: str = "",
+                 read_back: float | None = None, outcome: Outcome = "ok",
+                 reason: str = "") -> Actuation:
+        """One record of an outcome at this door (``requester`` None: the agent's own timers
+        and safe state)."""
+        return Actuation(
+            at=time.time(), board=rule.board if rule else board, pin=rule.pin if rule else pin,
+            label=(rule.aliases[0] if rule.aliases else rule.pin) if rule else pin,
+            action=action, asked=asked, read_back=read_back,
+            outcome=outcome,
+            reason=reason, caller=requester.caller if requester else "agent",
+            door=requester.channel if requester else "agent",
+            why=(requester.why or requester.sender) if requester else action)
+
+    async def _read_back(self, rule: Pin) -> float | None:
+        """What the board says the output now is (logical), or None where it cannot say."""
+        try:
+            return logical(rule, await self.boards[rule.board].read(rule.pin))
+        except Exception as exc:  # a read-back is a report, never a reason to fail the act
+            log.debug("read_back_failed board=%s pin=%s error=%r", rule.board, rule.pin, exc)
+            return None
+
+    async def _done(self, rule: Pin, action: str, asked: float, requester: Requester | None,
+                    act: Coroutine[Any, Any, None], on: bool) -> Actuation:
+        """Act (claim, timer, the board call), read the pin back and record the outcome: ok
+        with the read-back value, or failed with the board's words (then re-raised)."""
+        try:
+            await self._actuate(rule, on, act)
+        except BoardError as exc:
+            await self.record(self._outcome(rule, action, asked, requester, outcome="failed",
+                                            reason=str(exc)))
+            raise
+        done = self._outcome(rule, action, asked, requester,
+                             read_back=await self._read_back(rule) if action != "servo" else None)
+        await self.record(done)
+        return done
+
+    def set_guard(self, guard: Guard) -> None:
+        """Ask ``guard`` before every write, PWM duty and servo angle, whoever asks."""
+        self.guard = guard
 
     def locate(self, spec: str) -> tuple[str, str]:
         """(board, canonical pin) for ``led``, ``GPIO17``, ``BOARD11`` or ``board:pin``."""
@@ -165,7 +245,31 @@ class Hardware:
     # the one door: name a pin and who asks; the policy, approvals and guards run here --------
 
     async def _permit(self, spec: str, action: Action, requester: Requester,
-                      summary: str, value: float | None = None) -> Pin:
+                      summary: str, value: float | None = None, *,
+                      oneshot: bool | None = None) -> Pin:
+        """:meth:`_ask` and, for a change, the one-shot guards (``oneshot``: whether it turns
+        the pin on); a refusal of a change is recorded (who, why) before it is raised."""
+        try:
+            rule = await self._ask(spec, action, requester, summary, value)
+            if oneshot is not None:
+                self._check_oneshot(rule, oneshot)
+            return rule
+        except (PolicyDenied, BoardError) as exc:
+            if action is not Action.READ:
+                known = self._known(spec)
+                await self.record(self._outcome(
+                    known, action.value, value, requester, board=known.board if known else "",
+                    pin=known.pin if known else spec, outcome="refused", reason=str(exc)))
+            raise
+
+    def _known(self, spec: str) -> Pin | None:
+        try:
+            return self.pins.get(self.locate(spec))
+        except BoardError:
+            return None
+
+    async def _ask(self, spec: str, action: Action, requester: Requester,
+                   summary: str, value: float | None = None) -> Pin:
         """Locate the pin and ask the policy for a change to ``value`` (logical: 1/0, a duty,
         an angle; the safe level for ``SAFE``). ``summary`` (what an approval prompt says) names
         the pin with ``{pin}``, filled with its label (``gpio:GPIO17 (led)``), never with the
@@ -177,7 +281,10 @@ class Hardware:
             value = float(bool(known.safe))
         rule = await self._policy.permit(board, pin, action, requester, summary.format(pin=label),
                                         value)
-        return self.pins[(rule.board, rule.pin)]
+        found = self.pins[(rule.board, rule.pin)]
+        if self.guard is not None and action not in (Action.READ, Action.SAFE) and value is not None:
+            self.guard.check(found, value)
+        return found
 
     async def read(self, spec: str, requester: Requester) -> tuple[Pin, float]:
         """The pin's rule and logical value: 1 is on (a low line on an active-low pin); PWM pins
@@ -188,9 +295,9 @@ class Hardware:
     async def write(self, spec: str, on: bool, requester: Requester) -> Pin:
         """Switch an output on or off (after the policy, approvals and one-shot guards)."""
         rule = await self._permit(spec, Action.WRITE, requester,
-                                  "switch {pin} " + ("on" if on else "off"), float(on))
-        self._check_oneshot(rule, on)
-        await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
+                                  "switch {pin} " + ("on" if on else "off"), float(on), oneshot=on)
+        await self._done(rule, "write", float(on), requester,
+                         self.boards[rule.board].write(rule.pin, rule.line(on)), on)
         log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
                  "on" if on else "off", requester.caller)
         self._output_changed(rule, float(on))
@@ -199,11 +306,10 @@ class Hardware:
     async def pwm(self, spec: str, duty: float, frequency: float | None,
                   requester: Requester) -> Pin:
         rule = await self._permit(spec, Action.PWM, requester,
-                                  f"set {{pin}} PWM duty to {duty:.2f}", duty)
-        self._check_oneshot(rule, duty > 0)
+                                  f"set {{pin}} PWM duty to {duty:.2f}", duty, oneshot=duty > 0)
         line_duty = 1.0 - duty if rule.active_low else duty
-        await self._actuate(rule, duty > 0,
-                            self.boards[rule.board].pwm(rule.pin, line_duty, frequency))
+        await self._done(rule, "pwm", duty, requester,
+                         self.boards[rule.board].pwm(rule.pin, line_duty, frequency), duty > 0)
         log.info("actuation board=%s pin=%s duty=%.3f frequency=%s by=%s",
                  rule.board, rule.pin, duty, frequency, requester.caller)
         self._output_changed(rule, duty)
@@ -211,9 +317,10 @@ class Hardware:
 
     async def servo(self, spec: str, angle: float, requester: Requester) -> Pin:
         rule = await self._permit(spec, Action.SERVO, requester,
-                                  f"turn the servo on {{pin}} to {angle:g} degrees", angle)
-        self._check_oneshot(rule, True)
-        await self._actuate(rule, True, self.boards[rule.board].servo(rule.pin, angle))
+                                  f"turn the servo on {{pin}} to {angle:g} degrees", angle,
+                                  oneshot=True)
+        await self._done(rule, "servo", angle, requester,
+                         self.boards[rule.board].servo(rule.pin, angle), True)
         log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, angle,
                  requester.caller)
         self._output_changed(rule, angle)
@@ -224,7 +331,8 @@ class Hardware:
         by the pin's budget of switches (it counts, though)."""
         rule = await self._permit(spec, Action.SAFE, requester, "return {pin} to its safe level")
         on = bool(rule.safe)
-        await self._actuate(rule, on, self.boards[rule.board].write(rule.pin, rule.line(on)))
+        await self._done(rule, "safe", float(on), requester,
+                         self.boards[rule.board].write(rule.pin, rule.line(on)), on)
         log.info("safe_state board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
                  "on" if on else "off", requester.caller)
         self._output_changed(rule, float(on))
@@ -268,9 +376,14 @@ class Hardware:
         try:
             await self.boards[rule.board].write(rule.pin, rule.line(False))
             log.info("auto_off board=%s pin=%s after=%gs", rule.board, rule.pin, rule.max_on_seconds)
-            self._output_changed(rule, 0.0)
         except BoardError as exc:
             log.error("auto_off_failed board=%s pin=%s error=%r", rule.board, rule.pin, exc)
+            await self.record(self._outcome(rule, "auto-off", 0.0, None, outcome="failed",
+                                            reason=str(exc)))
+            return
+        await self.record(self._outcome(rule, "auto-off", 0.0, None,
+                                        read_back=await self._read_back(rule)))
+        self._output_changed(rule, 0.0)
 
     async def shutdown(self) -> None:
         """Cancel timers and release the boards; a resident agent first drives every claimed
@@ -288,6 +401,7 @@ class Hardware:
                 if self.resident:
                     failed = await board.apply_safe_state(safe)
                     self._log_safe_state(name, safe, failed)
+                    await self._record_safe_state(name, safe, failed)
                 await board.close()
             except BoardError as exc:
                 log.error("board_shutdown_failed board=%s error=%r", name, exc)
@@ -300,6 +414,20 @@ class Hardware:
                 continue
             log.info("safe_state board=%s pin=%s value=%s line=%s", board, pin,
                      "on" if rule.safe else "off", "high" if line else "low")
+
+    async def _record_safe_state(self, board: str, levels: dict[str, bool],
+                                 failed: list[str]) -> None:
+        for pin in levels:
+            rule = self.pins.get((board, pin))
+            if rule is None:
+                continue
+            asked = float(bool(rule.safe))
+            if pin in failed:
+                await self.record(self._outcome(rule, "safe-state", asked, None,
+                                                outcome="failed", reason="board refused it"))
+            else:
+                await self.record(self._outcome(rule, "safe-state", asked, None,
+                                                read_back=await self._read_back(rule)))
 
     def pin_list(self) -> list[Pin]:
         """Every allowlisted pin with its facts, in config order."""

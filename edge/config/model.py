@@ -31,6 +31,9 @@ class LoggingConfig(Section):
 
 class AgentConfig(Section):
     max_tool_iterations: int = Field(default=10, ge=1, le=50)
+    receipts: bool = True
+    """End each reply to a turn that actuated or refused something with the agent's own receipt
+    (one line per pin, what the board read back); ``[channels.NAME] receipts`` overrides it."""
     instructions: str = ""
     """Extra instructions appended to the system prompt's Your Task section."""
     workspace: str | None = None
@@ -308,6 +311,14 @@ class MemoryConfig(Section):
         raise ValueError("embedder must be onnx, openai, none or custom:<http(s) base URL>")
 
 
+class AuditConfig(Section):
+    """The audit trail of every actuation, refusal, auto-off and safe state (``<state>/audit.db``)."""
+
+    keep_days: float = Field(default=365.0, gt=0)
+    max_megabytes: float = Field(default=50.0, gt=0)
+    """The oldest records go while the rest take more than this."""
+
+
 class Config(Section):
     paths: PathsConfig = PathsConfig()
     logging: LoggingConfig = LoggingConfig()
@@ -318,6 +329,7 @@ class Config(Section):
     boards: dict[str, BoardConfig] = {"gpio": GpioBoardConfig()}
     channels: ChannelsConfig = ChannelsConfig()
     memory: MemoryConfig = MemoryConfig()
+    audit: AuditConfig = AuditConfig()
     mqtt: MqttConfig = MqttConfig()
     schedules: list[ScheduleConfig] = []
     rules: list[RuleConfig] = []

@@ -22,6 +22,9 @@ class Requester:
     thread_id: str | None = None
     via_model: bool = False
     """The model chose the action (rather than a direct command from the person)."""
+    why: str = ""
+    """What it is for: the turn or message id, a rule's or schedule's name (the audit trail's
+    "why"); empty when the sender says it already."""
 
     @property
     def caller(self) -> str:

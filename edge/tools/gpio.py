@@ -47,6 +47,17 @@ def pin_data(rule: Pin, value: float | None) -> dict[str, Any]:
             "active_low": rule.active_low}
 
 
+def read_back(hardware: Hardware, rule: Pin, asked: float) -> tuple[float, str]:
+    """What the board said the pin is after the actuation (the value the result carries), and
+    a note for when it cannot say or says otherwise than asked."""
+    done = hardware.last_actuation.get((rule.board, rule.pin))
+    if done is None or done.read_back is None:
+        return asked, " (the board cannot report it back)"
+    if abs(done.read_back - asked) > 0.01:
+        return done.read_back, f" (but the board reads back {describe_level(rule, done.read_back)})"
+    return done.read_back, " (read back)"
+
+
 def describe_level(rule: Pin, value: float) -> str:
     if rule.mode.value == "pwm" and value not in (0.0, 1.0):
         return f"duty {value:.2f}"
@@ -77,9 +88,10 @@ class GpioWriteTool(_PinTool[WriteArgs]):
     async def run(self, params: WriteArgs, requester: Requester) -> ToolResult:
         on = params.value == "on"
         rule = await self.hardware.write(params.pin, on, requester)
+        value, seen = read_back(self.hardware, rule, 1.0 if on else 0.0)
         note = f" (auto-off after {rule.max_on_seconds:g} s)" if on and rule.max_on_seconds else ""
-        return ToolResult(True, f"{rule.label} set {params.value}{note}",
-                          data=pin_data(rule, 1.0 if on else 0.0))
+        return ToolResult(True, f"{rule.label} set {params.value}{seen}{note}",
+                          data=pin_data(rule, value))
 
 
 class GpioPwmTool(_PinTool[PwmArgs]):
@@ -89,8 +101,9 @@ class GpioPwmTool(_PinTool[PwmArgs]):
 
     async def run(self, params: PwmArgs, requester: Requester) -> ToolResult:
         rule = await self.hardware.pwm(params.pin, params.duty, params.frequency, requester)
-        return ToolResult(True, f"{rule.label} PWM duty {params.duty:.2f}",
-                          data=pin_data(rule, params.duty))
+        value, seen = read_back(self.hardware, rule, params.duty)
+        return ToolResult(True, f"{rule.label} PWM duty {params.duty:.2f}{seen}",
+                          data=pin_data(rule, value))
 
 
 class ServoWriteTool(_PinTool[ServoArgs]):
@@ -112,8 +125,9 @@ class GpioSafeTool(_PinTool[PinArgs]):
     async def run(self, params: PinArgs, requester: Requester) -> ToolResult:
         rule = await self.hardware.make_safe(params.pin, requester)
         level = "on" if rule.safe else "off"
-        return ToolResult(True, f"{rule.label} back to its safe level ({level})",
-                          data=pin_data(rule, 1.0 if rule.safe else 0.0))
+        value, seen = read_back(self.hardware, rule, 1.0 if rule.safe else 0.0)
+        return ToolResult(True, f"{rule.label} back to its safe level ({level}){seen}",
+                          data=pin_data(rule, value))
 
 
 class BoardStatusTool(_PinTool[NoArgs]):

@@ -84,7 +84,8 @@ class Agent:
 
 
 def scripted_model(body: dict) -> tuple[int, dict]:
-    """``remember <text>`` makes the model call memory_store; the tool's answer is the reply."""
+    """``remember <text>`` makes the model call memory_store, ``switch <pin>`` gpio_write; the
+    tool's answer is the reply."""
     messages = body["messages"]
     if messages[-1]["role"] == "tool":
         return 200, completion("Done: " + messages[-1]["content"])
@@ -94,6 +95,9 @@ def scripted_model(body: dict) -> tuple[int, dict]:
         key = fact.replace(" ", "-")
         return 200, completion(None, [{"name": "memory_store",
                                        "arguments": {"key": key, "content": fact}}])
+    if text.startswith("switch "):
+        return 200, completion(None, [{"name": "gpio_write", "arguments": {
+            "pin": text.removeprefix("switch "), "value": "on"}}])
     return 200, completion(f"echo: {text}")
 
 
@@ -113,6 +117,21 @@ def memory_by_cli(env: dict[str, str], marker: str) -> bool:
 
 def memory_rows(db: sqlite3.Connection) -> set[str]:
     return {content for (content,) in db.execute("SELECT content FROM memories")}
+
+
+def audit_by_agent(agent: Agent, marker: str) -> bool:
+    """The model asks to switch a pin named ``marker``: refused (no such pin), and recorded."""
+    return agent.ask(f"switch {marker}").startswith("Done: ")
+
+
+def audit_by_cli(env: dict[str, str], marker: str) -> bool:
+    """``edge-cli gpio write`` beside the agent goes through it: refused, and recorded."""
+    out = cli("gpio", "write", marker, "on", env=env)
+    return out.returncode != 0 and "pin" in out.stderr
+
+
+def audit_rows(db: sqlite3.Connection) -> set[str]:
+    return {pin for (pin,) in db.execute("SELECT pin FROM actuations")}
 
 
 @dataclass(frozen=True)
@@ -144,9 +163,23 @@ async def memory_in_process(path: Path, marker: str) -> None:
         await memory.close()
 
 
+async def audit_in_process(path: Path, marker: str) -> None:
+    from edge.audit import AuditTrail
+    from edge.core.actuation import Actuation
+
+    trail = AuditTrail(path)
+    try:
+        await trail.record(Actuation(at=time.time(), board="gpio", pin=marker, label=marker,
+                                     action="write", asked=1.0))
+    finally:
+        trail.close()
+
+
 SQLITE_FILES = [
     SqliteFile("memory", "memory/brain.db", memory_by_agent, memory_by_cli, memory_rows,
                memory_in_process, ("edge/memory/sqlite_schema.py",)),
+    SqliteFile("audit", "audit.db", audit_by_agent, audit_by_cli, audit_rows, audit_in_process,
+               ("edge/audit.py",)),
 ]
 
 READ_ONLY_READERS = {"edge/status.py": "counts memories in any *.db, read-only"}
