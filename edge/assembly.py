@@ -38,6 +38,7 @@ from edge.memory.base import EmbeddingProvider, Memory
 from edge.security.approvals import ApprovalGate
 from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
+from edge.tools.history import HistoryTool
 
 if TYPE_CHECKING:
     from edge.agent.budget import TokenBudget
@@ -80,7 +81,8 @@ class AgentAssembly:
         self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
                                      state_dir=loaded.state_dir, clock=clock)
         self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
-                                          *automation_tools(self.automation, self.approvals)]}
+                                          *automation_tools(self.automation, self.approvals),
+                                          HistoryTool(self.audit.path)]}
         self.hooks = HookRunner(hooks)
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None

@@ -199,3 +199,21 @@ def read_history(path: Path, pin: str | None = None, *, since: float | None = No
     finally:
         db.close()
     return [Actuation(**dict(zip(COLUMNS, row, strict=True))) for row in reversed(rows)]
+
+
+def describe(actuation: Actuation) -> str:
+    """One line of history: ``2026-05-01 07:00:02 pump: on (read back on) by schedule:water
+    (schedule, water)``."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(actuation.at))
+    what = actuation.receipt()
+    if actuation.action not in ("write", "pwm", "servo"):
+        what = f"{what} [{actuation.action}]"
+    why = f", {actuation.why}" if actuation.why and actuation.why != actuation.caller else ""
+    return f"{when} {what} by {actuation.caller or 'agent'} ({actuation.door}{why})"
+
+
+def history_text(records: list[Actuation], pin: str | None = None) -> str:
+    """Records as lines, oldest first, or a sentence saying there are none."""
+    if not records:
+        return f"No actuations of {pin} are recorded." if pin else "No actuations are recorded."
+    return "\n".join(describe(a) for a in records)

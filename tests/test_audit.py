@@ -22,6 +22,7 @@ from edge.core.actuation import Actuation
 from edge.core.exc import PolicyDenied
 from edge.core.requester import Requester
 from edge.hardware import Hardware, build_hardware
+from edge.tools.gpio import GpioWriteTool
 from tests.helpers import cli, start_agent
 
 PINS = """
@@ -96,6 +97,9 @@ async def test_the_read_back_is_what_the_board_says_not_what_was_asked(
     await hw.write("pump", True, Requester("cli", "pi"))
     assert (kept.seen[-1].asked, kept.seen[-1].read_back) == (1.0, 0.0)
     assert kept.seen[-1].receipt() == "pump: on (read back off)"
+    result = await GpioWriteTool(hw).execute({"pin": "pump", "value": "on"}, Requester("cli", "pi"))
+    assert result.data is not None and result.data["value"] == 0.0  # what was read, not asked
+    assert "but the board reads back off" in result.output
     await hw.shutdown()
 
 

@@ -43,6 +43,7 @@ HELP = """Commands (no model needed):
   /servo PIN ANGLE     turn a servo (Arduino D9/D10, a pwm pin) to 0..180 degrees
   /sensors [NAME]      sensor readings (temperature, humidity, the Pi's health...)
   /rules               automation rules and what they did
+  /history [PIN]       who switched which pin, when and why (the audit trail)
   /schedule [list]     scheduled jobs, when they run next
   /schedule add NAME cron M H DOM MON DOW ACTION | every 10m ACTION | at 2026-12-01 06:00 ACTION
                        add a job (admins), e.g. /schedule add water cron 0 6 * * * gpio write pump on for 30s
@@ -61,6 +62,7 @@ COMMAND_MENU = [
     ("reset", "start a new conversation"), ("stop", "cancel the running request"),
     ("model", "show or switch the model"), ("models", "list the models"),
     ("resume", "leave safe mode (admins)"),
+    ("history", "who switched which pin, when and why"),
 ]
 """(command, description) for channel menus such as Telegram's setMyCommands."""
 
@@ -252,12 +254,18 @@ async def _resume(args: list[str], ctx: CommandContext) -> str:
     return await ctx.safe_mode.resume(ctx.requester.caller)
 
 
+async def _history(args: list[str], ctx: CommandContext) -> str:
+    if len(args) > 1:
+        return "Usage: /history  or  /history PIN"
+    return await _tool_text(ctx, "history", {"pin": args[0]} if args else {})
+
+
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
     "help": _help, "start": _help, "status": _status, "pins": _pins,
     "gpio": _gpio, "pwm": _pwm, "servo": _servo, "sensors": _sensors, "rules": _rules,
     "schedule": _schedule, "schedules": _schedule,
     "new": _new, "reset": _new, "stop": _stop,
-    "model": _model, "models": _models, "resume": _resume,
+    "model": _model, "models": _models, "resume": _resume, "history": _history,
 }
 
 

@@ -25,7 +25,7 @@ COMMAND_MODULES = {
     "doctor": "doctor_cmd", "logs": "logs_cmd", "service": "service_cmd",
     "completion": "completion_cmd", "sensors": "automation_cmd", "rules": "automation_cmd",
     "schedules": "automation_cmd", "mqtt": "mqtt_cmd", "safe-state": "safe_state_cmd",
-    "resume": "resume_cmd",
+    "resume": "resume_cmd", "history": "history_cmd",
 }
 """Each command and the module under edge.cli that adds it: ``register(subparsers, common)``
 sets a ``handler`` default; modules stay light at import time (heavy imports inside handlers).

@@ -48,14 +48,14 @@ def pin_data(rule: Pin, value: float | None) -> dict[str, Any]:
 
 
 def read_back(hardware: Hardware, rule: Pin, asked: float) -> tuple[float, str]:
-    """What the board said the pin is after the actuation (the value the result carries), and
-    a note for when it cannot say or says otherwise than asked."""
+    """What the board said the pin is after the actuation (the value the result carries; what
+    was asked where the board cannot say), and a note when it says otherwise than asked."""
     done = hardware.last_actuation.get((rule.board, rule.pin))
     if done is None or done.read_back is None:
-        return asked, " (the board cannot report it back)"
+        return asked, ""
     if abs(done.read_back - asked) > 0.01:
         return done.read_back, f" (but the board reads back {describe_level(rule, done.read_back)})"
-    return done.read_back, " (read back)"
+    return done.read_back, ""
 
 
 def describe_level(rule: Pin, value: float) -> str:
