@@ -190,11 +190,19 @@ class AgentAssembly:
             list(self.tools.values()), self.hardware, self.provider, self.sessions,
             status_text, settings, Preflight(self.access), self.memory,
             channel_capabilities={name: ch.capabilities for name, ch in self.channels.items()},
-            admins=self.admins, budget=self._token_budget())
+            admins=self.admins, budget=self._token_budget(),
+            receipts_by_channel=self._receipts_by_channel())
         return Dispatcher(agent, self.channels, hooks=self.hooks,
                           interrupt_on_new_message=cfg.interrupt_on_new_message,
                           debounce_seconds=cfg.debounce_ms / 1000,
                           debounce_max_wait=cfg.debounce_max_wait_ms / 1000)
+
+    def _receipts_by_channel(self) -> dict[str, bool]:
+        """``[channels.NAME] receipts`` where it is set (otherwise ``[agent] receipts``)."""
+        channels = self.config.channels
+        overrides = {"cli": channels.cli.receipts, "telegram": channels.telegram.receipts,
+                     "signal": channels.signal.receipts}
+        return {name: on for name, on in overrides.items() if on is not None}
 
     def _token_budget(self) -> TokenBudget | None:
         """``[provider] daily_token_budget`` / ``per_user_daily_tokens``; admins hear of it."""

@@ -223,11 +223,17 @@ class ArduinoBoard(FirmataLink):
         log.info("pin_adopted board=%s pin=%s level=%s", self.name, pin, self._values.get(pin))
 
     async def read(self, pin: str) -> float:
-        """Inputs report by themselves (Firmata has no polled read): the latest report."""
+        """Inputs report by themselves (Firmata has no polled read): the latest report. A
+        digital output is asked of the firmware (Firmata's pin state query), so what it reports
+        is what the board drives, not what this driver last asked for."""
         pin = self.resolve(pin)
-        self._mode(pin)
+        mode = self._mode(pin)
         if not self.connected:
             raise BoardUnavailable(f"board {self.name} is down ({self.detail})")
+        if mode is PinMode.OUTPUT:
+            state = await asyncio.to_thread(self._query_pin, int(pin[1:]))
+            if state is not None:
+                self._values[pin] = float(bool(state[1]))
         deadline = time.monotonic() + FIRST_VALUE_TIMEOUT
         while (value := self._values.get(pin)) is None:
             if time.monotonic() > deadline:

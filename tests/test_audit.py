@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -184,3 +185,32 @@ def test_kill_9_in_a_burst_loses_no_reported_actuation(
     assert len(rows) >= len(reported), f"reported {len(reported)}, recorded {len(rows)}"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert os.path.exists(path)
+
+
+async def test_on_the_emulated_uno_the_read_back_comes_from_the_firmware(
+        simavr_uno: Any, write_config: Callable[[str], Path], isolated_env: dict[str, str]) -> None:
+    """Firmata's pin state query answers for the board: a write the firmware never received
+    reads back as the level the pin really has."""
+    hw = hardware_for(f"""
+[boards.uno]
+type = "arduino"
+port = "{simavr_uno.link}"
+[boards.uno.pins]
+D13 = {{ mode = "output", safe = "off" }}
+""", write_config, isolated_env, None)
+    kept = Kept()
+    hw.add_recorder(kept)
+    await hw.start()
+    try:
+        await hw.write("D13", True, Requester("cli", "pi"))
+        assert (kept.seen[-1].asked, kept.seen[-1].read_back) == (1.0, 1.0)
+        board = hw.boards["uno"]
+
+        async def lost(pin: str, value: bool) -> None:  # the driver believes it; the wire lost it
+            board._values[pin] = float(value)  # type: ignore[attr-defined]
+        board.write = lost  # type: ignore[method-assign]
+        await hw.write("D13", False, Requester("cli", "pi"))
+        assert (kept.seen[-1].asked, kept.seen[-1].read_back) == (0.0, 1.0)
+        assert kept.seen[-1].receipt() == "D13: off (read back on)"
+    finally:
+        await hw.shutdown()

@@ -11,7 +11,9 @@ happen before this, in :mod:`edge.agent.dispatch`.
 7. tool-call loop under the timeout budget (300 s x min(iterations, 4));
 8. on context overflow: compaction, then one retry;
 9. sanitise the reply and persist user and assistant turns (timeouts and failures persist a
-   ``[Task timed out]`` / ``[Task failed]`` turn; a cancelled turn persists nothing).
+   ``[Task timed out]`` / ``[Task failed]`` turn; a cancelled turn persists nothing);
+10. the receipt: what the turn actuated or was refused, as the hardware recorded it (and a plain
+   note when the reply claims a switch that no pin made), :mod:`edge.agent.receipts`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edge.agent.preflight import Preflight
+from edge.agent.receipts import ReceiptBook, with_receipt
 from edge.agent.sessions import Session, SessionStore
 from edge.channels.base import ChannelMessage
 from edge.config.model import AgentConfig, MemoryConfig
@@ -73,6 +76,8 @@ class AgentSettings:
     """Recalled memories scoring under this stay out of the prompt."""
     autosave_min_chars: int | None = _MEMORY.autosave_min_chars
     """User messages at least this long are kept as Conversation memories; None: no autosave."""
+    receipts: bool = _AGENT.receipts
+    """End replies to turns that touched a pin with the agent's receipt (``[agent] receipts``)."""
 
     @classmethod
     def from_config(cls, agent: AgentConfig, memory: MemoryConfig, workspace: Path) -> AgentSettings:
@@ -83,7 +88,8 @@ class AgentSettings:
                    context_window_tokens=agent.context_window_tokens,
                    history_share=agent.history_share, instructions=agent.instructions,
                    workspace=workspace, min_relevance=memory.min_relevance,
-                   autosave_min_chars=memory.autosave_min_chars if memory.autosave else None)
+                   autosave_min_chars=memory.autosave_min_chars if memory.autosave else None,
+                   receipts=agent.receipts)
 
     @property
     def timeout_budget(self) -> float:
@@ -108,10 +114,17 @@ class Agent:
     """After a crash loop: model turns are refused, commands still run, ``/resume`` leaves it."""
     budget: TokenBudget | None = None
     """The daily token budget (``[provider] daily_token_budget``); None: no cap."""
+    receipts_by_channel: Mapping[str, bool] = field(default_factory=dict)
+    """Channels whose ``receipts`` differs from ``[agent] receipts``."""
+    receipts: ReceiptBook = field(default_factory=ReceiptBook, init=False)
+    """The open turns' actuations, told by the hardware (registered at construction)."""
     failed_turns: int = field(default=0, init=False)
     provider_failure: tuple[float, str] | None = field(default=None, init=False)
     """(when, why) the model last failed to answer, until it answers again: status shows it."""
     """Turns the model could not answer (timeout, provider failure): a piped run exits 1."""
+
+    def __post_init__(self) -> None:
+        self.hardware.add_recorder(self.receipts)
 
     @functools.cached_property
     def specs(self) -> list[ToolSpec]:
@@ -137,7 +150,15 @@ class Agent:
 
     async def respond(self, msg: ChannelMessage, on_text: TextSink | None = None) -> str:
         """The model's reply to one (possibly debounced) message; ``on_text`` receives the
-        reply so far while it streams (a channel's draft)."""
+        reply so far while it streams (a channel's draft). It ends with the turn's receipt
+        unless the channel has receipts off."""
+        if not self.receipts_by_channel.get(msg.channel, self.settings.receipts):
+            return await self._respond(msg, on_text)
+        with self.receipts.turn(msg.requester.why) as done:
+            reply = await self._respond(msg, on_text)
+        return with_receipt(reply, done)
+
+    async def _respond(self, msg: ChannelMessage, on_text: TextSink | None) -> str:
         refusal = self.safe_mode.refusal()
         if refusal is not None:  # a crash loop: the model is not asked
             return refusal

@@ -38,8 +38,10 @@ class ChannelMessage:
 
     @property
     def requester(self) -> Requester:
-        """Who asked, as the tools, the policy and approvals take it (a direct command)."""
-        return Requester(self.channel, self.sender, self.reply_target, self.thread_id)
+        """Who asked, as the tools, the policy and approvals take it (a direct command); its
+        ``why`` is this message (the audit trail's record of why, a turn's receipt)."""
+        return Requester(self.channel, self.sender, self.reply_target, self.thread_id,
+                         why=f"message {self.id}")
 
     @property
     def conversation_key(self) -> str:

@@ -45,6 +45,8 @@ class ChannelAccessConfig(Section):
 class CliChannelConfig(ChannelAccessConfig):
     enabled: bool = True
     allowed_users: list[str] = ["*"]
+    receipts: bool | None = None
+    """End replies that touched a pin with the agent's receipt here; unset: ``[agent] receipts``."""
 
 
 class TelegramGroupsConfig(Section):
@@ -65,6 +67,8 @@ class TelegramChannelConfig(Section):
     rate_limit_per_minute: int = Field(default=20, ge=1)
     stream_drafts: bool = True
     draft_interval_seconds: Seconds = Field(default=1.0, ge=0.2)
+    receipts: bool | None = None
+    """End replies that touched a pin with the agent's receipt here; unset: ``[agent] receipts``."""
 
     @property
     def enabled(self) -> bool:
@@ -86,6 +90,8 @@ class SignalChannelConfig(Section):
     """Groups the agent listens in; messages from other groups are ignored."""
     require_mention_in_groups: bool = True
     rate_limit_per_minute: int = Field(default=20, ge=1)
+    receipts: bool | None = None
+    """End replies that touched a pin with the agent's receipt here; unset: ``[agent] receipts``."""
 
     @property
     def enabled(self) -> bool:

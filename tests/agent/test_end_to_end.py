@@ -95,6 +95,7 @@ def test_cli_channel_through_the_whole_pipeline(isolated_env, model, tmp_path):
     agent = Agent(env)
     try:
         assert agent.ask("please turn the led on") == "Done: gpio:GPIO17 (led) set on"
+        assert [agent.read_line(), agent.read_line()] == ["", "Receipt: led: on (read back on)"]
         assert agent.ask("/gpio led") == "gpio:GPIO17 (led) is on"
         assert agent.ask("hello there") == "echo: hello there"
         assert agent.ask("this will overflow") == "echo: this will overflow"

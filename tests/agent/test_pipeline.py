@@ -38,7 +38,8 @@ async def test_model_tool_call_switches_the_pin(make_agent, mock_factory):
         provider = OpenAICompatibleProvider(server.base_url, "m")
         reply = await make_agent(provider).respond(msg("light please"))
         await provider.aclose()
-    assert reply == "The LED is on." and mock_factory.pin(17).state == 1
+    assert reply == "The LED is on.\n\nReceipt: led: on (read back on)"
+    assert mock_factory.pin(17).state == 1
     system = server.requests[0]["messages"][0]["content"]
     for section in ("## Tools", "## Hardware Access", "## Your Task", "## Safety", "## Workspace",
                     "## Current Date & Time", "## Runtime", "Channel context: channel=cli"):

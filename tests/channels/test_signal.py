@@ -109,7 +109,7 @@ async def test_a_failed_reaction_neither_loses_the_answer_nor_ends_the_stream(si
         token = token_of(await approval_request(signal_daemon, start_agent, model))
         signal_daemon.failing = {"sendReaction"}
         signal_daemon.push_message(OWNER, f"{token} approve")
-        await until(lambda: "LED on." in messages_to(signal_daemon, OWNER))
+        await until(lambda: "LED on.\n\nReceipt: led: on (read back on)" in messages_to(signal_daemon, OWNER))
         assert mock_factory.pin(17).state == 1
         assert any(m.startswith("Approved") for m in messages_to(signal_daemon, OWNER))
         assert signal_daemon.connections == 1  # the event stream was never dropped
@@ -124,7 +124,7 @@ async def test_approval_by_token_reply_only_from_the_requester(signal_daemon, st
             "Only the person who asked (or an admin) can answer this request."]
         assert mock_factory.pin(17).state == 0
         signal_daemon.push_message(OWNER, f"{token} always")
-        await until(lambda: "LED on." in messages_to(signal_daemon, OWNER))
+        await until(lambda: "LED on.\n\nReceipt: led: on (read back on)" in messages_to(signal_daemon, OWNER))
         assert mock_factory.pin(17).state == 1
         reactions = signal_daemon.sent("sendReaction")
         assert [r["emoji"] for r in reactions] == ["❌", "✅"]
@@ -173,7 +173,7 @@ async def test_approval_tokens_are_answered_in_any_case(signal_daemon, start_age
         assert request.startswith("Approve: switch gpio:GPIO17 (led) on?")
         token = token_of(request)
         signal_daemon.push_message(OWNER, f"{token.upper()} APPROVE")
-        await until(lambda: "LED on." in messages_to(signal_daemon, OWNER))
+        await until(lambda: "LED on.\n\nReceipt: led: on (read back on)" in messages_to(signal_daemon, OWNER))
         assert mock_factory.pin(17).state == 1
 
 

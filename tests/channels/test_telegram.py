@@ -85,7 +85,7 @@ async def test_approval_only_from_the_requester(telegram, start_agent, mock_fact
         assert refusal[0]["text"] == "Only the person who asked (or an admin) can answer this request."
         assert mock_factory.pin(17).state == 0
         telegram.push_callback(42, buttons[0]["callback_data"], message)
-        await until(lambda: "The LED is on now." in texts_to(telegram, 42))
+        await until(lambda: "The LED is on now.\n\nReceipt: led: on (read back on)" in texts_to(telegram, 42))
         assert mock_factory.pin(17).state == 1
         assert telegram.sent("answerCallbackQuery")[1]["text"] == "Approved."
 
@@ -98,7 +98,8 @@ async def test_unanswered_approval_is_a_denial(telegram, start_agent, mock_facto
                  '[security]\napproval_timeout_seconds = 0.3\n')
         await start_agent(config(telegram) + extra)
         telegram.push_message(42, "turn on the led")
-        await until(lambda: "I could not switch it." in texts_to(telegram, 42))
+        await until(lambda: any(t.startswith("I could not switch it.\n\nReceipt: led: refused")
+                               for t in texts_to(telegram, 42)))
         assert "no approval within 0.3 s" in model.requests[1]["messages"][-1]["content"]
         assert mock_factory.pin(17).state == 0
 

@@ -75,6 +75,19 @@ class Agent:
         reply, self.buffer = self.buffer.split(b"\n", 1)
         return reply.decode()
 
+    def ask_more(self, timeout: float = 20.0) -> str:
+        """The next line of the reply already asked for."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, "the reply ended early"
+            if self.selector.select(remaining):
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                assert chunk, "agent closed stdout"
+                self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line.decode()
+
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
@@ -121,7 +134,9 @@ def memory_rows(db: sqlite3.Connection) -> set[str]:
 
 def audit_by_agent(agent: Agent, marker: str) -> bool:
     """The model asks to switch a pin named ``marker``: refused (no such pin), and recorded."""
-    return agent.ask(f"switch {marker}").startswith("Done: ")
+    done = agent.ask(f"switch {marker}").startswith("Done: ")
+    receipt = [agent.ask_more(), agent.ask_more()]  # the agent's receipt ends the reply
+    return done and receipt[0] == "" and receipt[1].startswith(f"Receipt: {marker}: refused")
 
 
 def audit_by_cli(env: dict[str, str], marker: str) -> bool:
