@@ -214,3 +214,50 @@ D13 = {{ mode = "output", safe = "off" }}
         assert kept.seen[-1].receipt() == "D13: off (read back on)"
     finally:
         await hw.shutdown()
+
+
+WATERING = """
+[boards.gpio.aliases]
+led = "GPIO17"
+pump = "GPIO22"
+[boards.gpio.pins]
+led = { mode = "output", safe = "off" }
+pump = { mode = "output", safe = "off", max_on_seconds = 60 }
+[[schedules]]
+name = "water"
+cron = "0 6 * * *"
+timezone = "Europe/Berlin"
+action = "gpio write pump on for 0.3s"
+"""
+
+
+async def test_the_running_agent_records_schedules_chat_commands_and_its_safe_state(
+        start_agent: Any, mock_factory: Any, isolated_env: dict[str, str]) -> None:
+    """Each door of a real Runtime lands in <state>/audit.db with who, door and why."""
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    from edge.automation.clock import ManualClock
+    from tests.helpers import msg, until
+
+    clock = ManualClock(datetime(2026, 11, 24, 5, 59, 59, tzinfo=ZoneInfo("Europe/Berlin")))
+    agent = await start_agent(WATERING, clock=clock)
+    await clock.advance(timedelta(seconds=1))
+    await until(lambda: mock_factory.pin(22).state == 1)
+    await until(lambda: mock_factory.pin(22).state == 0)
+    command = msg("/gpio led on", sender="alice")
+    assert await agent.runtime.agent.command(command) is not None
+    refused = msg("/gpio GPIO5 on", sender="alice")
+    assert "allowlist" in (await agent.runtime.agent.command(refused) or "")
+    await agent.stop()
+
+    rows = read_history(Path(isolated_env["EDGE_STATE_DIR"]) / "audit.db", limit=100)
+    seen = [(a.label, a.action, a.asked, a.outcome, a.caller, a.door, a.why) for a in rows]
+    assert seen[:4] == [
+        ("pump", "write", 1.0, "ok", "schedule:water", "schedule", "water"),
+        ("pump", "write", 0.0, "ok", "schedule:water", "schedule", "water"),
+        ("led", "write", 1.0, "ok", "cli:alice", "cli", f"message {command.id}"),
+        ("GPIO5", "write", 1.0, "refused", "cli:alice", "cli", f"message {refused.id}"),
+    ]
+    assert {(label, action, caller) for label, action, _, _, caller, _, _ in seen[4:]} == \
+        {("led", "safe-state", "agent"), ("pump", "safe-state", "agent")}
