@@ -5,36 +5,39 @@ This is the one door to the pins: callers name a pin and who asks (:class:`Reque
 hardware locates the pin, asks the policy (allowlist, modes, the caller's rate limit, the
 approval gate, the pin's own ``max_switches_per_minute``), runs the one-shot and
 ``max_on_seconds`` guards, then acts. Nobody hands it a rule.
+
+Beside it: the pins' facts and lookup (:mod:`edge.pins`), the timers and one-shot guards
+(:mod:`edge.holds`), the record of every outcome (:mod:`edge.outcomes`) and the stream of
+board events (:mod:`edge.board_events`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from edge.board_events import RECENT_EVENTS_KEPT, BoardEvents
 from edge.config.model import Config
-from edge.core.actuation import Actuation, ActuationRecorder, Outcome
+from edge.core.actuation import Actuation, ActuationRecorder
 from edge.core.exc import ConfigError, PolicyDenied
 from edge.core.ratelimit import SharedWindow
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask
-from edge.pins import Pin, logical, pin_table
+from edge.holds import AutoOffTimers, oneshot_refusal
+from edge.outcomes import Outcomes
+from edge.pins import Pin, locate, logical, pin_table
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import RATE_WINDOW_SECONDS, Action, SecurityPolicy, SwitchBudget
-from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinMode
+from peripherals.base import Board, BoardListener, BoardStatus, PinMode
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
 from peripherals.supervisor import BoardSupervisor
 
 log = logging.getLogger(__name__)
 
-RECENT_EVENTS_KEPT = 20
 ONE_SHOT_RATES = "one-shot-actuations.json"
 ONE_SHOT_SWITCHES = "one-shot-switches.json"
 
@@ -61,62 +64,26 @@ class Hardware:
         self._policy = policy
         self.resident = resident
         self.hold_seconds = hold_seconds
-        self._timers: dict[tuple[str, str], asyncio.Task] = {}
+        self._timers = AutoOffTimers(self._auto_off)
         self._claimed: set[tuple[str, str]] = set()
         self.guard: Guard | None = None
         """The interlocks, set once by the automation that builds them (:meth:`set_guard`)."""
         self._supervisor: SupervisedTask | None = None
-        self.recent_events: deque[tuple[float, BoardEvent]] = deque(maxlen=RECENT_EVENTS_KEPT)
+        self._events = BoardEvents(boards, self.pins)
+        self.recent_events = self._events.recent
         """What the boards reported by themselves, newest last (status, the model's prompt)."""
-        self._listeners: list[BoardListener] = []
-        """Subscribers told of each actuation (``kind="output"``), whoever asked for it."""
-        self._recorders: list[ActuationRecorder] = list(recorders)
-        self.last_actuation: dict[tuple[str, str], Actuation] = {}
+        self.outcomes = Outcomes(boards, recorders)
+        self.last_actuation = self.outcomes.last
         """Each pin's latest outcome at this door (what the tools report: the read-back value)."""
 
     def add_recorder(self, recorder: ActuationRecorder) -> Callable[[], None]:
         """Tell ``recorder`` of every outcome from now on; returns a function that stops it."""
-        self._recorders.append(recorder)
-
-        def remove() -> None:
-            if recorder in self._recorders:
-                self._recorders.remove(recorder)
-        return remove
+        return self.outcomes.add(recorder)
 
     async def record(self, actuation: Actuation) -> None:
-        """Await every recorder with ``actuation`` (a durable one commits it first); a recorder
-        that fails is logged and never undoes what the pin did. Interlocks call this for trips."""
-        if actuation.pin:
-            self.last_actuation[(actuation.board, actuation.pin)] = actuation
-        for recorder in list(self._recorders):
-            try:
-                await recorder.record(actuation)
-            except Exception:
-                log.exception("actuation_record_failed board=%s pin=%s action=%s",
-                              actuation.board, actuation.pin, actuation.action)
-
-    def _outcome(self, rule: Pin | None, action: str, asked: float | None,
-                 requester: Requester | None, *, board: str = "", pin: str = "",
-                 read_back: float | None = None, outcome: Outcome = "ok",
-                 reason: str = "") -> Actuation:
-        """One record of an outcome at this door (``requester`` None: the agent's own timers
-        and safe state)."""
-        return Actuation(
-            at=time.time(), board=rule.board if rule else board, pin=rule.pin if rule else pin,
-            label=(rule.aliases[0] if rule.aliases else rule.pin) if rule else pin,
-            action=action, asked=asked, read_back=read_back,
-            outcome=outcome,
-            reason=reason, caller=requester.caller if requester else "agent",
-            door=requester.channel if requester else "agent",
-            why=(requester.why or requester.sender) if requester else action)
-
-    async def _read_back(self, rule: Pin) -> float | None:
-        """What the board says the output now is (logical), or None where it cannot say."""
-        try:
-            return logical(rule, await self.boards[rule.board].read(rule.pin))
-        except Exception as exc:  # a read-back is a report, never a reason to fail the act
-            log.debug("read_back_failed board=%s pin=%s error=%r", rule.board, rule.pin, exc)
-            return None
+        """Await every recorder with ``actuation``; a recorder that fails is logged and never
+        undoes what the pin did. Interlocks call this for trips."""
+        await self.outcomes.record(actuation)
 
     async def _done(self, rule: Pin, action: str, asked: float, requester: Requester | None,
                     act: Coroutine[Any, Any, None], on: bool) -> Actuation:
@@ -125,13 +92,9 @@ class Hardware:
         try:
             await self._actuate(rule, on, act)
         except BoardError as exc:
-            await self.record(self._outcome(rule, action, asked, requester, outcome="failed",
-                                            reason=str(exc)))
+            await self.outcomes.failed(rule, action, asked, requester, str(exc))
             raise
-        done = self._outcome(rule, action, asked, requester,
-                             read_back=await self._read_back(rule) if action != "servo" else None)
-        await self.record(done)
-        return done
+        return await self.outcomes.acted(rule, action, asked, requester)
 
     def set_guard(self, guard: Guard) -> None:
         """Ask ``guard`` before every write, PWM duty and servo angle, whoever asks."""
@@ -139,24 +102,7 @@ class Hardware:
 
     def locate(self, spec: str) -> tuple[str, str]:
         """(board, canonical pin) for ``led``, ``GPIO17``, ``BOARD11`` or ``board:pin``."""
-        spec = str(spec).strip()
-        prefix, sep, rest = spec.partition(":")
-        if sep and prefix in self.boards:
-            return prefix, self.boards[prefix].resolve(rest)
-        found, errors = [], []
-        for name, board in self.boards.items():
-            try:
-                found.append((name, board.resolve(spec)))
-            except UnknownPin as exc:
-                errors.append(str(exc))
-        if len(found) == 1:
-            return found[0]
-        if found:
-            names = ", ".join(f"{b}:{spec}" for b, _ in found)
-            raise UnknownPin(f"{spec!r} is on several boards; say which: {names}")
-        if not self.boards:
-            raise UnknownPin("no boards are configured; add a [boards.NAME] section")
-        raise UnknownPin(errors[0] if len(errors) == 1 else f"{spec!r} is not a pin on any board")
+        return locate(self.boards, spec)
 
     async def start(self) -> None:
         """Connect every board. One that is down is reported (its status says why) and calls
@@ -173,7 +119,7 @@ class Hardware:
                     await self._board_up(name)
             self._supervisor = SupervisedTask(
                 "board-supervisor", BoardSupervisor(self.boards, self._board_up).run).start()
-            self.subscribe(self._record_event)
+            self.subscribe(self._events.keep)
 
     def refusal(self, board: str, pin: str, action: Action) -> str | None:
         """Why the policy refuses ``action`` on the pin whoever asks and whenever (the
@@ -184,13 +130,6 @@ class Hardware:
     def supervised_tasks(self) -> list[SupervisedTask]:
         """The board supervisor (a resident agent's, once started)."""
         return [self._supervisor] if self._supervisor is not None else []
-
-    def _record_event(self, event: BoardEvent) -> None:
-        if event.kind == "output":  # our own actuations are logged where they happen
-            return
-        self.recent_events.append((time.time(), event))
-        log.info("board_event board=%s kind=%s pin=%s value=%s",
-                 event.board, event.kind, event.pin, event.value)
 
     async def _board_up(self, name: str) -> None:
         """Claim the board's allowlisted pins and tell firmware with a watchdog the safe values.
@@ -226,21 +165,12 @@ class Hardware:
             self._policy.switches.known(rule.board, rule.pin, float(bool(rule.safe)))
 
     def _check_oneshot(self, rule: Pin, on: bool) -> None:
-        """Without a running agent, refuse what would not be true once this process exits:
-        a level on a board that does not keep it (the Pi header), an on-time nobody would end."""
-        if self.resident:
-            return
-        if not self.boards[rule.board].holds_levels and self.hold_seconds is None:
-            raise BoardError(
-                f"{rule.label}: board {rule.board} does not keep a level once this command exits "
-                "and no agent is running; start the agent (`edge-cli run` or `sudo systemctl "
-                "start edge-agent`) and try again, or add --hold SECONDS to drive it from this "
-                "command for that long and then return it to its safe level")
-        limit = rule.max_on_seconds
-        if on and limit and (self.hold_seconds is None or self.hold_seconds > limit):
-            raise BoardError(f"{rule.label} has max_on_seconds = {limit:g}; only the running "
-                             "agent can time it out, so start it with `edge-cli run` (or hold "
-                             f"it from this command with --hold of at most {limit:g} s)")
+        """Without a running agent, refuse what would not be true once this process exits
+        (:func:`edge.holds.oneshot_refusal`)."""
+        if not self.resident and (refusal := oneshot_refusal(
+                rule, on=on, board_holds_levels=self.boards[rule.board].holds_levels,
+                hold_seconds=self.hold_seconds)):
+            raise BoardError(refusal)
 
     # the one door: name a pin and who asks; the policy, approvals and guards run here --------
 
@@ -256,10 +186,8 @@ class Hardware:
             return rule
         except (PolicyDenied, BoardError) as exc:
             if action is not Action.READ:
-                known = self._known(spec)
-                await self.record(self._outcome(
-                    known, action.value, value, requester, board=known.board if known else "",
-                    pin=known.pin if known else spec, outcome="refused", reason=str(exc)))
+                await self.outcomes.refused(self._known(spec), spec, action.value, value,
+                                            requester, str(exc))
             raise
 
     def _known(self, spec: str) -> Pin | None:
@@ -300,7 +228,7 @@ class Hardware:
                          self.boards[rule.board].write(rule.pin, rule.line(on)), on)
         log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
                  "on" if on else "off", requester.caller)
-        self._output_changed(rule, float(on))
+        self._events.output_changed(rule, float(on))
         return rule
 
     async def pwm(self, spec: str, duty: float, frequency: float | None,
@@ -312,7 +240,7 @@ class Hardware:
                          self.boards[rule.board].pwm(rule.pin, line_duty, frequency), duty > 0)
         log.info("actuation board=%s pin=%s duty=%.3f frequency=%s by=%s",
                  rule.board, rule.pin, duty, frequency, requester.caller)
-        self._output_changed(rule, duty)
+        self._events.output_changed(rule, duty)
         return rule
 
     async def servo(self, spec: str, angle: float, requester: Requester) -> Pin:
@@ -323,7 +251,7 @@ class Hardware:
                          self.boards[rule.board].servo(rule.pin, angle), True)
         log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, angle,
                  requester.caller)
-        self._output_changed(rule, angle)
+        self._events.output_changed(rule, angle)
         return rule
 
     async def make_safe(self, spec: str, requester: Requester) -> Pin:
@@ -335,7 +263,7 @@ class Hardware:
                          self.boards[rule.board].write(rule.pin, rule.line(on)), on)
         log.info("safe_state board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
                  "on" if on else "off", requester.caller)
-        self._output_changed(rule, float(on))
+        self._events.output_changed(rule, float(on))
         return rule
 
     async def _read(self, rule: Pin) -> float:
@@ -357,33 +285,21 @@ class Hardware:
         except BaseException:
             act.close()
             raise
-        self._schedule_auto_off(rule, on)
+        self._timers.arm(rule, on)
         await asyncio.shield(act)
 
-    def _schedule_auto_off(self, rule: Pin, on: bool) -> None:
-        key = (rule.board, rule.pin)
-        if not on:
-            timer = self._timers.pop(key, None)
-            if timer:
-                timer.cancel()
-        elif rule.max_on_seconds and key not in self._timers:
-            self._timers[key] = asyncio.create_task(self._auto_off(rule))
-
     async def _auto_off(self, rule: Pin) -> None:
-        await asyncio.sleep(rule.max_on_seconds or 0.0)
-        self._timers.pop((rule.board, rule.pin), None)
+        """``max_on_seconds`` ran out: off, through the board, whoever switched it on."""
         self._policy.switches.force(rule.rule, 0.0)  # counted, never refused
         try:
             await self.boards[rule.board].write(rule.pin, rule.line(False))
             log.info("auto_off board=%s pin=%s after=%gs", rule.board, rule.pin, rule.max_on_seconds)
         except BoardError as exc:
             log.error("auto_off_failed board=%s pin=%s error=%r", rule.board, rule.pin, exc)
-            await self.record(self._outcome(rule, "auto-off", 0.0, None, outcome="failed",
-                                            reason=str(exc)))
+            await self.outcomes.failed(rule, "auto-off", 0.0, None, str(exc))
             return
-        await self.record(self._outcome(rule, "auto-off", 0.0, None,
-                                        read_back=await self._read_back(rule)))
-        self._output_changed(rule, 0.0)
+        await self.outcomes.acted(rule, "auto-off", 0.0, None)
+        self._events.output_changed(rule, 0.0)
 
     async def shutdown(self) -> None:
         """Cancel timers and release the boards; a resident agent first drives every claimed
@@ -391,9 +307,7 @@ class Hardware:
         if self._supervisor:
             await self._supervisor.aclose()
             self._supervisor = None
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
+        self._timers.cancel_all()
         for name, board in self.boards.items():
             safe = {pin: level for pin, level in self.safe_levels(name).items()
                     if (name, pin) in self._claimed}
@@ -401,7 +315,8 @@ class Hardware:
                 if self.resident:
                     failed = await board.apply_safe_state(safe)
                     self._log_safe_state(name, safe, failed)
-                    await self._record_safe_state(name, safe, failed)
+                    await self.outcomes.safe_state(
+                        [self.pins[(name, pin)] for pin in safe if (name, pin) in self.pins], failed)
                 await board.close()
             except BoardError as exc:
                 log.error("board_shutdown_failed board=%s error=%r", name, exc)
@@ -415,20 +330,6 @@ class Hardware:
             log.info("safe_state board=%s pin=%s value=%s line=%s", board, pin,
                      "on" if rule.safe else "off", "high" if line else "low")
 
-    async def _record_safe_state(self, board: str, levels: dict[str, bool],
-                                 failed: list[str]) -> None:
-        for pin in levels:
-            rule = self.pins.get((board, pin))
-            if rule is None:
-                continue
-            asked = float(bool(rule.safe))
-            if pin in failed:
-                await self.record(self._outcome(rule, "safe-state", asked, None,
-                                                outcome="failed", reason="board refused it"))
-            else:
-                await self.record(self._outcome(rule, "safe-state", asked, None,
-                                                read_back=await self._read_back(rule)))
-
     def pin_list(self) -> list[Pin]:
         """Every allowlisted pin with its facts, in config order."""
         return list(self.pins.values())
@@ -439,37 +340,13 @@ class Hardware:
         return {p.pin: p.line(p.safe) for p in self.pins.values()
                 if p.board == board and p.safe is not None}
 
-    def _output_changed(self, rule: Pin, value: float) -> None:
-        """Tell subscribers an output now has ``value`` (logical: 1/0, a PWM duty, a servo angle)."""
-        event = BoardEvent(rule.board, "output", rule.pin, value)
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:  # the pin has changed: a broken observer must not undo that
-                log.exception("output_listener_failed board=%s pin=%s", rule.board, rule.pin)
-
     def subscribe(self, listener: BoardListener) -> Callable[[], None]:
         """Events from every board that reports them: input changes (logical values, like
         :meth:`read`), firmware watchdog trips, boards going down and coming back; and
         ``output`` after each actuation through this door or its timers (write, pwm, servo,
         make_safe, auto-off: 1/0, the duty or the angle), whoever asked. Listeners run on the
-        event loop."""
-        def made_logical(event: BoardEvent) -> None:
-            rule = self.pins.get((event.board, event.pin)) if event.pin else None
-            if rule is not None and rule.active_low and event.value is not None:
-                event = replace(event, value=logical(rule, event.value))
-            listener(event)
-
-        unsubscribers = [board.subscribe(made_logical) for board in self.boards.values()]
-        self._listeners.append(listener)
-
-        def unsubscribe_all() -> None:
-            for unsubscribe in unsubscribers:
-                unsubscribe()
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe_all
+        event loop (:mod:`edge.board_events`)."""
+        return self._events.subscribe(listener)
 
     def status(self) -> list[BoardStatus]:
         """Each board's status with pin values made logical (1 is on, whatever the wiring)."""
@@ -485,8 +362,7 @@ class Hardware:
 
     def events(self, last: int = RECENT_EVENTS_KEPT) -> list[dict]:
         """The most recent board events as plain data, newest last."""
-        return [{"time": at, "board": e.board, "kind": e.kind, "pin": e.pin, "value": e.value}
-                for at, e in list(self.recent_events)[-last:]]
+        return self._events.rows(last)
 
 
 def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,

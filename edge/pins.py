@@ -1,5 +1,6 @@
 """The allowlisted pins as the hardware knows them: each pin's physical facts (:class:`Pin`),
-read from one ``[boards.NAME]`` section against what its board can do (:func:`pin_table`).
+read from one ``[boards.NAME]`` section against what its board can do (:func:`pin_table`), and
+a pin found by any of its names across the boards (:func:`locate`).
 
 Unknown pins, modes a pin cannot take, two keys for one pin and aliases that hide another pin's
 name are ConfigErrors naming the key.
@@ -11,6 +12,7 @@ name are ConfigErrors naming the key.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -59,6 +61,29 @@ def logical(pin: Pin, level: float) -> float:
     if pin.active_low and pin.mode is not PinMode.ANALOG:
         return 1.0 - level
     return level
+
+
+def locate(boards: Mapping[str, Board], spec: str) -> tuple[str, str]:
+    """(board, canonical pin) for ``led``, ``GPIO17``, ``BOARD11`` or ``board:pin``; UnknownPin
+    says why not (no such pin, or one on several boards)."""
+    spec = str(spec).strip()
+    prefix, sep, rest = spec.partition(":")
+    if sep and prefix in boards:
+        return prefix, boards[prefix].resolve(rest)
+    found, errors = [], []
+    for name, board in boards.items():
+        try:
+            found.append((name, board.resolve(spec)))
+        except UnknownPin as exc:
+            errors.append(str(exc))
+    if len(found) == 1:
+        return found[0]
+    if found:
+        names = ", ".join(f"{b}:{spec}" for b, _ in found)
+        raise UnknownPin(f"{spec!r} is on several boards; say which: {names}")
+    if not boards:
+        raise UnknownPin("no boards are configured; add a [boards.NAME] section")
+    raise UnknownPin(errors[0] if len(errors) == 1 else f"{spec!r} is not a pin on any board")
 
 
 def pin_table(name: str, section: BoardConfig, board: Board) -> list[Pin]:
