@@ -60,6 +60,14 @@ def _warning(config: MqttConfig) -> str | None:
     return f"{config.exposure}; {EXPOSURE_FIX}" if config.exposure else None
 
 
+def _closing() -> bool:
+    """The bridge's task is being cancelled (:meth:`MqttBridge.close`), even where the client
+    swallowed the cancellation (a ``wait_for`` whose operation finished at the same moment) or
+    raised an MqttError of its own in its place while leaving the broker."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def _iso(when: float | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when)) if when else None
 
@@ -136,7 +144,7 @@ class MqttBridge:
     def _safe_states(self) -> dict[str, str]:
         states: dict[str, str] = {}
         for row in self.pins.by_slug.values():
-            if row.pin.safe is not None and row.kind in ("switch", "light"):
+            if row.pin.safe is not None and row.kind.publishes_safe_state:
                 states |= row.state_payloads(self.topics, float(row.pin.safe))
         return states
 
@@ -163,6 +171,8 @@ class MqttBridge:
                 self._lost(f"{type(exc).__name__}: {exc}")
             finally:
                 self._client = None
+            if _closing():  # the client's exit raised over the cancel that ends the bridge
+                raise asyncio.CancelledError
             delay = backoff.next_delay()
             log.info("mqtt_reconnect_in seconds=%g", delay)
             await asyncio.sleep(delay)
@@ -197,6 +207,8 @@ class MqttBridge:
             backoff.reset()
             log.info("mqtt_connected url=%s node=%s base=%s commands=%s", self.config.url,
                      self.config.node_id, self.topics.base, self.config.allow_commands)
+            if _closing():  # a cancel asyncio.wait_for let pass while connecting (Python 3.11)
+                raise asyncio.CancelledError
             sender = asyncio.create_task(self._send_outbox(client), name="mqtt-outbox")
             try:
                 async for message in messages:

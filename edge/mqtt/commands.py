@@ -1,11 +1,13 @@
-"""Commands from ``<base>/<pin>/set``: the payload read for the pin's kind, then carried out
-through the hardware's one door (allowlist, modes, rate limits, approvals, max-on timers).
+"""Commands from ``<base>/<pin>/set``: the payload read by the pin's entity kind
+(:mod:`edge.mqtt.entities`), then carried out through the hardware's one door (allowlist, modes,
+rate limits, approvals, max-on timers).
 
->>> parse_command("switch", b"on")
+>>> from edge.mqtt.entities import KINDS
+>>> parse_command(KINDS["switch"], b"on")
 Command(action='write', value=1.0)
->>> parse_command("light", b"40")
+>>> parse_command(KINDS["light"], b"40")
 Command(action='pwm', value=0.4)
->>> parse_command("servo", b"ninety")
+>>> parse_command(KINDS["servo"], b"ninety")
 Traceback (most recent call last):
 ...
 edge.mqtt.commands.BadPayload: a servo takes an angle from 0 to 180 degrees, not 'ninety'
@@ -15,11 +17,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 from edge.hardware import Hardware
+
+if TYPE_CHECKING:
+    from edge.mqtt.entities import EntityKind
 
 ON = frozenset({"on", "true", "1"})
 OFF = frozenset({"off", "false", "0"})
@@ -36,14 +41,15 @@ class Command:
     value: float
 
 
-def _number(text: str, low: float, high: float, what: str) -> float:
+def number(text: str, low: float, high: float, what: str) -> float:
+    """``text`` as a number from ``low`` to ``high``; BadPayload saying ``what`` it must be."""
     try:
-        number = float(text)
+        value = float(text)
     except ValueError:
-        number = math.nan
-    if not (low <= number <= high):  # NaN fails too
+        value = math.nan
+    if not (low <= value <= high):  # NaN fails too
         raise BadPayload(f"{what}, not {shown(text)}")
-    return number
+    return value
 
 
 def shown(text: str) -> str:
@@ -51,23 +57,13 @@ def shown(text: str) -> str:
     return repr(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "...")
 
 
-def parse_command(kind: str, payload: bytes) -> Command:
-    """What ``payload`` asks of a pin of ``kind`` (see :mod:`edge.mqtt.topics`)."""
+def parse_command(kind: EntityKind, payload: bytes) -> Command:
+    """What ``payload`` asks of a pin of ``kind``."""
     try:
         text = payload.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise BadPayload("the payload is not UTF-8 text") from None
-    word = text.lower()
-    if kind == "servo":
-        return Command("servo", _number(text, 0, 180, "a servo takes an angle from 0 to 180 degrees"))
-    if word in ON or word in OFF:
-        if kind == "light" and word in ("0", "1"):
-            return Command("pwm", float(word) / 100)
-        return Command("write", 1.0 if word in ON else 0.0)
-    if kind == "light":
-        percent = _number(text, 0, 100, "a PWM pin takes ON, OFF or a duty from 0 to 100 (percent)")
-        return Command("pwm", round(percent / 100, 4))
-    raise BadPayload(f"this pin takes ON or OFF, not {shown(text)}")
+    return kind.command(text)
 
 
 async def carry_out(hardware: Hardware, spec: str, command: Command, requester: Requester) -> None:

@@ -1,13 +1,11 @@
 """Home Assistant MQTT discovery: one retained config per entity under
 ``<discovery_prefix>/<component>/<node_id>/<object_id>/config``, all on one HA device per node.
 
-Outputs are ``switch``es, PWM pins dimmable ``light``s (brightness in percent on the same ``/set``
-topic), servos ``number``s (0..180 degrees), inputs ``binary_sensor``s, analog inputs and sensor
-readings ``sensor``s (with ``device_class``, ``unit_of_measurement`` and ``state_class``).
-Every entity names ``<base>/availability``, so HA greys it out when the agent is offline.
-
-Keys follow Home Assistant's documented schema for each component (switch.mqtt, light.mqtt default
-schema, number.mqtt, binary_sensor.mqtt, sensor.mqtt); ``tests/mqtt/test_discovery.py`` pins them.
+A pin is discovered as its entity kind says (:mod:`edge.mqtt.entities`: component and keys);
+sensor readings are ``sensor``s (with ``device_class``, ``unit_of_measurement`` and
+``state_class``). Every entity names ``<base>/availability``, so HA greys it out when the agent
+is offline. Keys follow Home Assistant's documented schema for each component;
+``tests/mqtt/test_discovery.py`` pins them.
 """
 
 from __future__ import annotations
@@ -19,8 +17,6 @@ from edge import __version__
 from edge.config.mqtt import MqttConfig
 from edge.mqtt.topics import NodePins, PinTopic, Topics, slugify
 
-COMPONENTS = {"switch": "switch", "light": "light", "servo": "number",
-              "binary_sensor": "binary_sensor", "analog": "sensor"}
 MODEL = "edge-agent"
 
 DEVICE_CLASSES = {
@@ -67,24 +63,7 @@ def _common(cfg: MqttConfig, topics: Topics, object_id: str, name: str) -> dict[
 
 
 def pin_config(cfg: MqttConfig, topics: Topics, row: PinTopic) -> dict[str, Any]:
-    body = _common(cfg, topics, row.slug, row.slug)
-    state, command = topics.state(row.slug), topics.set(row.slug)
-    if row.kind == "switch":
-        body |= {"command_topic": command, "state_topic": state,
-                 "payload_on": "ON", "payload_off": "OFF", "state_on": "ON", "state_off": "OFF"}
-    elif row.kind == "light":
-        body |= {"command_topic": command, "state_topic": state,
-                 "payload_on": "ON", "payload_off": "OFF",
-                 "brightness_command_topic": command, "brightness_state_topic": topics.duty(row.slug),
-                 "brightness_scale": 100, "on_command_type": "brightness"}
-    elif row.kind == "servo":
-        body |= {"command_topic": command, "state_topic": state, "min": 0, "max": 180, "step": 1,
-                 "mode": "slider", "unit_of_measurement": "°"}
-    elif row.kind == "binary_sensor":
-        body |= {"state_topic": state, "payload_on": "ON", "payload_off": "OFF"}
-    else:  # analog: a fraction of the reference voltage
-        body |= {"state_topic": state, "state_class": "measurement"}
-    return body
+    return _common(cfg, topics, row.slug, row.slug) | row.kind.discovery(topics, row.slug)
 
 
 def sensor_config(cfg: MqttConfig, topics: Topics, sensor: str, quantity: str,
@@ -105,7 +84,7 @@ def discovery_configs(cfg: MqttConfig, topics: Topics, pins: NodePins,
     """Config topic -> payload for every entity this node has now (none when discovery is off)."""
     if not cfg.discovery:
         return {}
-    configs = {config_topic(cfg, COMPONENTS[row.kind], row.slug): pin_config(cfg, topics, row)
+    configs = {config_topic(cfg, row.kind.component, row.slug): pin_config(cfg, topics, row)
                for row in pins.by_slug.values()}
     for sensor, quantities in sensors.items():
         for quantity, unit in quantities.items():

@@ -1,4 +1,5 @@
-"""The node's topics, each allowlisted pin's name on the broker, and state payloads.
+"""The node's topics, and each allowlisted pin's name and entity kind on the broker (what its
+states and commands are is its kind's: :mod:`edge.mqtt.entities`).
 
 A pin is named on the broker by its first alias, else its pin name (``led``, ``GPIO22``); when two
 boards give the same name, by ``<board>-<name>``. Names keep only letters, digits, ``_`` and ``-``
@@ -9,7 +10,7 @@ so that they are valid in topics and as Home Assistant object ids.
 >>> pins = NodePins.build([Pin("gpio", "GPIO17", PinMode.OUTPUT, aliases=("led",))], servos=())
 >>> node = Topics("edge-agent/kitchen")
 >>> pin = pins.by_slug["led"]
->>> node.set(pin.slug), pin.kind, pin.state_payloads(node, 1.0)
+>>> node.set(pin.slug), pin.kind.name, pin.state_payloads(node, 1.0)
 ('edge-agent/kitchen/led/set', 'switch', {'edge-agent/kitchen/led': 'ON'})
 
 Only the published name is a command topic: the pin's other spellings (``GPIO17``, ``17``,
@@ -26,12 +27,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 from edge.hardware import Pin
-from peripherals.base import PinMode
+from edge.mqtt.entities import EntityKind, Naming, kind_for
 
-Kind = Literal["switch", "light", "servo", "binary_sensor", "analog"]
 SET_SUFFIX = "/set"
 
 
@@ -94,7 +93,7 @@ class Topics:
 class PinTopic:
     pin: Pin
     slug: str
-    kind: Kind
+    kind: EntityKind
 
     @property
     def spec(self) -> str:
@@ -103,25 +102,7 @@ class PinTopic:
 
     def state_payloads(self, topics: Topics, value: float) -> dict[str, str]:
         """Topic -> payload for the pin's logical ``value`` (1/0, a duty 0..1, an angle)."""
-        if self.kind == "servo":
-            return {topics.state(self.slug): f"{value:g}"}
-        if self.kind == "analog":
-            return {topics.state(self.slug): f"{value:.3f}"}
-        payloads = {topics.state(self.slug): "ON" if value > 0 else "OFF"}
-        if self.kind == "light":
-            payloads[topics.duty(self.slug)] = str(round(value * 100))
-        return payloads
-
-
-def _kind(pin: Pin, servos: set[str]) -> Kind:
-    if pin.mode is PinMode.INPUT:
-        return "binary_sensor"
-    if pin.mode is PinMode.ANALOG:
-        return "analog"
-    if pin.mode is PinMode.PWM:
-        names = {pin.pin, f"{pin.board}:{pin.pin}", *pin.aliases}
-        return "servo" if names & servos else "light"
-    return "switch"
+        return self.kind.state_payloads(topics, self.slug, value)
 
 
 @dataclass(frozen=True)
@@ -140,6 +121,7 @@ class NodePins:
         pins = list(pins)
         names = [slugify(p.aliases[0] if p.aliases else p.pin) for p in pins]
         clashes = {n for n in names if names.count(n) > 1}
-        rows = [PinTopic(p, f"{slugify(p.board)}-{n}" if n in clashes else n, _kind(p, wanted))
+        naming = Naming(frozenset(wanted))
+        rows = [PinTopic(p, f"{slugify(p.board)}-{n}" if n in clashes else n, kind_for(p, naming))
                 for p, n in zip(pins, names)]
         return cls({r.slug: r for r in rows}, {(r.pin.board, r.pin.pin): r for r in rows})

@@ -275,3 +275,29 @@ async def test_the_bridge_over_tls_with_a_password(tmp_path, write_config, isola
                 await seen.publish(f"{BASE}/led/set", "ON")
                 await seen.wait(f"{BASE}/led", "ON")
                 assert mock_factory.pin(17).state == 1
+
+
+async def test_close_ends_the_bridge_when_the_client_swallowed_the_cancel(
+        broker, write_config, isolated_env, mock_factory):
+    """On Python 3.11 ``asyncio.wait_for`` (which the client uses) can let a cancellation pass
+    when its operation finishes at the same moment; the bridge then went on to wait for messages,
+    and ``close`` (the agent's stop) waited for it for ever."""
+    text = PINS.format(url=broker.url, extra="")
+    config = load_config(str(write_config(text)), env=isolated_env).config
+    hardware = build_hardware(config, resident=True, pin_factory=mock_factory)
+    announcing = asyncio.Event()
+
+    class Swallowing(MqttBridge):
+        async def _announce(self, client):
+            announcing.set()
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                pass  # as wait_for does when the publish completed together with the cancel
+            await super()._announce(client)
+
+    bridge = Swallowing(config.mqtt, hardware)
+    await bridge.start()
+    await asyncio.wait_for(announcing.wait(), 5)
+    await asyncio.wait_for(bridge.close(), 5)
+    assert not bridge.connected
