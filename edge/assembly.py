@@ -247,6 +247,9 @@ class AgentAssembly:
         if self.mqtt is not None:
             await self.mqtt.close()
 
+    async def close_audit(self) -> None:
+        await asyncio.to_thread(self.audit.close)
+
     async def close_sessions(self) -> None:
         if self.sessions is not None:
             await self.sessions.close()

@@ -172,6 +172,7 @@ class Runtime(AgentAssembly):
             stack.push_async_callback(self.close_memory)
             stack.push_async_callback(self.join_preload)
             stack.push_async_callback(self.close_sessions)
+            stack.push_async_callback(self.close_audit)  # after the safe state is recorded
             stack.push_async_callback(self.hardware.shutdown)
             stack.push_async_callback(self.automation.aclose)
             stack.push_async_callback(self.close_mqtt)  # offline, no more commands: then the safe state
