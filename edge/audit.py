@@ -202,13 +202,14 @@ def read_history(path: Path, pin: str | None = None, *, since: float | None = No
 
 
 def describe(actuation: Actuation) -> str:
-    """One line of history: ``2026-05-01 07:00:02 pump: on (read back on) by schedule:water
-    (schedule, water)``."""
+    """One line of history: ``2026-05-01 07:00:02 pump: on (read back on) by telegram:42
+    (telegram, message 17)``."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(actuation.at))
     what = actuation.receipt()
     if actuation.action not in ("write", "pwm", "servo"):
         what = f"{what} [{actuation.action}]"
-    why = f", {actuation.why}" if actuation.why and actuation.why != actuation.caller else ""
+    said = (actuation.caller, actuation.caller.partition(":")[2])  # no need to say it twice
+    why = f", {actuation.why}" if actuation.why and actuation.why not in said else ""
     return f"{when} {what} by {actuation.caller or 'agent'} ({actuation.door}{why})"
 
 

@@ -4,6 +4,7 @@ to the pins (``<state>/audit.db``), read-only, with or without a running agent.
     $ edge-cli history pump --since 1d
     2026-05-01 07:00:02 pump: on (read back on) by schedule:water (schedule)
     2026-05-01 07:10:02 pump: off (read back off) [auto-off] by agent (agent, auto-off)
+    2026-05-01 09:12:40 fan: refused, interlock heat-or-cool by telegram:42 (telegram, message 17)
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ async def test_edge_cli_history_filters_by_pin_time_and_who(isolated_env: dict[s
     assert pump.returncode == 0, pump.stderr
     lines = pump.stdout.splitlines()
     assert len(lines) == 2
-    assert "pump: on (read back on) by schedule:water (schedule, water)" in lines[0]
+    assert "pump: on (read back on) by schedule:water (schedule)" in lines[0]
     assert "pump: off (read back off) [auto-off] by agent" in lines[1]
 
     recent = cli("history", "--since", "2h", env=isolated_env).stdout
@@ -80,3 +80,15 @@ async def test_the_history_tool_and_chat_command_read_the_record(tmp_path: Path)
     reply = await run_command("/history pump", ctx)
     assert reply is not None and "by schedule:water" in reply
     assert "heater: refused" in (await run_command("/history", ctx) or "")
+
+
+def test_a_one_shot_edge_cli_without_an_agent_is_recorded_too(isolated_env: dict[str, str]) -> None:
+    held = cli("gpio", "write", "led", "on", "--hold", "0.1", env=isolated_env)
+    assert held.returncode == 0, held.stderr
+    refused = cli("gpio", "write", "led", "on", env=isolated_env)  # the Pi keeps no level alone
+    assert refused.returncode == 1
+    out = cli("history", "led", "--json", env=isolated_env)
+    rows = [(r["action"], r["asked"], r["read_back"], r["outcome"], r["door"])
+            for r in json.loads(out.stdout)["data"]["records"]]
+    assert rows == [("write", 1.0, 1.0, "ok", "cli"), ("safe", 0.0, 0.0, "ok", "cli"),
+                    ("write", 1.0, None, "refused", "cli")]
