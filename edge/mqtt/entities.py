@@ -22,6 +22,7 @@ light.mqtt default schema, number.mqtt, binary_sensor.mqtt, sensor.mqtt);
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -44,9 +45,9 @@ class Naming:
         return bool({pin.pin, f"{pin.board}:{pin.pin}", *pin.aliases} & self.servos)
 
 
-class EntityKind:
+class EntityKind(abc.ABC):
     """One kind of pin on the broker. Subclasses set ``name`` and ``component`` and say which
-    pins they describe; the rest has defaults for an on/off pin."""
+    pins they describe (:meth:`claims`, required); the rest has defaults for an on/off pin."""
 
     name: ClassVar[str]
     """How the bridge and its logs name the kind (``switch``)."""
@@ -55,9 +56,9 @@ class EntityKind:
     publishes_safe_state: ClassVar[bool] = False
     """At shutdown the bridge publishes the safe level such a pin is about to be driven to."""
 
+    @abc.abstractmethod
     def claims(self, pin: Pin, naming: Naming) -> bool:
         """Whether this kind describes ``pin``."""
-        raise NotImplementedError
 
     def discovery(self, topics: Topics, slug: str) -> dict[str, Any]:
         """The component's own keys in the pin's discovery config."""
