@@ -26,6 +26,7 @@ from edge.automation.actions import (
 from edge.automation.clock import Clock, SystemClock
 from edge.automation.engine import RuleEngine, build_rules
 from edge.automation.heartbeat import Heartbeat, Probe
+from edge.automation.interlocks import Interlocks
 from edge.automation.notify import ChannelNotifier
 from edge.automation.schedule import Schedule
 from edge.automation.schedule_store import ScheduleStore
@@ -96,6 +97,8 @@ class Automation:
         self.hardware = hardware
         self.sensors = build_sensor_hub(config, hardware, pin_factory=pin_factory,
                                         root=sensor_root)
+        self.interlocks = Interlocks(config.interlocks, hardware, self.sensors)
+        hardware.set_guard(self.interlocks)
         channels = frozenset(enabled_channels(config))
         self.surroundings = Surroundings(
             hardware, {n: tuple(units) for n, units in self.sensors.describe().items()},
@@ -127,6 +130,11 @@ class Automation:
         scheduler stopped until :meth:`start_rules`."""
         self.notifier.channels, self.notifier.admins = channels, admins
         self.runner.prompts = prompts
+        if self.interlocks.interlocks:  # safety: they run in safe mode too
+            self.interlocks.notifier = self.notifier
+            self._unsubscribe.append(self.hardware.subscribe(self.interlocks.poke))
+            self._unsubscribe.append(self.sensors.subscribe(self.interlocks.poke))
+            self._tasks.append(SupervisedTask("interlocks", self.interlocks.run).start())
         if not hold_rules:
             self.start_rules()
         self.sensors.start()
@@ -158,11 +166,13 @@ class Automation:
         await self.sensors.aclose()
 
     def supervised_tasks(self) -> list[SupervisedTask]:
-        """The rules, the scheduler, the heartbeat and each sensor's polling, once started."""
+        """The interlocks' watch, the rules, the scheduler, the heartbeat and each sensor's
+        polling, once started."""
         return [*self._tasks, *self.sensors.supervised_tasks()]
 
     def status(self) -> dict[str, Any]:
         return {"sensors": self.sensors.rows(), "rules": self.rules.rows(),
+                "interlocks": self.interlocks.rows(),
                 "schedules": self.schedule_rows(),
                 "down": self.heartbeat.down() if self.heartbeat else {}}
 

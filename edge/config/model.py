@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Literal, Self
 
 from pydantic import Discriminator, Field, SecretStr, model_validator
 
 from edge.config.channels import ChannelsConfig
+from edge.config.interlocks import InterlockConfig
 from edge.config.mqtt import MqttConfig
 from edge.config.rules import HeartbeatConfig, RuleConfig
 from edge.config.schedules import ScheduleConfig, duplicate_names
@@ -335,10 +337,15 @@ class Config(Section):
     rules: list[RuleConfig] = []
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     sensors: dict[SensorName, SensorConfig] = {}
+    interlocks: list[InterlockConfig] = []
 
     @model_validator(mode="after")
     def check(self) -> Self:
         if duplicate := duplicate_names(self.schedules):
             raise ValueError(f"schedules: names must be unique; {', '.join(map(repr, duplicate))} "
                              "appears more than once")
+        if duplicate := sorted(n for n, c in Counter(i.name for i in self.interlocks).items()
+                               if c > 1):
+            raise ValueError(f"interlocks: names must be unique; "
+                             f"{', '.join(map(repr, duplicate))} appears more than once")
         return self

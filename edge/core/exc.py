@@ -12,6 +12,7 @@ when the class lives elsewhere, then when it is raised::
         UsageError: a command, or a job added at runtime, was given wrongly (exit 2)
             CommandLineError [edge.cli.main]: argparse refused the command line; carries the usage
         PolicyDenied: the security policy refused an action (a pin, a rate limit, an admin's job)
+            InterlockRefused [edge.automation.interlocks]: an interlock refused an actuation
         DaemonUnavailable: no running agent answered on the control socket
         DaemonNotAnswering [edge.control.client]: an agent took the connection but gave no answer
         SocketForbidden [edge.control.client]: an agent runs but this user may not use its socket
