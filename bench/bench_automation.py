@@ -1,6 +1,7 @@
 """Automation: input edge on a mock pin -> rule -> output pin switched, p50/p99 of our own time
 (gpiozero's mock pins take no time of their own; target p99 under 5 ms), next to the baseline of
-the same write asked for directly through the hardware door. Then the idle cost of 10 schedules
+the same write asked for directly through the hardware door; the cost of 20 interlocks on a write
+(target p99 under 1 ms). Then the idle cost of 10 schedules
 and 20 rules over a quiet stretch: CPU share and memory (targets: under 0.5 % and 2 MB)."""
 
 from __future__ import annotations
@@ -78,6 +79,56 @@ INPUTS = [5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 19, 20, 21, 24, 25, 26, 4, 14, 15, 
 IDLE_SECONDS = 20.0
 
 
+WRITES = 1000  # two runs inside one minute's budget of 6000 switches
+GUARDED = {"boards": {"gpio": {"aliases": {"led": "GPIO17"},
+                               "pins": {"led": {"mode": "output", "safe": "off",
+                                                "max_switches_per_minute": 6000},
+                                        **{f"GPIO{n}": {"mode": "input", "pull": "down"}
+                                           for n in INPUTS[:10]},
+                                        **{f"GPIO{n}": {"mode": "output", "safe": "off"}
+                                           for n in INPUTS[10:]}}}},
+           "security": {"max_actuations_per_minute": 1_000_000},
+           "interlocks": [
+               *({"name": f"in{n}", "forbid": "led on", "while": f"GPIO{n} on"}
+                 for n in INPUTS[:10]),
+               *({"name": f"pair{i}", "exclusive": ["led", f"GPIO{n}"]}
+                 for i, n in enumerate(INPUTS[10:])),
+           ]}
+
+
+async def write_path(interlocks: bool) -> list[float]:
+    """``led`` switched on and off through the door, ms each, with or without 20 interlocks
+    (10 forbid-while on inputs, 10 exclusive pairs; none refuses)."""
+    from edge.automation.assembly import Automation
+
+    config = Config.model_validate(GUARDED if interlocks else {**GUARDED, "interlocks": []})
+    factory = MockFactory(pin_class=MockPWMPin)
+    hw = build_hardware(config, resident=True, pin_factory=factory)
+    Automation(config, hw, pin_factory=factory)  # builds the interlocks and hands them to the door
+    await hw.start()
+    asker = Requester("bench", "direct")
+    samples = []
+    try:
+        for i in range(WRITES):
+            start = time.perf_counter()
+            await hw.write("led", i % 2 == 0, asker)
+            samples.append((time.perf_counter() - start) * 1000)
+    finally:
+        await hw.shutdown()
+    return samples
+
+
+def interlock_cost() -> None:
+    bare, guarded = asyncio.run(write_path(False)), asyncio.run(write_path(True))
+    print(f"a write through the door, with and without 20 interlocks (mock pins, n={WRITES})")
+    row("write p50 / p99, no interlocks",
+        f"{statistics.median(bare):.3f} / {percentile(bare, 0.99):.3f} ms")
+    row("write p50 / p99, 20 interlocks",
+        f"{statistics.median(guarded):.3f} / {percentile(guarded, 0.99):.3f} ms")
+    row("20 interlocks on the write path, p99",
+        f"{percentile(guarded, 0.99) - percentile(bare, 0.99):+.3f} ms", "target < 1 ms")
+
+
 def automation_toml() -> str:
     """20 rules on 20 input pins and 10 schedules (cron, every), all checked and running."""
     pins = "\n".join(f'GPIO{n} = {{ mode = "input" }}' for n in INPUTS)
@@ -138,4 +189,5 @@ def idle_cost() -> None:
 
 def main() -> None:
     asyncio.run(event_to_action())
+    interlock_cost()
     idle_cost()
