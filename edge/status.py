@@ -205,6 +205,11 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
         errors = [r["name"] for r in rules if r.get("last_error")]
         failed_rules = f", last action failed: {', '.join(errors)}" if errors else ""
         lines.append(f"rules: {len(rules)}, fired {fired} times{failed_rules}")
+    interlocks = status.get("interlocks") or []
+    if interlocks:
+        lines.append(f"interlocks: {len(interlocks)}")
+    lines.extend(f"interlock {row['name']} TRIPPED: {row['tripped']}"
+                 for row in interlocks if row.get("tripped"))
     jobs = [j for j in status.get("schedules") or [] if j.get("next_run")]
     if jobs:
         soonest = min(jobs, key=lambda j: j["next_run"])

@@ -205,3 +205,12 @@ async def test_the_rows_list_each_interlock_with_its_state(agent, mock_factory):
         assert "dry-run: forbid pump on while tank_low on: holding (tank_low is on)" in text
         assert "heat-or-cool: exclusive heater, cooler: on now none" in text
         assert "psu: at most 2 of valve1, valve2, valve3" in text
+
+
+def test_status_shows_a_tripped_one():
+    from edge.status import format_status
+
+    rows = [{"name": "dry-run", "tripped": "tank_low is on"}, {"name": "psu", "tripped": None}]
+    text = format_status({"interlocks": rows})
+    assert "interlocks: 2" in text and "interlock dry-run TRIPPED: tank_low is on" in text
+    assert "psu TRIPPED" not in text

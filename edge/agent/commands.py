@@ -43,6 +43,7 @@ HELP = """Commands (no model needed):
   /servo PIN ANGLE     turn a servo (Arduino D9/D10, a pwm pin) to 0..180 degrees
   /sensors [NAME]      sensor readings (temperature, humidity, the Pi's health...)
   /rules               automation rules and what they did
+  /interlocks          interlocks: what the pins refuse and when, and any tripped
   /history [PIN]       who switched which pin, when and why (the audit trail)
   /schedule [list]     scheduled jobs, when they run next
   /schedule add NAME cron M H DOM MON DOW ACTION | every 10m ACTION | at 2026-12-01 06:00 ACTION
@@ -57,6 +58,7 @@ COMMAND_MENU = [
     ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
     ("pwm", "set PWM duty: /pwm fan 0.5"), ("servo", "turn a servo: /servo arm 90"),
     ("sensors", "sensor readings"), ("rules", "automation rules"),
+    ("interlocks", "interlocks and their state"),
     ("schedule", "list, add or remove scheduled jobs"),
     ("new", "start a new conversation"),
     ("reset", "start a new conversation"), ("stop", "cancel the running request"),
@@ -146,6 +148,10 @@ async def _sensors(args: list[str], ctx: CommandContext) -> str:
 
 async def _rules(args: list[str], ctx: CommandContext) -> str:
     return await _tool_text(ctx, "rule_list", {})
+
+
+async def _interlocks(args: list[str], ctx: CommandContext) -> str:
+    return await _tool_text(ctx, "interlock_list", {})
 
 
 SCHEDULE_USAGE = ("Usage: /schedule list | /schedule add NAME cron M H DOM MON DOW ACTION | "
@@ -263,6 +269,7 @@ async def _history(args: list[str], ctx: CommandContext) -> str:
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
     "help": _help, "start": _help, "status": _status, "pins": _pins,
     "gpio": _gpio, "pwm": _pwm, "servo": _servo, "sensors": _sensors, "rules": _rules,
+    "interlocks": _interlocks,
     "schedule": _schedule, "schedules": _schedule,
     "new": _new, "reset": _new, "stop": _stop,
     "model": _model, "models": _models, "resume": _resume, "history": _history,

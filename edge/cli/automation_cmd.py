@@ -22,6 +22,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
                            description="Each [[rules]] entry: its trigger, actions, how often "
                            "it fired and its last result or error.")
     rules.set_defaults(handler=show_rules)
+    interlocks = sub.add_parser(
+        "interlocks", parents=[common], help="interlocks and their state",
+        description="Each [[interlocks]] entry: what it forbids and when, its condition's state "
+        "now and whether it has tripped (from the running agent; from the config without one).")
+    interlocks.set_defaults(handler=show_interlocks)
     schedules = sub.add_parser(
         "schedules", parents=[common], help="scheduled jobs: list, add, remove",
         description="Jobs from [[schedules]] and those added at runtime: when each runs next,\n"
@@ -71,6 +76,10 @@ def show_sensors(args: argparse.Namespace) -> int:
 
 def show_rules(args: argparse.Namespace) -> int:
     return perform(args, "rules", {})[0]
+
+
+def show_interlocks(args: argparse.Namespace) -> int:
+    return perform(args, "interlocks", {})[0]
 
 
 def schedules_command(args: argparse.Namespace) -> int:

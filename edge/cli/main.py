@@ -24,6 +24,7 @@ COMMAND_MODULES = {
     "models": "models_cmd", "boards": "boards_cmd", "firmware": "firmware_cmd",
     "doctor": "doctor_cmd", "logs": "logs_cmd", "service": "service_cmd",
     "completion": "completion_cmd", "sensors": "automation_cmd", "rules": "automation_cmd",
+    "interlocks": "automation_cmd",
     "schedules": "automation_cmd", "mqtt": "mqtt_cmd", "safe-state": "safe_state_cmd",
     "resume": "resume_cmd", "history": "history_cmd",
 }

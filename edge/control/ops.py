@@ -65,8 +65,8 @@ class OpTarget(Protocol):
 
 TOOL_OPS = {"pins": "board_status", "gpio.read": "gpio_read", "gpio.write": "gpio_write",
             "gpio.pwm": "gpio_pwm", "gpio.safe": "gpio_safe", "sensors": "sensor_read",
-            "rules": "rule_list", "schedules": "schedule_list", "schedules.add": "schedule_add",
-            "schedules.remove": "schedule_remove"}
+            "rules": "rule_list", "interlocks": "interlock_list", "schedules": "schedule_list",
+            "schedules.add": "schedule_add", "schedules.remove": "schedule_remove"}
 
 
 def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:

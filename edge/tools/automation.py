@@ -15,6 +15,8 @@ from pydantic import Field
 
 from edge.automation.assembly import Automation
 from edge.automation.engine import RuleEngine
+from edge.automation.interlocks import Interlocks
+from edge.automation.interlocks import format_rows as format_interlocks
 from edge.config.schedules import ScheduleConfig
 from edge.core.exc import PolicyDenied
 from edge.core.requester import Requester
@@ -59,6 +61,20 @@ class RuleListTool(ModelTool[NoArgs]):
     async def run(self, params: NoArgs, requester: Requester) -> ToolResult:
         rows = self.rules.rows()
         return ToolResult(True, format_rules(rows), data={"rules": rows})
+
+
+class InterlockListTool(ModelTool[NoArgs]):
+    name = "interlock_list"
+    description = ("List the interlocks (what the door to the pins refuses, and when): each with "
+                   "its condition's state now and whether it has tripped.")
+    Params = NoArgs
+
+    def __init__(self, interlocks: Interlocks):
+        self.interlocks = interlocks
+
+    async def run(self, params: NoArgs, requester: Requester) -> ToolResult:
+        rows = self.interlocks.rows()
+        return ToolResult(True, format_interlocks(rows), data={"interlocks": rows})
 
 
 def _local(moment: str, zone: str) -> str:
@@ -174,5 +190,6 @@ def automation_tools(automation: Automation, approvals: ApprovalGate) -> list[To
     """The tools over the sensors, rules and schedules; ``approvals`` (the agent's gate) says
     who is an admin and asks whoever proposes a schedule through the model."""
     return [SensorReadTool(automation.sensors), RuleListTool(automation.rules),
+            InterlockListTool(automation.interlocks),
             ScheduleListTool(automation), ScheduleAddTool(automation, approvals),
             ScheduleRemoveTool(automation, approvals)]
