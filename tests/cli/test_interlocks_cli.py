@@ -82,3 +82,12 @@ async def test_slash_interlocks_in_chat(agent_env, mock_factory):
 
 async def _no_status(**_: object) -> str:
     return ""
+
+
+def test_config_check_refuses_an_interlock_that_could_never_hold(isolated_env, write_config):
+    bad = CONFIG + '\n[[interlocks]]\nname = "dry"\nforbid = "led off"\nwhile = "heater on"\n'
+    env = {**isolated_env, "EDGE_CONFIG": str(write_config(bad))}
+    checked = cli("config", "check", env=env)
+    assert checked.returncode == 2
+    assert "interlocks[1] (dry): forbid 'led off' contradicts the pin's safe level (off)" in (
+        checked.stderr + checked.stdout)
