@@ -360,7 +360,7 @@ class Hardware:
             statuses.append(status)
         return statuses
 
-    def events(self, last: int = RECENT_EVENTS_KEPT) -> list[dict]:
+    def events(self, last: int = RECENT_EVENTS_KEPT) -> list[dict[str, Any]]:
         """The most recent board events as plain data, newest last."""
         return self._events.rows(last)
 

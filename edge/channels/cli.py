@@ -56,7 +56,7 @@ class CliChannel(Channel):
             self._stdout.write("> ")
             self._stdout.flush()
 
-    def _reader(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue) -> None:
+    def _reader(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str | None]) -> None:
         try:
             for line in self._stdin:
                 loop.call_soon_threadsafe(lines.put_nowait, line)

@@ -22,6 +22,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from edge.core.files import write_json_atomically
 from edge.core.ratelimit import SlidingWindow
@@ -66,17 +67,18 @@ def _digest(code: str) -> str:
 
 
 class PairingCodes:
-    def __init__(self, path: Path, clock=time.time):
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time):
         self.path = path
         self.clock = clock
 
-    def _load(self) -> dict:
+    def _load(self) -> dict[str, Any]:
         try:
-            return json.loads(self.path.read_text())
+            data: dict[str, Any] = json.loads(self.path.read_text())
+            return data
         except (FileNotFoundError, ValueError):
             return {}
 
-    def _save(self, data: dict) -> None:
+    def _save(self, data: dict[str, Any]) -> None:
         write_json_atomically(self.path, data)
 
     def issue(self, channel: str) -> tuple[str, float]:

@@ -20,6 +20,7 @@ import asyncio
 import itertools
 import logging
 import re
+from typing import Any
 
 import httpx
 
@@ -63,7 +64,7 @@ class SignalChannel(Channel):
         """Pairing guesses and replies to senders not on the allowlist, rate-limited."""
         self.connected = False
 
-    async def rpc(self, method: str, params: dict) -> object:
+    async def rpc(self, method: str, params: dict[str, Any]) -> object:
         request = {"jsonrpc": "2.0", "method": method, "params": {"account": self.account, **params},
                    "id": next(self._ids)}
         try:
@@ -77,7 +78,7 @@ class SignalChannel(Channel):
         return body.get("result")
 
     @staticmethod
-    def _target(recipient: str) -> dict:
+    def _target(recipient: str) -> dict[str, str | list[str]]:
         if recipient.startswith("group:"):
             return {"groupId": recipient.removeprefix("group:")}
         return {"recipient": [recipient]}

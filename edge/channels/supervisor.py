@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 from edge.channels.base import Channel, ChannelMessage
 from edge.core.exc import EdgeError
@@ -79,7 +80,7 @@ class ListenerSupervisor(SupervisedTask):
         failing = self.channel.failing_since is not None
         return (self.channel.last_error if failing else None) or self.last_error
 
-    async def health(self) -> dict:
+    async def health(self) -> dict[str, Any]:
         """Healthy only when listening and the channel agrees; a channel that is listening but
         unwell (a stalled poller) is down since its ``last_ok`` time, when it has one."""
         healthy = not self.down and await self.channel.health_check()

@@ -69,7 +69,7 @@ class TelegramChannel(Channel):
         self.commands = commands or []
         self.stream_drafts = stream_drafts
         self._offset_path = state_dir / "telegram" / "offset"
-        self._me: dict = {}
+        self._me: dict[str, Any] = {}
         self.last_poll: float | None = None
         self.last_ok: float | None = None
         self.failing_since: float | None = None

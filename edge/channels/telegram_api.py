@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -50,7 +51,7 @@ class TelegramAPI:
         self._base = f"{api_base.rstrip('/')}/bot{token}/"
         self._client = async_client(api_base, timeout=timeout)
 
-    async def call(self, method: str, params: dict | None = None, *, timeout: float | None = None,
+    async def call(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None,
                    files: dict[str, Path] | None = None) -> object:
         try:
             if files:

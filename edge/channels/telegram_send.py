@@ -49,7 +49,7 @@ class TelegramSender:
         """Where ``[IMAGE:path]`` files may come from; None: no image is ever sent."""
         self.pacing = ChatPacing()
         self.draft_interval = draft_interval
-        self._background: set[asyncio.Task] = set()
+        self._background: set[asyncio.Task[None]] = set()
         self._last_edit: dict[str, float] = {}
 
     # -- best-effort replies ---------------------------------------------------------------
@@ -64,7 +64,7 @@ class TelegramSender:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def best_effort(self, method: str, params: dict, chat_id: str | None = None) -> None:
+    async def best_effort(self, method: str, params: dict[str, Any], chat_id: str | None = None) -> None:
         """Call ``method``; any failure (403 blocked, 400 stale, 429, network) is logged only."""
         if chat_id is not None and self.pacing.remaining(chat_id):
             log.info("telegram_reply_dropped method=%s chat=%s reason=flood_wait", method, chat_id)
@@ -93,7 +93,7 @@ class TelegramSender:
 
     # -- sending ---------------------------------------------------------------------------
 
-    async def chat_call(self, chat_id: str, method: str, params: dict,
+    async def chat_call(self, chat_id: str, method: str, params: dict[str, Any],
                         files: dict[str, Path] | None = None) -> Any:
         """Call a method addressed to one chat, waiting out that chat's 429 ``retry_after``
         (up to :data:`FLOOD_RETRIES` times); other chats are not delayed."""
@@ -113,19 +113,21 @@ class TelegramSender:
         raise AssertionError("unreachable")
 
     async def send_text(self, chat_id: str, text: str, markdown: bool = True,
-                        thread_id: str | None = None, extra: dict | None = None) -> dict:
+                        thread_id: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         params = {"chat_id": chat_id, "text": text, **(extra or {})}
         if thread_id:
             params["message_thread_id"] = int(thread_id)
         if markdown:
             try:
-                return await self.chat_call(chat_id, "sendMessage",
-                                            {**params, "parse_mode": "Markdown"})
+                sent: dict[str, Any] = await self.chat_call(chat_id, "sendMessage",
+                                                            {**params, "parse_mode": "Markdown"})
+                return sent
             except TelegramError as exc:
                 if not exc.markdown_rejected:
                     raise
                 log.info("telegram_markdown_rejected; resending as plain text")
-        return await self.chat_call(chat_id, "sendMessage", params)
+        sent = await self.chat_call(chat_id, "sendMessage", params)
+        return sent
 
     async def send(self, message: SendMessage) -> None:
         images = IMAGE_MARKER.findall(message.content)

@@ -17,7 +17,7 @@ True
 from __future__ import annotations
 
 import logging
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -75,10 +75,10 @@ class Message(_Model, frozen=True):
     message_thread_id: int | None = None
     is_topic_message: bool = False
     reply_to_message: RepliedMessage | None = None
-    photo: list | None = None
-    document: dict | None = None
-    voice: dict | None = None
-    video: dict | None = None
+    photo: list[Any] | None = None
+    document: dict[str, Any] | None = None
+    voice: dict[str, Any] | None = None
+    video: dict[str, Any] | None = None
 
     @property
     def attachments(self) -> tuple[str, ...]:

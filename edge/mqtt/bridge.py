@@ -27,6 +27,7 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,7 @@ class MqttBridge:
         self._client: aiomqtt.Client | None = None
         self._outbox: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(OUTBOX_SIZE)
         self._task: SupervisedTask | None = None
-        self._commands: set[asyncio.Task] = set()
+        self._commands: set[asyncio.Task[None]] = set()
         self._pin_locks: dict[str, asyncio.Lock] = {}
         """One per pin name: a pin's commands act in the order they came (a slider's last
         value wins)."""
@@ -223,7 +224,8 @@ class MqttBridge:
         qos: int = self.config.qos
         return [(self.topics.set(slug), qos) for slug in self.pins.by_slug]
 
-    async def _sweep_discovery(self, client: aiomqtt.Client, messages) -> None:
+    async def _sweep_discovery(self, client: aiomqtt.Client,
+                               messages: AsyncIterator[aiomqtt.Message]) -> None:
         """Remove this node's retained discovery configs that are not current (a pin that left
         the allowlist). The retained configs arrive after the subscription; a marker published
         after it comes back behind them."""

@@ -54,7 +54,8 @@ def make_client(cfg: MqttConfig, identifier: str, *, will: aiomqtt.Will | None =
     room for the topic) and drops bigger ones before they reach the Pi's memory; payloads between
     the two are refused by the bridge, and said so on ``<base>/refused``."""
     password = cfg.password.get_secret_value() if cfg.password else None
-    connect = Properties(PacketTypes.CONNECT)
+    # paho-mqtt's Properties.__init__ carries no annotations
+    connect = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
     connect.MaximumPacketSize = cfg.max_payload_bytes + TOPIC_ALLOWANCE_BYTES
     return aiomqtt.Client(cfg.host, cfg.port, username=cfg.username or None, password=password,
                           identifier=identifier, will=will, tls_context=tls_context(cfg),
@@ -119,7 +120,7 @@ class Backoff:
         self.ceiling, self.start, self.attempt = ceiling, start, 0
 
     def next_delay(self) -> float:
-        delay = min(self.ceiling, self.start * 2 ** self.attempt)
+        delay = min(self.ceiling, self.start * 2.0 ** self.attempt)
         self.attempt = min(self.attempt + 1, 32)
         return delay
 

@@ -28,8 +28,8 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
-from edge.hardware import Pin
 from edge.mqtt.entities import EntityKind, Naming, kind_for
+from edge.pins import Pin
 
 SET_SUFFIX = "/set"
 
@@ -123,5 +123,5 @@ class NodePins:
         clashes = {n for n in names if names.count(n) > 1}
         naming = Naming(frozenset(wanted))
         rows = [PinTopic(p, f"{slugify(p.board)}-{n}" if n in clashes else n, kind_for(p, naming))
-                for p, n in zip(pins, names)]
+                for p, n in zip(pins, names, strict=True)]
         return cls({r.slug: r for r in rows}, {(r.pin.board, r.pin.pin): r for r in rows})

@@ -5,6 +5,7 @@ nothing, a retained command never acts again, and a broker that goes away is rec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from contextlib import asynccontextmanager
 
@@ -290,10 +291,9 @@ async def test_close_ends_the_bridge_when_the_client_swallowed_the_cancel(
     class Swallowing(MqttBridge):
         async def _announce(self, client):
             announcing.set()
-            try:
+            # swallowed, as wait_for does when the publish completed together with the cancel
+            with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(30)
-            except asyncio.CancelledError:
-                pass  # as wait_for does when the publish completed together with the cancel
             await super()._announce(client)
 
     bridge = Swallowing(config.mqtt, hardware)
