@@ -201,7 +201,7 @@ class AgentAssembly:
         """``[channels.NAME] receipts`` where it is set (otherwise ``[agent] receipts``)."""
         channels = self.config.channels
         overrides = {"cli": channels.cli.receipts, "telegram": channels.telegram.receipts,
-                     "signal": channels.signal.receipts}
+                     "signal": channels.signal.receipts, "mqtt": self.config.mqtt.chat_receipts}
         return {name: on for name, on in overrides.items() if on is not None}
 
     def _token_budget(self) -> TokenBudget | None:

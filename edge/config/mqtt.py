@@ -95,6 +95,8 @@ class MqttConfig(Section):
     allow_commands. Under supervised autonomy the model's actuations from it are refused (nobody
     there can approve them)."""
     chat_rate_limit_per_minute: int = Field(default=20, ge=1)
+    chat_receipts: bool | None = None
+    """End chat replies that touched a pin with the agent's receipt; unset: ``[agent] receipts``."""
     accept_retained_commands: bool = False
     """A retained ``/set`` (left on the broker, perhaps from before a restart) is ignored unless
     this is true: a stale command must not switch a pin when the agent (re)connects."""

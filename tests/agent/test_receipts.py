@@ -76,3 +76,14 @@ def test_receipts_are_on_by_default_and_off_per_channel_in_config(
     assert loaded.config.agent.receipts is True
     assembly = AgentAssembly(loaded, resident=False)
     assert assembly._receipts_by_channel() == {"cli": False}
+
+
+def test_the_mqtt_chat_topic_has_its_own_receipts_switch(
+        write_config: Callable[[str], Path], isolated_env: dict[str, str]) -> None:
+    from edge.assembly import AgentAssembly
+
+    text = ('[mqtt]\nurl = "mqtt://127.0.0.1:1"\nchat = true\nchat_receipts = false\n'
+            '[channels.telegram]\nreceipts = true\n')
+    loaded = load_config(str(write_config(text)), env=isolated_env)
+    assembly = AgentAssembly(loaded, resident=False)
+    assert assembly._receipts_by_channel() == {"telegram": True, "mqtt": False}
