@@ -31,7 +31,7 @@ from edge.outcomes import Outcomes
 from edge.pins import Pin, locate, logical, pin_table
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import RATE_WINDOW_SECONDS, Action, SecurityPolicy, SwitchBudget
-from peripherals.base import Board, BoardListener, BoardStatus, PinMode
+from peripherals.base import Board, BoardContext, BoardListener, BoardStatus, PinMode
 from peripherals.exc import BoardError, UnknownPin
 from peripherals.factory import create_board
 from peripherals.supervisor import BoardSupervisor
@@ -377,9 +377,8 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
     boards: dict[str, Board] = {}
     pins: list[Pin] = []
     for name, section in config.boards.items():
-        options = section.model_dump(exclude={"type", "pins"})
         try:
-            board = create_board(name, section.type, options, pin_factory=pin_factory)
+            board = create_board(name, section.type, section, BoardContext(pin_factory))
         except UnknownPin as exc:
             raise ConfigError(f"boards.{name}.aliases: {exc}") from None
         boards[name] = board

@@ -1,7 +1,8 @@
 """Board drivers for edge-agent.
 
 This package knows nothing about agents, channels or models: it turns pin names into pins and
-pins into electrical states, behind the :class:`peripherals.base.Board` protocol.
+pins into electrical states, behind the :class:`peripherals.base.Board` protocol. Each board type
+registers a :class:`peripherals.base.BoardSpec` (README.md: "Adding a board type").
 
 >>> from peripherals.gpio import GpioBoard
 >>> board = GpioBoard("gpio", simulate=True, aliases={"led": "GPIO17"})
@@ -22,9 +23,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from peripherals.base import (
         Board,
+        BoardContext,
         BoardEvent,
         BoardListener,
+        BoardOptions,
+        BoardSpec,
         BoardStatus,
+        DeviceNode,
         PinInfo,
         PinMode,
         PinState,
@@ -41,13 +46,14 @@ if TYPE_CHECKING:
     from peripherals.factory import create_board
     from peripherals.supervisor import BoardSupervisor
 
-__all__ = ["Board", "BoardError", "BoardEvent", "BoardListener", "BoardStatus", "BoardSupervisor",
-           "BoardUnavailable", "PinInfo", "PinMode", "PinModeError", "PinState", "Pull",
-           "SensorError", "SensorUnavailable", "UnknownPin", "create_board"]
+__all__ = ["Board", "BoardContext", "BoardError", "BoardEvent", "BoardListener", "BoardOptions",
+           "BoardSpec", "BoardStatus", "BoardSupervisor", "BoardUnavailable", "DeviceNode", "PinInfo",
+           "PinMode", "PinModeError", "PinState", "Pull", "SensorError", "SensorUnavailable",
+           "UnknownPin", "create_board"]
 
 _HOMES = {
-    "base": ("Board", "BoardEvent", "BoardListener", "BoardStatus", "PinInfo", "PinMode",
-             "PinState", "Pull"),
+    "base": ("Board", "BoardContext", "BoardEvent", "BoardListener", "BoardOptions", "BoardSpec",
+             "BoardStatus", "DeviceNode", "PinInfo", "PinMode", "PinState", "Pull"),
     "exc": ("BoardError", "BoardUnavailable", "PinModeError", "SensorError", "SensorUnavailable",
             "UnknownPin"),
     "factory": ("create_board",),

@@ -1,4 +1,5 @@
-"""The Board protocol and the small value types shared by every board driver.
+"""The Board protocol, the small value types shared by every board driver, and the spec a board
+type registers (:class:`BoardSpec`: its type name, its options, how it is built).
 
 A board is a set of named pins. Drivers resolve user-facing names (``GPIO17``, ``BOARD11``, an
 alias such as ``led``) to one canonical name, claim pins in a :class:`PinMode`, and read or drive
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import enum
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from peripherals.exc import PinModeError
+from peripherals.options import Options
+from peripherals.registry import AdapterSpec
 
 
 class PinMode(str, enum.Enum):
@@ -181,3 +184,59 @@ class Board(Protocol):
 
     @abstractmethod
     def status(self) -> BoardStatus: ...
+
+
+class BoardOptions(Options):
+    """The keys of a ``[boards.NAME]`` section its driver reads; a board type's options subclass
+    it. Every board resolves aliases; ``type`` and the allowlisted ``pins`` belong to the agent
+    (``edge.config``), which adds them to the section."""
+
+    aliases: dict[str, str] = {}
+    """Alias -> the board's own name for a pin (``led = "GPIO17"``)."""
+
+
+@dataclass(frozen=True)
+class BoardContext:
+    """What a board is built with besides its section: gpiozero's pin factory, which tests
+    swap for MockFactory (boards that do not use gpiozero ignore it)."""
+
+    pin_factory: Any = None
+
+
+@dataclass(frozen=True)
+class DeviceNode:
+    """A device node an adapter opens, for ``edge-cli doctor``: the path (a glob for a family
+    of nodes), the group that is given access to it, and what to do when it does not exist."""
+
+    path: str
+    group: str
+    missing: str
+
+
+BoardOptionsT = TypeVar("BoardOptionsT", bound=BoardOptions)
+
+
+def no_devices(options: Any) -> Sequence[DeviceNode]:
+    """An adapter that opens no device node (a simulated board, a sysfs reader)."""
+    return ()
+
+
+@dataclass(frozen=True)
+class BoardSpec(AdapterSpec[BoardOptionsT]):
+    """One board type, registered under ``kind`` (the section's ``type``) in
+    :data:`peripherals.factory.BOARDS`.
+
+    ``build(name, options, context)`` makes the driver without opening it (``connect`` does);
+    ``options`` is the validated section, an instance of ``options``. ``default_pins`` are the
+    pins a section that lists none allowlists, as the config file writes them (``{"led":
+    {"mode": "output", "safe": "off"}}``). ``devices(options)`` names the device nodes the board
+    opens, for doctor's groups and devices checks.
+
+    Config validation imports every spec's module: keep it light, and import the driver's
+    libraries where the driver is built (the built-in board types do, in
+    :mod:`peripherals.board_types`)."""
+
+    build: Callable[[str, BoardOptionsT, BoardContext], Board]
+    default_pins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    devices: Callable[[BoardOptionsT], Sequence[DeviceNode]] = no_devices
+    options_base: ClassVar[type[Options]] = BoardOptions

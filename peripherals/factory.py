@@ -1,31 +1,34 @@
-"""Build a board driver from its config section. Adding a board type touches one line here."""
+"""Build a board driver from its config section. Adding a board type touches one line here, in
+:data:`BOARDS`'s table (peripherals/README.md says how); another package registers its own
+through the ``edge_agent.boards`` entry point group.
+
+>>> board = create_board("pi", "gpio", {"simulate": True})
+>>> board.kind, board.resolve("led")
+('gpio', 'GPIO17')
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from peripherals.base import Board
+from peripherals.base import Board, BoardContext, BoardOptions, BoardSpec
+from peripherals.registry import Registry
+
+BOARDS: Registry[BoardSpec[Any]] = Registry("board", "edge_agent.boards", {
+    "gpio": "peripherals.board_types:GPIO",
+    "arduino": "peripherals.board_types:ARDUINO",
+    "stm32": "peripherals.board_types:STM32",
+}, BoardSpec)
+"""Every board type, by the ``type`` its section names."""
 
 
-def create_board(name: str, kind: str, options: dict[str, Any],
-                 pin_factory: Any = None) -> Board:
-    """``options`` are the board's validated config keys other than ``type`` and ``pins``, every
-    one present (the config model holds the defaults; nothing here repeats them)."""
-    if kind == "gpio":
-        from peripherals.gpio import GpioBoard
-
-        return GpioBoard(name, simulate=options["simulate"], aliases=options["aliases"],
-                         pin_factory=pin_factory, factory_name=options["pin_factory"])
-    if kind == "stm32":
-        from peripherals.stm32 import Stm32Board
-
-        return Stm32Board(name, options["port"], baudrate=options["baudrate"],
-                          aliases=options["aliases"], watchdog_ms=options["watchdog_ms"],
-                          request_timeout=options["request_timeout_seconds"])
-    if kind == "arduino":
-        from peripherals.arduino import ArduinoBoard
-
-        return ArduinoBoard(name, options["port"], baudrate=options["baudrate"],
-                            aliases=options["aliases"], watchdog_ms=options["watchdog_ms"],
-                            sampling_interval_ms=options["sampling_interval_ms"])
-    raise ValueError(f"unknown board type {kind!r}")
+def create_board(name: str, kind: str, options: BoardOptions | Mapping[str, Any],
+                 context: BoardContext | None = None) -> Board:
+    """The driver of board ``name``, not yet connected. ``options`` is its validated section (an
+    instance of the type's options model), or the keys to validate into one; an unknown
+    ``kind`` is a ValueError naming the known ones."""
+    spec = BOARDS.get(kind)
+    if not isinstance(options, spec.options):
+        options = spec.options.model_validate(options)
+    return spec.build(name, options, context or BoardContext())

@@ -34,6 +34,7 @@ from edge.automation.scheduler import Scheduler
 from edge.channels.registry import enabled_channels
 from edge.config.model import Config
 from edge.config.schedules import ScheduleConfig
+from edge.config.sensors import AnalogSensorConfig
 from edge.core.exc import ConfigError, PolicyDenied, UsageError
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
@@ -42,7 +43,6 @@ from edge.security.policy import Action
 from edge.sensors import AnalogPinMeasure, DriverMeasure, Measure, SensorHub, SensorState
 from peripherals.base import PinMode
 from peripherals.exc import BoardError
-from peripherals.sensors.base import Scaling
 from peripherals.sensors.factory import create_sensor
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ def build_sensor_hub(config: Config, hardware: Hardware, *, pin_factory: Any = N
     states = []
     for name, section in config.sensors.items():
         source: Measure
-        if section.type == "analog":
+        if isinstance(section, AnalogSensorConfig):
             try:
                 board, pin = hardware.locate(section.pin)
             except BoardError as exc:
@@ -70,12 +70,11 @@ def build_sensor_hub(config: Config, hardware: Hardware, *, pin_factory: Any = N
                 refusal = f"{board}:{pin} is not an analog pin; allowlist it with mode = \"analog\""
             if refusal:
                 raise ConfigError(f"sensors.{name}.pin: {refusal}")
-            scaling = Scaling(section.scale, section.offset, section.quantity, section.unit)
-            source = AnalogPinMeasure(name, hardware, f"{board}:{pin}", scaling)
+            source = AnalogPinMeasure(name, hardware, f"{board}:{pin}", section.scaling)
         else:
             try:
-                driver = create_sensor(name, section.type, section.driver_options(),
-                                       pin_factory=pin_factory, root=root)
+                driver = create_sensor(name, section.type, section, pin_factory=pin_factory,
+                                       root=root)
             except ValueError as exc:
                 raise ConfigError(f"sensors.{name}: {exc}") from None
             source = DriverMeasure(driver)

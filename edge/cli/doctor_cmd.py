@@ -1,4 +1,5 @@
-"""``edge-cli doctor [--json]``: config, groups, devices, boards, provider, channels, disk, clock.
+"""``edge-cli doctor [--json]``: config, adapters, groups, devices, boards, provider, channels,
+disk, clock.
 
 Every failed or warning check says how to fix it. Exit codes: 0 all checks passed, 1 a check
 failed, 4 no check failed but some gave warnings.
@@ -40,7 +41,7 @@ def run_checks(config_path: str | None, user: str) -> list:
     from edge.doctor import agent, host, mqtt, remote
 
     config_check, loaded = agent.check_config(config_path)
-    checks = [config_check]
+    checks = [config_check, agent.check_adapters()]
     if loaded is not None:  # what the checks log goes to the log file; the report says it all
         from edge.core.logsetup import configure_from
 

@@ -95,10 +95,11 @@ def resolve_target(args) -> tuple[str, str | None]:
     if args.target in ("arduino", "stm32"):
         return args.target, args.port
     from edge.config.loader import load_config
+    from peripherals.board_types import SerialBoardOptions
 
     boards = load_config(args.config).config.boards
     section = boards.get(args.target)
-    if section is None or section.type not in ("arduino", "stm32"):
+    if not isinstance(section, SerialBoardOptions) or section.type not in ("arduino", "stm32"):
         raise UsageError(f"{args.target!r} is neither arduino, stm32 nor a configured serial "
                          f"board (configured: {', '.join(boards) or 'none'})")
     return section.type, args.port or section.port

@@ -25,7 +25,7 @@ from edge.control.ops import OpResult
 
 if TYPE_CHECKING:
     from edge.config.locate import RawConfig
-    from edge.config.model import BoardConfig, GpioBoardConfig
+    from edge.config.model import BoardConfig
     from peripherals.base import Board
 
 SYSTEMD_RESULT = ("SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS")
@@ -111,21 +111,19 @@ def _boards(raw: RawConfig) -> dict[str, BoardConfig]:
 async def drive_header_safe(boards: dict[str, BoardConfig]) -> list[OutputReport]:
     """Claim each output of every ``gpio`` board at its safe level, then release the board (a
     high line stays driven until this process exits, as the agent's own shutdown leaves it)."""
-    from edge.config.model import GpioBoardConfig
-
     reports: list[OutputReport] = []
     for name, section in boards.items():
-        if isinstance(section, GpioBoardConfig):
+        if section.type == "gpio":
             reports.extend(await _drive_board(name, section))
     return reports
 
 
-async def _drive_board(name: str, section: GpioBoardConfig) -> list[OutputReport]:
+async def _drive_board(name: str, section: BoardConfig) -> list[OutputReport]:
     from peripherals.base import PinMode
     from peripherals.exc import BoardError
     from peripherals.factory import create_board
 
-    board = create_board(name, "gpio", section.model_dump(exclude={"type", "pins"}))
+    board = create_board(name, section.type, section)
     simulated = board.status().simulated
     reports = []
     for key, pin in section.pins.items():

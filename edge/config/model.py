@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
-from pydantic import Discriminator, Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, TypeAdapter, model_validator
 
 from edge.config.channels import ChannelsConfig
 from edge.config.interlocks import InterlockConfig
 from edge.config.mqtt import MqttConfig
 from edge.config.rules import HeartbeatConfig, RuleConfig
 from edge.config.schedules import ScheduleConfig, duplicate_names
-from edge.config.section import Hours, Minutes, Seconds, Section, key_default
+from edge.config.section import Hours, Minutes, Seconds, Section, adapter_section, key_default, tagged_union
 from edge.config.sensors import SensorConfig, SensorName
-from peripherals.base import PinMode, Pull
+from peripherals.base import BoardOptions, BoardSpec, PinMode, Pull
+from peripherals.factory import BOARDS
 
 
 class PathsConfig(Section):
@@ -212,58 +214,42 @@ class PinConfig(Section):
         return self.max_switches_per_minute or SWITCHES_PER_MINUTE.get(self.mode)
 
 
-class GpioBoardConfig(Section):
-    """The Pi header. Pin keys and alias targets are gpiozero names (GPIO17, 17, BOARD11)."""
+class BoardSection(Section, BoardOptions):
+    """What every ``[boards.NAME]`` section has besides its driver's options: its type and the
+    pins the agent may use (the allowlist)."""
 
-    type: Literal["gpio"] = "gpio"
-    simulate: bool = True
-    """gpiozero's mock pins; the only way to get them. ``false`` drives the real header."""
-    pin_factory: Literal["auto", "lgpio", "rpigpio", "pigpio", "native"] = "auto"
-    """gpiozero's pin factory on real hardware; ``auto`` tries lgpio, then RPi.GPIO and pigpio."""
-    aliases: dict[str, str] = {"led": "GPIO17", "button": "GPIO27"}
-    pins: dict[str, PinConfig] = {"led": PinConfig(mode=PinMode.OUTPUT, safe="off"),
-                                  "button": PinConfig(mode=PinMode.INPUT)}
-
-
-class SerialBoardConfig(Section):
-    """A microcontroller on a serial port. Pins start empty: list the ones the agent may use."""
-
-    port: str = Field(min_length=1)
-    """``/dev/ttyACM0``, ``/dev/serial/by-id/...``, or ``socket://HOST:PORT`` (an emulator)."""
-    aliases: dict[str, str] = {}
+    type: str
     pins: dict[str, PinConfig] = {}
-    watchdog_ms: int = Field(default=1000, ge=0, le=65535)
-    """Firmware drives the safe values when the host is silent this long; 0 turns it off."""
-    serial_number: str | None = None
-    """The board's USB serial number: the udev rules name it ``/dev/edge-<board>``."""
-    usb_path: str | None = None
-    """For clones without a (unique) USB serial number (CH340, some CP210x): the USB port's
-    ``ID_PATH`` (``edge-cli boards discover`` shows it); the board must stay in that socket."""
 
 
-class ArduinoBoardConfig(SerialBoardConfig):
-    """An Uno-class board running Firmata (ours with the watchdog, or stock StandardFirmata).
-    Pins are D0..D13 and A0..A5."""
-
-    type: Literal["arduino"]
-    baudrate: int = 57600
-    sampling_interval_ms: int = Field(default=19, ge=1, le=16383)
-    """How often the firmware samples analog inputs and reports them."""
+def board_section_model(spec: BoardSpec[Any]) -> type[BoardSection]:
+    """A board type's ``[boards.NAME]`` section: its options, with ``type`` and ``pins`` (by
+    default, the pins the spec allowlists)."""
+    pins = {key: PinConfig.model_validate(pin) for key, pin in spec.default_pins.items()}
+    return adapter_section(spec.kind, spec.options, BoardSection, pins=(dict[str, PinConfig], pins))
 
 
-class Stm32BoardConfig(SerialBoardConfig):
-    """An STM32F4 board running edge-agent firmware (firmware/stm32). Pins are PA0, PC13..."""
+BOARD_SECTIONS = {kind: board_section_model(spec) for kind, spec in BOARDS.specs().items()}
+"""Each board type's section, in the registry's order (built-in first)."""
+DEFAULT_BOARD = "gpio"
+"""The type of a section that names none, and of the one board there is with no [boards]."""
 
-    type: Literal["stm32"]
-    baudrate: int = 115200
-    request_timeout_seconds: float = Field(default=0.5, gt=0, le=30)
-
-
-BOARD_TYPES = ("gpio", "arduino", "stm32")
-
-BoardConfig = Annotated[GpioBoardConfig | ArduinoBoardConfig | Stm32BoardConfig,
-                        Discriminator("type"), key_default("gpio")]
+if TYPE_CHECKING:
+    BoardConfig = BoardSection
+else:
+    BoardConfig = Annotated[tagged_union(BOARD_SECTIONS.values()), key_default(DEFAULT_BOARD)]
 """One ``[boards.NAME]`` section, by its ``type`` (default: the Pi header)."""
+
+
+@functools.cache
+def _board_adapter() -> TypeAdapter[BoardConfig]:
+    return TypeAdapter(BoardConfig)
+
+
+def parse_board(data: object) -> BoardConfig:
+    """One section on its own (doctor reads each of a file's that way); a ValidationError if it
+    is wrong."""
+    return _board_adapter().validate_python(data)
 
 
 class SecurityConfig(Section):
@@ -328,7 +314,7 @@ class Config(Section):
     sessions: SessionsConfig = SessionsConfig()
     provider: ProviderConfig = ProviderConfig()
     security: SecurityConfig = SecurityConfig()
-    boards: dict[str, BoardConfig] = {"gpio": GpioBoardConfig()}
+    boards: dict[str, BoardConfig] = {DEFAULT_BOARD: BOARD_SECTIONS[DEFAULT_BOARD].model_validate({})}
     channels: ChannelsConfig = ChannelsConfig()
     memory: MemoryConfig = MemoryConfig()
     audit: AuditConfig = AuditConfig()

@@ -2,34 +2,28 @@
 floor below the schema so that section modules (sensors, schedules, rules, mqtt) and the
 ``Config`` model that gathers them import it without a cycle.
 
-Sections read values as configuration is written: ``"5"`` is 5 and ``"true"`` is true
-(environment variables are text), but ``true`` is no number and ``5`` is no text. Defaults are
-written as values (``pins: dict[str, PinConfig] = {}``, ``groups: TelegramGroupsConfig =
-TelegramGroupsConfig()``): pydantic copies them for each instance, and a value costs less at
-import than a ``default_factory``, whose signature pydantic inspects.
+A section is :class:`peripherals.options.Options`, the base of a board's or a sensor driver's
+options, so the agent's keys and a driver's read alike: ``"5"`` is 5 and ``"true"`` is true
+(environment variables are text), but ``true`` is no number and ``5`` is no text.
 
 >>> class Pump(Section):
 ...     max_on_seconds: float = 30.0
 >>> Pump.model_validate({"max_on_seconds": "45"}).max_on_seconds
 45.0
->>> Pump.model_validate({"max_on_seconds": True})
-Traceback (most recent call last):
-...
-pydantic_core._pydantic_core.ValidationError: 1 validation error for Pump
-...
 """
 
 from __future__ import annotations
 
 import functools
+import operator
 import re
-import types
-import typing
-from typing import Annotated, Any, Literal
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal, TypeVar, cast
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, create_model
 
 from edge.core.durations import counted_in
+from peripherals.options import Options
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
@@ -40,93 +34,54 @@ Minutes = Annotated[float, AfterValidator(counted_in("m"))]
 Hours = Annotated[float, AfterValidator(counted_in("h"))]
 
 
-class Section(BaseModel):
+class Section(Options):
     """A config section: unknown keys are errors, defaults are checked too."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _numbers_as_written(cls, data: Any) -> Any:
-        """pydantic takes ``true`` for 1 where a number is expected; we do not (``max_on_seconds
-        = true`` is a mistake, not one second): the bool is handed on as a value the field's own
-        check refuses, with every other problem. Text is read as environment variables write
-        it: ``" 5 "``, ``"2"`` for ``qos`` (a choice of integers), ``"0x76"`` (an I2C address),
-        ``" yes "``."""
-        if not isinstance(data, dict):
-            return data
-        kinds = _scalar_fields(cls)
-        changed: dict[str, Any] = {}
-        for key, value in data.items():
-            kind = kinds.get(key)
-            if kind is None:
-                continue
-            if kind != "bool" and isinstance(value, bool):
-                changed[key] = _NotANumber(value)
-            elif isinstance(value, str):
-                text = value.strip()
-                if kind == "int" and _INTEGER.fullmatch(text):
-                    changed[key] = int(text, 0 if _PREFIXED.match(text) else 10)
-                elif text != value:
-                    changed[key] = text
-        return {**data, **changed} if changed else data
+    model_config = ConfigDict(defer_build=False)
+    """Built when defined, as every section is validated when the config is read (a driver's own
+    options model, validated on its own only outside the agent, is built on first use)."""
 
 
-class _NotANumber:
-    """A bool where a number is expected; shown as the bool it was (``got True``)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: bool) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return repr(self.value)
+SectionT = TypeVar("SectionT", bound=Section)
 
 
-_INTEGER = re.compile(r"[+-]?(?:0[xX][0-9A-Fa-f_]+|0[oO][0-7_]+|0[bB][01_]+|[0-9][0-9_]*)")
-_PREFIXED = re.compile(r"[+-]?0[xXoObB]")
+def adapter_section(kind: str, options: type[BaseModel], section: type[SectionT],
+                    **fields: Any) -> type[SectionT]:
+    """The config section of an adapter registered as ``kind``: its own ``options`` (the keys
+    its driver reads) with the agent's keys of ``section`` and ``fields``, and ``type = kind``.
+    Named after both (``bme280`` and ``SensorSection``: ``Bme280SensorConfig``).
+
+    >>> class Fan(BaseModel):
+    ...     speed: int = 1
+    >>> class DeviceSection(Section):
+    ...     type: str
+    >>> adapter_section("ceiling_fan", Fan, DeviceSection)(speed=2)
+    CeilingFanDeviceConfig(type='ceiling_fan', speed=2)
+    """
+    tag: Any = Literal[kind]  # a type made at run time: each adapter names its own
+    name = "".join(part.title() for part in kind.split("_")) + section.__name__.removesuffix("Section")
+    model = create_model(f"{name}Config", __base__=(options, section), __module__=section.__module__,
+                         __doc__=options.__doc__, type=(tag, kind), **fields)
+    return cast(type[SectionT], model)
 
 
-@functools.cache
-def _scalar_fields(model: type[BaseModel]) -> dict[str, Literal["int", "float", "bool"]]:
-    """The keys of ``model``'s fields that take only numbers (``int``: integers or a choice of
-    them, ``float``) or only a bool, and nothing else but None."""
-    kinds: dict[str, Literal["int", "float", "bool"]] = {}
-    for name, field in model.model_fields.items():
-        members = [m for m in _members(field.annotation) if m is not type(None)]
-        literals = [v for m in members if typing.get_origin(m) is Literal for v in typing.get_args(m)]
-        plain = [m for m in members if typing.get_origin(m) is not Literal]
-        key = field.alias or name
-        if members and plain == [bool] and not literals:
-            kinds[key] = "bool"
-        elif not members or not all(m in (int, float) for m in plain):
-            continue
-        elif all(type(v) is int for v in literals):
-            kinds[key] = "float" if float in plain else "int"
-    return kinds
-
-
-def _members(hint: Any) -> tuple[Any, ...]:
-    origin = typing.get_origin(hint)
-    if origin is typing.Annotated:
-        return _members(typing.get_args(hint)[0])
-    if origin is typing.Union or origin is types.UnionType:
-        return tuple(m for arg in typing.get_args(hint) for m in _members(arg))
-    return (hint,)
+def tagged_union(models: Iterable[type[BaseModel]], key: str = "type") -> Any:
+    """``Annotated[A | B | ..., Discriminator(key)]`` over models made at run time (a type
+    checker sees their base instead)."""
+    return Annotated[functools.reduce(operator.or_, models), Discriminator(key)]
 
 
 def key_default(default: str, key: str = "type") -> BeforeValidator:
     """``Annotated`` metadata after a union's ``Discriminator(key)``: a table without ``key`` is
     ``default``'s.
 
+    >>> from pydantic import TypeAdapter
     >>> class Led(Section):
     ...     type: Literal["led"]
     >>> class Fan(Section):
     ...     type: Literal["fan"]
     ...     speed: int = 1
-    >>> from pydantic import Discriminator, TypeAdapter
-    >>> Device = TypeAdapter(typing.Annotated[Led | Fan, Discriminator("type"), key_default("led")])
+    >>> Device = TypeAdapter(Annotated[Led | Fan, Discriminator("type"), key_default("led")])
     >>> Device.validate_python({"type": "fan", "speed": 2}), Device.validate_python({})
     (Fan(type='fan', speed=2), Led(type='led'))
     """

@@ -1,8 +1,10 @@
 """``edge-cli doctor``: checks that say what is wrong and how to fix it.
 
 Each check returns a :class:`Check`; ``fail`` makes the command exit 1, ``warn`` does not. Checks
-read the raw config generically where other parts own the schema: a board by the keys it shares
-(``port``), a channel as its spec checks it (``ChannelSpec.check``, :mod:`edge.channels.registry`).
+read the raw config section by section, so one bad section does not hide the rest: the device
+nodes a board or sensor opens come from its type's spec (``devices``), so a new board type or
+sensor driver is checked with no change here; a channel is checked as its spec says
+(``ChannelSpec.check``, :mod:`edge.channels.registry`).
 
 The checks are used by module (:mod:`~edge.doctor.agent`, :mod:`~edge.doctor.host`,
 :mod:`~edge.doctor.mqtt`, :mod:`~edge.doctor.remote`); the face defines what they share and

@@ -1,4 +1,5 @@
-"""Checks of the agent itself: its config file, and whether its boards answer."""
+"""Checks of the agent itself: its config file, its board types and sensor drivers, and whether
+its boards and sensors answer."""
 
 from __future__ import annotations
 
@@ -42,6 +43,25 @@ def check_config(explicit: str | None):
         return Check("config", "warn", f"{loaded.path} is valid, but " + "; ".join(risks),
                      "give each network channel an explicit list of allowed users"), loaded
     return Check("config", "ok", f"{loaded.path} is valid"), loaded
+
+
+def check_adapters() -> Check:
+    """The board types and sensor drivers there are (those other packages installed named with
+    their package), and the entry points that could not be used: the agent runs without those,
+    and a section naming one is a config error."""
+    from peripherals.factory import BOARDS
+    from peripherals.sensors.factory import SENSORS
+
+    registries = (BOARDS, SENSORS)
+    detail = "; ".join(f"{registry.what} types: " + ", ".join(
+        kind if registry.origin(kind) == "built in" else f"{kind} (from {registry.origin(kind)})"
+        for kind in registry.kinds) for registry in registries)
+    broken = [f"{registry.group} {entry}" for registry in registries for entry in registry.broken]
+    if broken:
+        return Check("adapters", "warn", "cannot use " + "; ".join(broken) + f" ({detail})",
+                     "fix or remove the package named (`pip uninstall NAME` in the agent's "
+                     "environment); until then the agent runs without it")
+    return Check("adapters", "ok", detail)
 
 
 async def _direct_board_status(config) -> list[dict]:

@@ -12,13 +12,19 @@ import stat
 import subprocess
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from edge.config.model import parse_board
+from edge.config.sensors import AnalogSensorConfig, parse_sensor
 from edge.doctor import Check
+from peripherals.base import DeviceNode
 from peripherals.exc import BoardUnavailable
+from peripherals.factory import BOARDS
 from peripherals.pin_factory import load_pin_factory
+from peripherals.sensors.factory import SENSORS
 
 SERVICE_GROUPS = ("gpio", "dialout", "i2c", "spi")
 """The unit's SupplementaryGroups: systemd refuses to start the service if one is missing."""
-DEVICE_KEYS = ("port", "device", "path")
 MIN_FREE_BYTES = 100 * 1024 * 1024
 LOW_FREE_BYTES = 500 * 1024 * 1024
 MIN_FREE_FRACTION = 0.05
@@ -36,25 +42,25 @@ def user_groups(user: str) -> set[str]:
     return names
 
 
-def board_devices(raw: dict) -> list[tuple[str, str]]:
-    """(device path or glob, board) for every board that needs a device node."""
-    found: list[tuple[str, str]] = []
-    for name, board in (raw.get("boards") or {}).items():
-        if not isinstance(board, dict):
+def device_nodes(raw: dict) -> list[tuple[DeviceNode, str]]:
+    """(device node, who opens it: ``board uno``, ``sensor greenhouse``) for every board and
+    sensor section, as its type's spec names them. A section that is not valid is left to the
+    config check."""
+    found: list[tuple[DeviceNode, str]] = []
+    for name, table in (raw.get("boards") or {}).items():
+        try:
+            board = parse_board(table)
+        except ValidationError:
             continue
-        if board.get("type", "gpio") == "gpio":
-            if board.get("simulate", True) is False:
-                found.append(("/dev/gpiochip*", name))
+        found.extend((node, f"board {name}") for node in BOARDS.get(board.type).devices(board))
+    for name, table in (raw.get("sensors") or {}).items():
+        try:
+            sensor = parse_sensor(table)
+        except ValidationError:
             continue
-        for key in DEVICE_KEYS:
-            value = board.get(key)
-            if isinstance(value, str) and value.startswith("/"):  # not socket:// URLs
-                found.append((value, name))
+        if not isinstance(sensor, AnalogSensorConfig):  # a board's pin: the board's device
+            found.extend((node, f"sensor {name}") for node in SENSORS.get(sensor.type).devices(sensor))
     return found
-
-
-def group_for(device: str) -> str:
-    return "gpio" if "gpiochip" in device else "dialout"
 
 
 def check_groups(raw: dict, user: str, unit_installed: bool) -> Check:
@@ -70,7 +76,7 @@ def check_groups(raw: dict, user: str, unit_installed: bool) -> Check:
     except KeyError:
         return Check("groups", "fail", f"user {user!r} does not exist",
                      "run `sudo deploy/install.sh` (it creates the edge user) or pass --user")
-    needed = sorted({group_for(device) for device, _ in board_devices(raw)})
+    needed = sorted({node.group for node, _ in device_nodes(raw)})
     absent = [g for g in needed if g not in member_of and user != "root"]
     if absent:
         problems.append(f"{user} is not in group(s) {', '.join(absent)}")
@@ -106,18 +112,15 @@ def can_access(path: str, user: str) -> bool:
 
 
 def check_devices(raw: dict, user: str) -> Check:
-    wanted = board_devices(raw)
+    wanted = device_nodes(raw)
     if not wanted:
         return Check("devices", "ok", "no device nodes needed (all boards simulated)")
     problems, fixes, fine = [], [], []
-    for pattern, board in wanted:
-        paths = sorted(glob.glob(pattern))
+    for node, owner in wanted:
+        paths = sorted(glob.glob(node.path))
         if not paths:
-            problems.append(f"{pattern} (board {board}) does not exist")
-            fixes.append("plug the board in and check its port (`ls /dev/ttyACM* /dev/ttyUSB*`); "
-                         "a stable /dev/edge-<board> name needs serial_number in the board's config "
-                         "and `sudo edge-cli service install`" if "gpiochip" not in pattern else
-                         "gpiochip devices exist on a Pi only; set simulate = true elsewhere")
+            problems.append(f"{node.path} ({owner}) does not exist")
+            fixes.append(node.missing)
             continue
         for path in paths:
             if can_access(path, user):
@@ -129,7 +132,7 @@ def check_devices(raw: dict, user: str) -> Check:
                             f"mode {stat.filemode(st.st_mode)})")
             fixes.append(f"sudo usermod -aG {group} {user}" if group != "root" else
                          "install the udev rules (`sudo edge-cli service install`), which give "
-                         f"the device to the {group_for(path)} group")
+                         f"the device to the {node.group} group")
     if problems:
         return Check("devices", "fail", "; ".join(problems), "; ".join(dict.fromkeys(fixes)))
     return Check("devices", "ok", f"{user} can use {', '.join(fine)}")

@@ -1,6 +1,7 @@
 """Sensor drivers: things the agent reads but never drives (1-Wire and I2C chips, SPI ADCs,
-the Pi's own health), behind the :class:`peripherals.sensors.base.Sensor` protocol and built
-from config by :func:`peripherals.sensors.factory.create_sensor`.
+the Pi's own health), behind the :class:`peripherals.sensors.base.Sensor` protocol, each one
+registered as a :class:`peripherals.sensors.base.SensorSpec` (README.md: "Adding a sensor driver")
+and built from config by :func:`peripherals.sensors.factory.create_sensor`.
 
 >>> from peripherals.sensors.bme280 import Bme280Sensor
 >>> Bme280Sensor("greenhouse", bus=1, address=0x76).quantities
@@ -16,13 +17,23 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from peripherals.sensors.base import Reading, Scaling, Sensor
+    from peripherals.sensors.base import (
+        Reading,
+        ScaledOptions,
+        Scaling,
+        Sensor,
+        SensorContext,
+        SensorOptions,
+        SensorSpec,
+    )
     from peripherals.sensors.factory import create_sensor
 
-__all__ = ["Reading", "Scaling", "Sensor", "create_sensor"]
+__all__ = ["Reading", "ScaledOptions", "Scaling", "Sensor", "SensorContext", "SensorOptions",
+           "SensorSpec", "create_sensor"]
 
 _HOMES = {
-    "base": ("Reading", "Scaling", "Sensor"),
+    "base": ("Reading", "ScaledOptions", "Scaling", "Sensor", "SensorContext", "SensorOptions",
+             "SensorSpec"),
     "factory": ("create_sensor",),
 }
 """Each module, and the names of ``__all__`` it holds."""

@@ -13,16 +13,21 @@ see them. The programmable gain is chosen by its full-scale range in volts:
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Annotated, Literal
 
+from pydantic import Field
+
+from peripherals.base import DeviceNode
 from peripherals.exc import SensorError
-from peripherals.sensors.base import Reading, Scaling, Sensor
-from peripherals.sensors.catalog import ADS1115_ADDRESSES, ADS1115_GAINS
-from peripherals.sensors.i2c import BusOpener, I2CChip
+from peripherals.options import among
+from peripherals.sensors.base import VOLTS, Reading, ScaledOptions, Scaling, Sensor, SensorContext, SensorSpec
+from peripherals.sensors.i2c import Address, BusOpener, I2CChip, bus_node
 
-ADDRESSES = ADS1115_ADDRESSES
+ADDRESSES = (0x48, 0x49, 0x4A, 0x4B)
 """ADDR pin to GND, VDD, SDA, SCL."""
 CHANNELS = (0, 1, 2, 3)
-GAINS = ADS1115_GAINS
+GAINS = {6.144: 0b000, 4.096: 0b001, 2.048: 0b010, 1.024: 0b011, 0.512: 0b100, 0.256: 0b101}
 """Full-scale range in volts -> PGA bits. Inputs never go beyond VDD + 0.3 V whatever the FSR."""
 DATA_RATES = {8: 0, 16: 1, 32: 2, 64: 3, 128: 4, 250: 5, 475: 6, 860: 7}
 """Samples per second -> DR bits; a single shot takes one sample period."""
@@ -57,7 +62,7 @@ class Ads1115Sensor(Sensor):
     kind = "ads1115"
 
     def __init__(self, name: str, channel: int, *, bus: int = 1, address: int = 0x48,
-                 fsr: float = 4.096, data_rate: int = 128, scaling: Scaling = Scaling(),
+                 fsr: float = 4.096, data_rate: int = 128, scaling: Scaling = VOLTS,
                  open_bus: BusOpener | None = None):
         if channel not in CHANNELS:
             raise ValueError(f"ADS1115 channels are 0..3, not {channel}")
@@ -94,3 +99,31 @@ class Ads1115Sensor(Sensor):
 
     def close(self) -> None:
         self.chip.close()
+
+
+class Ads1115Options(ScaledOptions):
+    """One channel of an ADS1115 ADC on I2C, against GND: volts, then scale/offset."""
+
+    channel: int = Field(ge=0, le=3)
+    bus: int = Field(default=1, ge=0)
+    address: Annotated[Address, among(ADDRESSES, lambda address: f"0x{address:02x}: an ADS1115 "
+                                      "answers at 0x48 (ADDR to GND), 0x49 (VDD), 0x4a (SDA) or "
+                                      "0x4b (SCL)")] = 0x48
+    fsr: Annotated[float, among(GAINS, lambda fsr: f"{fsr} V is not a range the ADS1115 has; use "
+                                f"one of {', '.join(map(str, GAINS))}")] = 4.096
+    """Full-scale range in volts (the gain): 6.144, 4.096, 2.048, 1.024, 0.512 or 0.256; inputs
+    never go above VDD whatever it says."""
+    data_rate: Literal[8, 16, 32, 64, 128, 250, 475, 860] = 128
+    """Samples per second; one conversion takes one sample period."""
+
+
+def _build(name: str, options: Ads1115Options, context: SensorContext) -> Sensor:
+    return Ads1115Sensor(name, options.channel, bus=options.bus, address=options.address,
+                         fsr=options.fsr, data_rate=options.data_rate, scaling=options.scaling)
+
+
+def _devices(options: Ads1115Options) -> Sequence[DeviceNode]:
+    return (bus_node(options.bus),)
+
+
+SPEC = SensorSpec("ads1115", Ads1115Options, _build, _devices)

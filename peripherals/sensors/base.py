@@ -1,4 +1,5 @@
-"""The Sensor protocol and the value it reads.
+"""The Sensor protocol, the value it reads, and the spec a sensor driver registers
+(:class:`SensorSpec`: its type name, its options, how it is built).
 
 A sensor is something the agent reads but never drives: a thermometer on the 1-Wire bus, a
 BME280 on I2C, an ADC channel, the Pi's own health. Each one yields a fixed set of named
@@ -15,10 +16,18 @@ Reading(quantity='temperature', value=25.0, unit='°C')
 
 from __future__ import annotations
 
+import re
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+from pydantic import AfterValidator
+
+from peripherals.base import DeviceNode, no_devices
+from peripherals.options import Options
+from peripherals.registry import AdapterSpec
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,10 @@ class Scaling:
 
     def reading(self, raw: float) -> Reading:
         return Reading(self.quantity, raw * self.scale + self.offset, self.unit)
+
+
+VOLTS = Scaling()
+"""No calibration: the raw measurement, in volts (an ADC channel's default)."""
 
 
 @runtime_checkable
@@ -83,3 +96,83 @@ class Sensor(Protocol):
     def describe(self) -> str:
         """Where the sensor is, for status and doctor (``bme280 at 0x76 on /dev/i2c-1``)."""
         return self.kind
+
+
+class SensorOptions(Options):
+    """The keys of a ``[sensors.NAME]`` section its driver reads; a driver's options subclass it
+    and say what the sensor yields, before any sensor is opened, so that rules and Home
+    Assistant discovery are checked and announced first. ``type`` and ``interval_seconds``
+    belong to the agent (``edge.config.sensors``), which adds them to the section."""
+
+    @property
+    def units(self) -> dict[str, str]:
+        """Every quantity the sensor yields -> its unit (the driver's ``units``)."""
+        raise NotImplementedError
+
+    @property
+    def quantities(self) -> tuple[str, ...]:
+        return tuple(self.units)
+
+
+_QUANTITY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def _quantity(value: str) -> str:
+    if not _QUANTITY.fullmatch(value):
+        raise ValueError(f"quantity {value!r}: use letters, digits and '_', starting with a "
+                         "letter (rules write NAME.QUANTITY)")
+    return value
+
+
+Quantity = Annotated[str, AfterValidator(_quantity)]
+"""A quantity's name as rules write it (``greenhouse.temperature``)."""
+
+
+class ScaledOptions(SensorOptions):
+    """A raw measurement made meaningful: ``value = raw * scale + offset`` in ``unit``.
+
+    >>> ScaledOptions(scale=100, unit="°C", quantity="temperature").units
+    {'temperature': '°C'}
+    """
+
+    scale: float = 1.0
+    offset: float = 0.0
+    quantity: Quantity = "voltage"
+    unit: str = "V"
+
+    @property
+    def units(self) -> dict[str, str]:
+        return {self.quantity: self.unit}
+
+    @property
+    def scaling(self) -> Scaling:
+        """The calibration as the drivers (and an analog pin's reader) apply it."""
+        return Scaling(self.scale, self.offset, self.quantity, self.unit)
+
+
+@dataclass(frozen=True)
+class SensorContext:
+    """What a sensor is built with besides its section: where /sys and /proc are (tests give a
+    fake tree) and the header's gpiozero pin factory (for SPI chips)."""
+
+    root: str | Path = "/"
+    pin_factory: Any = None
+
+
+SensorOptionsT = TypeVar("SensorOptionsT", bound=SensorOptions)
+
+
+@dataclass(frozen=True)
+class SensorSpec(AdapterSpec[SensorOptionsT]):
+    """One sensor driver, registered under ``kind`` (the section's ``type``) in
+    :data:`peripherals.sensors.factory.SENSORS`.
+
+    ``build(name, options, context)`` makes the driver without touching the hardware (its first
+    ``read`` does); ``options`` is the validated section, an instance of ``options``, and the
+    driver's ``units`` are the options' ``units``. ``devices(options)`` names the device nodes
+    the driver opens, for doctor's groups and devices checks. Config validation imports every
+    spec's module: keep it light (import a chip's library where the bus is opened)."""
+
+    build: Callable[[str, SensorOptionsT, SensorContext], Sensor]
+    devices: Callable[[SensorOptionsT], Sequence[DeviceNode]] = no_devices
+    options_base: ClassVar[type[Options]] = SensorOptions

@@ -23,18 +23,23 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
+from pydantic import Field
+
+from peripherals.base import DeviceNode
 from peripherals.exc import SensorError, SensorUnavailable
-from peripherals.sensors.base import Reading, Sensor
-from peripherals.sensors.catalog import BME280_ADDRESSES, BME280_UNITS
-from peripherals.sensors.i2c import BusOpener, I2CChip, little_endian
+from peripherals.options import among
+from peripherals.sensors.base import Reading, Sensor, SensorContext, SensorOptions, SensorSpec
+from peripherals.sensors.i2c import Address, BusOpener, I2CChip, bus_node, little_endian
 
 log = logging.getLogger(__name__)
 
-ADDRESSES = BME280_ADDRESSES
+ADDRESSES = (0x76, 0x77)
 """0x76 with SDO to GND (most breakout boards), 0x77 with SDO to 3.3 V."""
-UNITS = BME280_UNITS
+UNITS = {"temperature": "°C", "pressure": "hPa", "humidity": "%"}
 
 CHIP_ID = 0x60
 REG_ID, REG_CALIB_TP, REG_CALIB_H = 0xD0, 0x88, 0xE1
@@ -198,3 +203,27 @@ class Bme280Sensor(Sensor):
                                   f"{MEASURE_TIMEOUT:.1f} s; check its supply voltage")
             time.sleep(0.002)
         return self.chip.read_block(REG_DATA, 8)
+
+
+class Bme280Options(SensorOptions):
+    """A BME280 on I2C: yields temperature (°C), pressure (hPa) and humidity (%)."""
+
+    bus: int = Field(default=1, ge=0)
+    """/dev/i2c-N; 1 is the header's I2C (GPIO2 SDA, GPIO3 SCL)."""
+    address: Annotated[Address, among(ADDRESSES, lambda address: f"0x{address:02x}: a BME280 "
+                                      "answers at 0x76 (SDO to GND) or 0x77 (SDO to 3.3 V)")] = 0x76
+
+    @property
+    def units(self) -> dict[str, str]:
+        return dict(UNITS)
+
+
+def _build(name: str, options: Bme280Options, context: SensorContext) -> Sensor:
+    return Bme280Sensor(name, bus=options.bus, address=options.address)
+
+
+def _devices(options: Bme280Options) -> Sequence[DeviceNode]:
+    return (bus_node(options.bus),)
+
+
+SPEC = SensorSpec("bme280", Bme280Options, _build, _devices)

@@ -10,10 +10,14 @@ so every driver above here talks to a real object with smbus2's methods, never t
 
 from __future__ import annotations
 
+import contextlib
 import errno
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Annotated, Protocol
 
+from pydantic import BeforeValidator
+
+from peripherals.base import DeviceNode
 from peripherals.exc import SensorError, SensorUnavailable
 
 
@@ -40,6 +44,25 @@ BusOpener = Callable[[int], SMBusLike]
 
 ENABLE_I2C = ("enable I2C with `sudo raspi-config nonint do_i2c 0` (or dtparam=i2c_arm=on in "
               "/boot/firmware/config.txt) and reboot")
+
+
+def _address(value: object) -> object:
+    """I2C addresses as TOML integers (``0x76``) or text (``"0x76"``)."""
+    if isinstance(value, str):
+        try:
+            return int(value, 0)
+        except ValueError:
+            raise ValueError(f"an I2C address such as 0x76, not {value!r}") from None
+    return value
+
+
+Address = Annotated[int, BeforeValidator(_address)]
+"""An I2C chip's address in a driver's options: ``0x76`` or ``"0x76"``."""
+
+
+def bus_node(bus: int) -> DeviceNode:
+    """``/dev/i2c-<bus>``, which the udev rules of Pi OS give to the i2c group."""
+    return DeviceNode(f"/dev/i2c-{bus}", "i2c", ENABLE_I2C)
 
 
 def _smbus2(bus: int) -> SMBusLike:
@@ -80,10 +103,8 @@ class I2CChip:
     def close(self) -> None:
         if self._smbus is not None:
             smbus, self._smbus = self._smbus, None
-            try:
+            with contextlib.suppress(OSError):
                 smbus.close()
-            except OSError:
-                pass
 
     def _failed(self, exc: OSError, what: str) -> SensorError:
         self.close()

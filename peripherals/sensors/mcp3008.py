@@ -11,10 +11,14 @@ fraction.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Self
 
+from pydantic import Field, model_validator
+
+from peripherals.base import DeviceNode
 from peripherals.exc import SensorError, SensorUnavailable
-from peripherals.sensors.base import Reading, Scaling, Sensor
+from peripherals.sensors.base import VOLTS, Reading, ScaledOptions, Scaling, Sensor, SensorContext, SensorSpec
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +37,7 @@ class Mcp3008Sensor(Sensor):
 
     def __init__(self, name: str, channel: int, *, port: int = 0, device: int = 0,
                  select_pin: str | None = None, vref: float = 3.3,
-                 scaling: Scaling = Scaling(), pin_factory: Any = None):
+                 scaling: Scaling = VOLTS, pin_factory: Any = None):
         if channel not in CHANNELS:
             raise ValueError(f"MCP3008 channels are 0..7, not {channel}")
         if vref <= 0:
@@ -87,3 +91,38 @@ class Mcp3008Sensor(Sensor):
         if self._adc is not None:
             adc, self._adc = self._adc, None
             adc.close()
+
+
+class Mcp3008Options(ScaledOptions):
+    """One channel of an MCP3008 SPI ADC: ``value * vref`` volts, then scale/offset."""
+
+    channel: int = Field(ge=0, le=7)
+    port: int = Field(default=0, ge=0, le=1)
+    device: int = Field(default=0, ge=0, le=1)
+    """Hardware SPI: port 0, chip select CE0 (GPIO8) or CE1 (GPIO7)."""
+    select_pin: str | None = None
+    """Instead of port/device: chip select on this GPIO (bit-banged SPI on GPIO11/10/9)."""
+    vref: float = Field(default=3.3, gt=0)
+    """The voltage on VREF; 1 gives the bare fraction 0..1."""
+
+    @model_validator(mode="after")
+    def check(self) -> Self:
+        if self.select_pin is not None and {"port", "device"} & self.model_fields_set:
+            raise ValueError("select_pin and port/device both choose the chip select; keep one")
+        return self
+
+
+def _build(name: str, options: Mcp3008Options, context: SensorContext) -> Sensor:
+    return Mcp3008Sensor(name, options.channel, port=options.port, device=options.device,
+                         select_pin=options.select_pin, vref=options.vref,
+                         scaling=options.scaling, pin_factory=context.pin_factory)
+
+
+def _devices(options: Mcp3008Options) -> Sequence[DeviceNode]:
+    """The kernel's spidev for hardware SPI; bit-banged SPI rides on the header's pins."""
+    if options.select_pin is not None:
+        return ()
+    return (DeviceNode(f"/dev/spidev{options.port}.{options.device}", "spi", ENABLE_SPI),)
+
+
+SPEC = SensorSpec("mcp3008", Mcp3008Options, _build, _devices)

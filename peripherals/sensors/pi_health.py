@@ -21,8 +21,7 @@ import subprocess
 from pathlib import Path
 
 from peripherals.exc import SensorError
-from peripherals.sensors.base import Reading, Sensor
-from peripherals.sensors.catalog import PI_HEALTH_UNITS, PI_THROTTLE_BITS
+from peripherals.sensors.base import Reading, Sensor, SensorContext, SensorOptions, SensorSpec
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +29,22 @@ THERMAL_ZONE = "sys/class/thermal/thermal_zone0/temp"
 THROTTLED_NODE = "sys/devices/platform/soc/soc:firmware/get_throttled"
 LOADAVG, MEMINFO = "proc/loadavg", "proc/meminfo"
 
-THROTTLE_BITS = PI_THROTTLE_BITS
-"""Flag -> bit of get_throttled (the table lives in :mod:`peripherals.sensors.catalog`)."""
-UNITS = PI_HEALTH_UNITS
+THROTTLE_BITS = {
+    "under_voltage": 0, "freq_capped": 1, "throttled": 2, "soft_temp_limit": 3,
+    "under_voltage_occurred": 16, "freq_capped_occurred": 17, "throttled_occurred": 18,
+    "soft_temp_limit_occurred": 19,
+}
+"""Flag -> bit of the Pi's get_throttled. ``freq_capped`` is the ARM frequency cap, ``soft_temp_limit``
+the soft temperature limit (60 °C by default on a Pi 3B+); ``*_occurred`` stay set until
+reboot. Each flag reads 1 or 0."""
+
+UNITS: dict[str, str] = {
+    "cpu_temperature": "°C",
+    **{flag: "" for flag in THROTTLE_BITS},
+    "load_1m": "", "load_5m": "", "load_15m": "",
+    "disk_used": "%",
+    "memory_used": "%",
+}
 
 
 def decode_throttled(value: int) -> dict[str, bool]:
@@ -131,3 +143,19 @@ class PiHealthSensor(Sensor):
                 fields[key] = int(rest.split()[0])
         total, available = fields["MemTotal"], fields["MemAvailable"]
         return {"memory_used": round(100.0 * (total - available) / total, 1)}
+
+
+class PiHealthOptions(SensorOptions):
+    """The Pi's own health: cpu_temperature, the throttling flags (under_voltage, throttled,
+    freq_capped, soft_temp_limit and their *_occurred), load_1m/5m/15m, disk_used, memory_used."""
+
+    @property
+    def units(self) -> dict[str, str]:
+        return dict(UNITS)
+
+
+def _build(name: str, options: PiHealthOptions, context: SensorContext) -> Sensor:
+    return PiHealthSensor(name, root=context.root)
+
+
+SPEC = SensorSpec("pi", PiHealthOptions, _build)

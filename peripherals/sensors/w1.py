@@ -17,17 +17,19 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from peripherals.exc import SensorError, SensorUnavailable
-from peripherals.sensors.base import Reading, Sensor
-from peripherals.sensors.catalog import DS18B20_UNITS
+from peripherals.sensors.base import Reading, Sensor, SensorContext, SensorOptions, SensorSpec
 
 log = logging.getLogger(__name__)
 
 DEVICES = "sys/bus/w1/devices"
 FAMILY = "28-"
 POWER_ON_MILLIDEGREES = 85000
-UNITS = DS18B20_UNITS
+UNITS = {"temperature": "°C"}
 
 ENABLE_W1 = ("enable 1-Wire: add dtoverlay=w1-gpio to /boot/firmware/config.txt (data on GPIO4; "
              "dtoverlay=w1-gpio,gpiopin=N for another pin) or use `sudo raspi-config` > Interface "
@@ -37,6 +39,7 @@ CHECK_WIRING = ("check the wiring: data to the 1-Wire GPIO (GPIO4 by default) wi
 
 _CRC = re.compile(r"crc=[0-9a-f]{2} (YES|NO)\s*$", re.M)
 _T = re.compile(r"t=(-?\d+)\s*$", re.M)
+_DEVICE = re.compile(r"28-[0-9a-f]{12}")
 
 
 class ImplausibleReading(SensorError):
@@ -143,3 +146,28 @@ class Ds18b20Sensor(Sensor):
             return _plausible(int(text.strip()))
         except ValueError:
             raise ImplausibleReading(f"unexpected temperature contents {text.strip()!r}") from None
+
+
+def _device_id(device: str | None) -> str | None:
+    if device is not None and not _DEVICE.fullmatch(device):
+        raise ValueError(f"{device!r} is not a DS18B20 id: 28- and 12 hex digits, as "
+                         "`ls /sys/bus/w1/devices` shows")
+    return device
+
+
+class Ds18b20Options(SensorOptions):
+    """A DS18B20 on the 1-Wire bus (dtoverlay=w1-gpio): yields temperature (°C)."""
+
+    device: Annotated[str | None, AfterValidator(_device_id)] = None
+    """Its id in /sys/bus/w1/devices (``28-0123456789ab``); omitted: the only one there."""
+
+    @property
+    def units(self) -> dict[str, str]:
+        return dict(UNITS)
+
+
+def _build(name: str, options: Ds18b20Options, context: SensorContext) -> Sensor:
+    return Ds18b20Sensor(name, options.device, root=context.root)
+
+
+SPEC = SensorSpec("ds18b20", Ds18b20Options, _build)

@@ -9,7 +9,7 @@ from importlib import resources
 import pytest
 
 from edge.config.loader import load_config
-from edge.config.model import ArduinoBoardConfig, GpioBoardConfig, Stm32BoardConfig
+from edge.config.model import BOARD_SECTIONS
 from edge.core.exc import ConfigError
 
 
@@ -18,14 +18,14 @@ def test_commented_board_examples_are_valid(write_config, isolated_env):
     block = text[text.index("# [boards.uno]"):text.index("[channels")]
     uncommented = re.sub(r"^# ?(\[boards|\w+ = )", r"\1", block, flags=re.M)
     config = load_config(str(write_config(uncommented)), env=isolated_env).config
-    assert isinstance(config.boards["uno"], ArduinoBoardConfig)
-    assert isinstance(config.boards["nucleo"], Stm32BoardConfig)
+    assert isinstance(config.boards["uno"], BOARD_SECTIONS["arduino"])
+    assert isinstance(config.boards["nucleo"], BOARD_SECTIONS["stm32"])
     assert config.boards["uno"].pins["light"].mode.value == "analog"
 
 
 def test_type_defaults_to_gpio(write_config, isolated_env):
     config = load_config(str(write_config("[boards.pi]\nsimulate = true\n")), env=isolated_env).config
-    assert isinstance(config.boards["pi"], GpioBoardConfig)
+    assert isinstance(config.boards["pi"], BOARD_SECTIONS["gpio"])
 
 
 @pytest.mark.parametrize("text,expected", [

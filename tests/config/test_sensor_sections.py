@@ -6,14 +6,7 @@ from __future__ import annotations
 import pytest
 
 from edge.config.loader import load_config
-from edge.config.sensors import (
-    Ads1115SensorConfig,
-    AnalogSensorConfig,
-    Bme280SensorConfig,
-    Ds18b20SensorConfig,
-    Mcp3008SensorConfig,
-    PiSensorConfig,
-)
+from edge.config.sensors import SENSOR_SECTIONS
 from edge.core.exc import ConfigError
 from peripherals.sensors.factory import create_sensor
 
@@ -64,9 +57,8 @@ def test_no_sensors_by_default(default_config):
 
 def test_every_type_with_its_parameters_and_defaults(write_config, isolated_env):
     sensors = load(write_config, isolated_env, EVERY_TYPE).sensors
-    assert [type(s) for s in sensors.values()] == [
-        PiSensorConfig, Ds18b20SensorConfig, Bme280SensorConfig, Ads1115SensorConfig,
-        Mcp3008SensorConfig, AnalogSensorConfig]
+    assert [type(s) for s in sensors.values()] == [SENSOR_SECTIONS[kind] for kind in (
+        "pi", "ds18b20", "bme280", "ads1115", "mcp3008", "analog")]
     assert sensors["pi"].interval_seconds == 60 and sensors["water"].interval_seconds == 30
     assert (sensors["greenhouse"].bus, sensors["greenhouse"].address) == (1, 0x77)
     soil = sensors["soil"]
@@ -101,7 +93,7 @@ def test_each_driver_built_from_its_section_yields_what_the_section_announced(
     for name, section in sensors.items():
         if section.type == "analog":
             continue  # read through its board by the runtime, not a driver
-        driver = create_sensor(name, section.type, section.driver_options(), root=tmp_path)
+        driver = create_sensor(name, section.type, section, root=tmp_path)
         assert (driver.name, driver.kind, driver.units) == (name, section.type, section.units)
 
 

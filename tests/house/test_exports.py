@@ -47,11 +47,12 @@ EXPORTS: dict[str, list[str]] = {
                       "SwitchBudget", "is_admin"],
     "edge.tools": ["ModelTool", "Tool", "ToolArgs", "ToolResult", "automation_tools",
                    "configured_admins", "hardware_tools", "memory_tools", "spec_of"],
-    "peripherals": ["Board", "BoardError", "BoardEvent", "BoardListener", "BoardStatus",
-                    "BoardSupervisor", "BoardUnavailable", "PinInfo", "PinMode", "PinModeError",
-                    "PinState", "Pull", "SensorError", "SensorUnavailable", "UnknownPin",
-                    "create_board"],
-    "peripherals.sensors": ["Reading", "Scaling", "Sensor", "create_sensor"],
+    "peripherals": ["Board", "BoardContext", "BoardError", "BoardEvent", "BoardListener",
+                    "BoardOptions", "BoardSpec", "BoardStatus", "BoardSupervisor", "BoardUnavailable",
+                    "DeviceNode", "PinInfo", "PinMode", "PinModeError", "PinState", "Pull",
+                    "SensorError", "SensorUnavailable", "UnknownPin", "create_board"],
+    "peripherals.sensors": ["Reading", "ScaledOptions", "Scaling", "Sensor", "SensorContext",
+                            "SensorOptions", "SensorSpec", "create_sensor"],
 }
 
 

@@ -127,6 +127,24 @@ def test_device_permissions_by_mode_bits(tmp_path):
     assert host.check_devices({"boards": {"gpio": {"simulate": True}}}, "nobody").status == "ok"
 
 
+def test_device_nodes_come_from_each_types_spec(tmp_path):
+    """A sensor on I2C or hardware SPI needs its bus node and group, as a serial board its port;
+    an analog pin, the Pi's health, a simulated header or a section that is not valid need none
+    here (the config check reports the last)."""
+    raw = {"boards": {"uno": {"type": "arduino", "port": "/dev/ttyACM7"}, "emu": {"type": "stm32",
+                      "port": "socket://127.0.0.1:9"}, "pi": {}, "bad": {"type": "esp32"}},
+           "sensors": {"greenhouse": {"type": "bme280", "bus": 7}, "soil": {"type": "mcp3008",
+                       "channel": 0, "device": 1}, "tank": {"type": "analog", "pin": "uno:A0"},
+                       "host": {"type": "pi"}, "broken": {"type": "bme280", "address": 1}}}
+    assert [(node.path, node.group, owner) for node, owner in host.device_nodes(raw)] == [
+        ("/dev/ttyACM7", "dialout", "board uno"), ("/dev/i2c-7", "i2c", "sensor greenhouse"),
+        ("/dev/spidev0.1", "spi", "sensor soil")]
+    missing = host.check_devices(raw, "nobody")
+    assert missing.status == "fail" and "/dev/i2c-7 (sensor greenhouse) does not exist" in missing.detail
+    assert "raspi-config nonint do_i2c 0" in missing.fix and "do_spi" in missing.fix
+    assert "usermod -aG dialout,i2c,spi nobody" in host.check_groups(raw, "nobody", False).fix
+
+
 def test_group_membership():
     raw = {"boards": {"uno": {"type": "arduino", "port": "/dev/ttyACM0"}}}
     check = host.check_groups(raw, "nobody", unit_installed=False)

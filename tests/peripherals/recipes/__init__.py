@@ -1,0 +1,1 @@
+"""Adapters written by following the package READMEs, for tests only."""

@@ -1,0 +1,120 @@
+"""A registry of adapters: its table first, then the entry points of installed packages (here a
+distribution written into a folder on the module path), loaded once when first asked. An entry
+point that cannot be used is logged and kept in ``broken``, never raised; a built-in that cannot
+be loaded is a bug, and raises."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import uuid
+
+import pytest
+
+from peripherals.base import BoardContext, BoardSpec
+from peripherals.options import Options
+from peripherals.registry import Registry
+from peripherals.sensors.factory import SENSORS
+from tests.peripherals.recipes import ledger
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """``installed(module_text, entry_points)``: a distribution ``plugin-pkg 1.2`` with one
+    module and entry points in a fresh group, on the module path; returns the group."""
+    def install(module: str, points: dict[str, str]) -> str:
+        group, name = f"edge_agent.test_{uuid.uuid4().hex[:8]}", f"plugin_{uuid.uuid4().hex[:8]}"
+        (tmp_path / f"{name}.py").write_text(module)
+        info = tmp_path / "plugin_pkg-1.2.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plugin-pkg\nVersion: 1.2\n")
+        (info / "entry_points.txt").write_text(
+            f"[{group}]\n" + "".join(f"{key} = {name}:{target}\n" for key, target in points.items()))
+        monkeypatch.syspath_prepend(str(tmp_path))
+        return group
+    return install
+
+
+MODULE = """
+from peripherals.base import BoardSpec
+from tests.peripherals.recipes.ledger import LedgerOptions, build
+
+LEDGER = BoardSpec("ledger", LedgerOptions, build)
+OTHER_NAME = BoardSpec("abacus", LedgerOptions, build)
+GPIO = BoardSpec("gpio", LedgerOptions, build)
+NOT_A_SPEC = 42
+"""
+
+
+def boards(group: str) -> Registry[BoardSpec]:
+    return Registry("board", group, {"gpio": "peripherals.board_types:GPIO"}, BoardSpec,
+                    reserved=("virtual",))
+
+
+def test_the_table_first_then_installed_packages_by_name(installed):
+    group = installed(MODULE, {"ledger": "LEDGER"})
+    registry = boards(group)
+    assert registry.kinds == ("gpio", "ledger")
+    assert (registry.origin("gpio"), registry.origin("ledger")) == ("built in", "plugin-pkg 1.2")
+    board = registry.get("ledger").build("bench", ledger.LedgerOptions(path="x"), BoardContext())
+    assert (board.name, board.kind) == ("bench", "ledger")
+    assert registry.broken == []
+
+
+def test_nothing_is_imported_until_the_registry_is_asked(installed):
+    group = installed(MODULE, {"ledger": "LEDGER"})
+    plugin = sys.path[0] + "/"  # the folder of the plugin's module
+    registry = boards(group)
+    assert not [m for m in sys.modules.values() if (getattr(m, "__file__", "") or "").startswith(plugin)]
+    registry.specs()
+    assert [m for m in sys.modules.values() if (getattr(m, "__file__", "") or "").startswith(plugin)]
+
+
+def test_a_built_in_that_cannot_be_loaded_is_a_bug_and_raises():
+    registry = Registry("board", "edge_agent.none", {"gpio": "peripherals.no_such_module:SPEC"},
+                        BoardSpec)
+    with pytest.raises(ModuleNotFoundError):
+        registry.specs()
+
+
+@pytest.mark.parametrize("points,why", [
+    ({"abacus": "LEDGER"}, "ValueError: the spec is named 'ledger', registered as 'abacus'"),
+    ({"gpio": "GPIO"}, "ValueError: board type 'gpio' is taken (built in)"),
+    ({"virtual": "LEDGER"}, "ValueError: board type 'virtual' is taken (reserved)"),
+    ({"ledger": "NOT_A_SPEC"}, "TypeError: expected a BoardSpec, got int"),
+    ({"ledger": "MISSING"}, "AttributeError: module"),
+    ({"Ledger": "LEDGER"}, "ValueError: 'Ledger' is no type name"),
+])
+def test_an_unusable_entry_point_is_logged_and_kept_aside(installed, caplog, points, why):
+    group = installed(MODULE, points)
+    registry = boards(group)
+    with caplog.at_level(logging.WARNING, logger="peripherals.registry"):
+        assert registry.kinds == ("gpio",)  # the agent goes on without it
+    (broken,) = registry.broken
+    (name, target), = points.items()
+    assert (broken.group, broken.name, broken.distribution) == (group, name, "plugin-pkg 1.2")
+    assert broken.target.endswith(f":{target}") and broken.error.startswith(why)
+    assert str(broken).startswith(f"{name} = '{broken.target}' from plugin-pkg 1.2: {why}")
+    assert f"adapter_unusable group={group} name={name}" in caplog.text
+
+
+def test_a_module_that_fails_to_import_is_an_unusable_entry_point(installed):
+    group = installed("raise ImportError('needs the vendor SDK: pip install vendor-sdk')\n",
+                      {"ledger": "SPEC"})
+    registry = boards(group)
+    assert registry.kinds == ("gpio",)
+    assert registry.broken[0].error == "ImportError: needs the vendor SDK: pip install vendor-sdk"
+
+
+def test_an_unknown_type_names_the_known_ones():
+    with pytest.raises(ValueError, match=r"^unknown sensor type 'dht22'; use one of: pi, ds18b20, "
+                                         r"bme280, ads1115, mcp3008, analog$"):
+        SENSORS.get("dht22")
+
+
+def test_a_spec_takes_options_of_its_own_kind():
+    class Loose(Options):  # not BoardOptions
+        pass
+
+    with pytest.raises(TypeError, match="'loose': options must subclass peripherals.base.BoardOptions"):
+        BoardSpec("loose", Loose, ledger.build)
