@@ -19,7 +19,7 @@ from peripherals.options import Options
 from peripherals.registry import AdapterSpec
 
 
-class PinMode(str, enum.Enum):
+class PinMode(enum.StrEnum):
     INPUT = "input"
     OUTPUT = "output"
     PWM = "pwm"
@@ -27,7 +27,7 @@ class PinMode(str, enum.Enum):
     """An ADC input; reads return 0.0..1.0 of the reference voltage (microcontroller boards)."""
 
 
-class Pull(str, enum.Enum):
+class Pull(enum.StrEnum):
     UP = "up"
     DOWN = "down"
     NONE = "none"

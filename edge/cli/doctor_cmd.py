@@ -7,12 +7,18 @@ failed, 4 no check failed but some gave warnings.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from edge.doctor import Check
 
 MARKS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     parser = sub.add_parser("doctor", parents=[common], help="check the setup and say how to fix it",
                             description=__doc__)
     parser.add_argument("--user", metavar="NAME",
@@ -34,7 +40,7 @@ def service_user(explicit: str | None) -> str:
         return getpass.getuser()
 
 
-def run_checks(config_path: str | None, user: str) -> list:
+def run_checks(config_path: str | None, user: str) -> list[Check]:
     from edge.config.locate import load_raw
     from edge.core.exc import EdgeError
     from edge.core.paths import state_dir
@@ -45,10 +51,9 @@ def run_checks(config_path: str | None, user: str) -> list:
     if loaded is not None:  # what the checks log goes to the log file; the report says it all
         from edge.core.logsetup import configure_from
 
-        try:
+        # an unwritable log file: the disk check reports the state directory
+        with contextlib.suppress(EdgeError, OSError):
             configure_from(loaded, stream=False)
-        except (EdgeError, OSError):
-            pass  # an unwritable log file: the disk check reports the state directory
     try:
         raw = load_raw(config_path).data
     except EdgeError:
@@ -70,7 +75,7 @@ def run_checks(config_path: str | None, user: str) -> list:
     return checks
 
 
-def render(checks: list) -> str:
+def render(checks: list[Check]) -> str:
     lines = []
     for check in checks:
         lines.append(f"[{MARKS[check.status]}] {check.name}: {check.detail}")
@@ -91,7 +96,7 @@ EXIT_WARNINGS = 4
 """doctor: nothing failed, but there were warnings (install scripts may accept it)."""
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from edge.doctor import worst
 
     checks = run_checks(args.config, service_user(args.user))

@@ -6,12 +6,14 @@ boards, and stm32flash (the STM32's UART bootloader) or st-flash (an ST-Link) fo
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from edge.core.exc import EdgeError, UsageError
 
@@ -29,7 +31,7 @@ def source_dir(given: str | None) -> Path:
     return path
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     fw = sub.add_parser("firmware", parents=[common], help="build and flash board firmware")
     fsub = fw.add_subparsers(dest="action", metavar="ACTION", required=True)
     build = fsub.add_parser("build", parents=[common], help="build a firmware and print its size")
@@ -62,7 +64,7 @@ def make(directory: Path, *args: str) -> str:
     return done.stdout
 
 
-def build(target: str, board: str, source: Path) -> dict:
+def build(target: str, board: str, source: Path) -> dict[str, Any]:
     if target == "arduino":
         out = make(source / "arduino")
         sizes = {m[0]: {"bytes": int(m[1]), "of": int(m[2]), "percent": float(m[3])}
@@ -78,19 +80,22 @@ def build(target: str, board: str, source: Path) -> dict:
             "flash": {"bytes": text + data}, "ram": {"bytes": data + bss}}
 
 
-def build_firmware(args) -> int:
+def build_firmware(args: argparse.Namespace) -> int:
     result = build(args.target, args.board, source_dir(args.source))
     if args.json:
         print(json.dumps({"ok": True, "exit_code": 0, "data": result}, indent=2))
         return 0
     flash, ram = result["flash"], result["ram"]
-    extra = lambda s: f" of {s['of']} ({s['percent']:.1f}%)" if "of" in s else ""  # noqa: E731
+
+    def extra(s: dict[str, Any]) -> str:
+        return f" of {s['of']} ({s['percent']:.1f}%)" if "of" in s else ""
+
     print(f"built {result['image']}\nflash {flash['bytes']} bytes{extra(flash)}\n"
           f"ram   {ram['bytes']} bytes{extra(ram)}")
     return 0
 
 
-def resolve_target(args) -> tuple[str, str | None]:
+def resolve_target(args: argparse.Namespace) -> tuple[str, str | None]:
     """(arduino|stm32, port) from the argument, or from a configured board of that name."""
     if args.target in ("arduino", "stm32"):
         return args.target, args.port
@@ -153,7 +158,7 @@ class ProgressBar:
             sys.stderr.write("\n")
 
 
-def flash_firmware(args) -> int:
+def flash_firmware(args: argparse.Namespace) -> int:
     kind, port = resolve_target(args)
     tool = args.tool or ("avrdude" if kind == "arduino" else "stm32flash" if port else "st-flash")
     if tool != "st-flash" and not port:

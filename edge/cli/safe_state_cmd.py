@@ -16,6 +16,7 @@ driven, 2 for a config it cannot read.
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ SYSTEMD_RESULT = ("SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS")
 """What systemd tells ``ExecStopPost=`` commands about how the agent ended."""
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     parser = sub.add_parser(
         "safe-state", parents=[common],
         help="drive the Pi header's outputs to their safe levels (no agent running)",
@@ -67,7 +68,7 @@ class OutputReport:
         return f"{where} safe {self.safe} (line {self.line}{mock})"
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from edge.config.locate import load_raw
     from edge.core.ownership import running_agent
     from edge.core.paths import lock_candidates

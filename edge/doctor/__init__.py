@@ -14,7 +14,7 @@ imports none of them.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = ["Check", "Status", "agent", "host", "mqtt", "remote", "worst"]
 
@@ -28,7 +28,7 @@ class Check:
     detail: str
     fix: str = ""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

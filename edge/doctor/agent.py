@@ -4,15 +4,21 @@ its boards and sensors answer."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from edge.core.exc import DaemonUnavailable, EdgeError
 from edge.doctor import Check
 from peripherals.exc import BoardError
 
+if TYPE_CHECKING:
+    from edge.config.loader import LoadedConfig
+    from edge.config.model import Config
 
-def check_config(explicit: str | None):
+
+def check_config(explicit: str | None) -> tuple[Check, LoadedConfig | None]:
     """(Check, LoadedConfig or None). Valid but risky settings (``allowed_users = ["*"]`` on a
     network channel) make it a warning."""
     from edge.automation.assembly import Automation
@@ -64,7 +70,7 @@ def check_adapters() -> Check:
     return Check("adapters", "ok", detail)
 
 
-async def _direct_board_status(config) -> list[dict]:
+async def _direct_board_status(config: Config) -> list[dict[str, Any]]:
     from edge.hardware import build_hardware
 
     hardware = build_hardware(config, resident=False)
@@ -75,7 +81,7 @@ async def _direct_board_status(config) -> list[dict]:
         await hardware.shutdown()
 
 
-def agent_status(loaded) -> dict:
+def agent_status(loaded: LoadedConfig) -> dict[str, Any]:
     """The running agent's status data; DaemonUnavailable (an EdgeError) when none answers."""
     from edge.control import client
     from edge.core.paths import socket_candidates
@@ -84,7 +90,7 @@ def agent_status(loaded) -> dict:
     return reply.get("data") or {}
 
 
-def board_statuses(loaded) -> tuple[list[dict], str]:
+def board_statuses(loaded: LoadedConfig) -> tuple[list[dict[str, Any]], str]:
     """Board status dicts from the running agent if one answers, else by connecting directly."""
     try:
         return agent_status(loaded).get("boards", []), "running agent"
@@ -92,7 +98,7 @@ def board_statuses(loaded) -> tuple[list[dict], str]:
         return asyncio.run(_direct_board_status(loaded.config)), "direct connection"
 
 
-def running_provider(loaded) -> dict | None:
+def running_provider(loaded: LoadedConfig | None) -> dict[str, Any] | None:
     """The running agent's provider section (the model in use now), or None without an agent."""
     if loaded is None:
         return None
@@ -103,7 +109,7 @@ def running_provider(loaded) -> dict | None:
     return provider if isinstance(provider, dict) else None
 
 
-def check_boards(loaded) -> Check:
+def check_boards(loaded: LoadedConfig) -> Check:
     if not loaded.config.boards:
         return Check("boards", "warn", "no boards configured", "add a [boards.NAME] section")
     try:
@@ -134,7 +140,7 @@ def check_boards(loaded) -> Check:
     return Check("boards", "ok", detail)
 
 
-def sensor_rows(loaded) -> tuple[list[dict], str]:
+def sensor_rows(loaded: LoadedConfig) -> tuple[list[dict[str, Any]], str]:
     """Each sensor's row from the running agent if one answers, else read once directly (an
     analog board pin is left to the agent: reading it means opening the board)."""
     try:
@@ -143,22 +149,20 @@ def sensor_rows(loaded) -> tuple[list[dict], str]:
         return asyncio.run(_read_sensors_directly(loaded.config)), "direct read"
 
 
-async def _read_sensors_directly(config) -> list[dict]:
+async def _read_sensors_directly(config: Config) -> list[dict[str, Any]]:
     from edge.automation.assembly import build_sensor_hub
     from edge.hardware import build_hardware
 
     hub = build_sensor_hub(config, build_hardware(config, resident=False))
     for name, state in hub.sensors.items():
         if state.kind != "analog":
-            try:
+            with contextlib.suppress(EdgeError, OSError, BoardError):  # recorded in its row
                 await hub.measure(name)
-            except (EdgeError, OSError, BoardError):
-                pass  # recorded in its row
     await hub.aclose()
     return hub.rows()
 
 
-def check_sensors(loaded) -> Check:
+def check_sensors(loaded: LoadedConfig) -> Check:
     try:
         rows, via = sensor_rows(loaded)
     except Exception as exc:  # a driver's own error: report it, do not crash the doctor

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import glob
 import grp
@@ -11,6 +12,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -28,21 +30,19 @@ SERVICE_GROUPS = ("gpio", "dialout", "i2c", "spi")
 MIN_FREE_BYTES = 100 * 1024 * 1024
 LOW_FREE_BYTES = 500 * 1024 * 1024
 MIN_FREE_FRACTION = 0.05
-CLOCK_FLOOR = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+CLOCK_FLOOR = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 """A Pi has no real-time clock: before NTP it may think it is an earlier year, and TLS fails."""
 
 
 def user_groups(user: str) -> set[str]:
     entry = pwd.getpwnam(user)
     names = {g.gr_name for g in grp.getgrall() if user in g.gr_mem}
-    try:
+    with contextlib.suppress(KeyError):
         names.add(grp.getgrgid(entry.pw_gid).gr_name)
-    except KeyError:
-        pass
     return names
 
 
-def device_nodes(raw: dict) -> list[tuple[DeviceNode, str]]:
+def device_nodes(raw: dict[str, Any]) -> list[tuple[DeviceNode, str]]:
     """(device node, who opens it: ``board uno``, ``sensor greenhouse``) for every board and
     sensor section, as its type's spec names them. A section that is not valid is left to the
     config check."""
@@ -63,7 +63,7 @@ def device_nodes(raw: dict) -> list[tuple[DeviceNode, str]]:
     return found
 
 
-def check_groups(raw: dict, user: str, unit_installed: bool) -> Check:
+def check_groups(raw: dict[str, Any], user: str, unit_installed: bool) -> Check:
     problems, fixes = [], []
     if unit_installed:
         missing = [g for g in SERVICE_GROUPS if not _group_exists(g)]
@@ -111,7 +111,7 @@ def can_access(path: str, user: str) -> bool:
     return st.st_mode & (stat.S_IROTH | stat.S_IWOTH) == (stat.S_IROTH | stat.S_IWOTH)
 
 
-def check_devices(raw: dict, user: str) -> Check:
+def check_devices(raw: dict[str, Any], user: str) -> Check:
     wanted = device_nodes(raw)
     if not wanted:
         return Check("devices", "ok", "no device nodes needed (all boards simulated)")
@@ -138,7 +138,7 @@ def check_devices(raw: dict, user: str) -> Check:
     return Check("devices", "ok", f"{user} can use {', '.join(fine)}")
 
 
-def real_gpio_boards(raw: dict) -> dict[str, str]:
+def real_gpio_boards(raw: dict[str, Any]) -> dict[str, str]:
     """{board name: configured pin_factory} for every gpio board that drives the real header."""
     found = {}
     for name, board in (raw.get("boards") or {}).items():
@@ -148,7 +148,7 @@ def real_gpio_boards(raw: dict) -> dict[str, str]:
     return found
 
 
-def check_pin_factory(raw: dict) -> Check:
+def check_pin_factory(raw: dict[str, Any]) -> Check:
     """The Pi header's pin factory loads and opens its chip (names factory, chip and model)."""
     wanted = real_gpio_boards(raw)
     if not wanted:
@@ -208,7 +208,7 @@ def ntp_synchronized() -> bool | None:
 
 
 def check_clock(now: dt.datetime | None = None, synchronized: bool | None = None) -> Check:
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     fix = "sudo timedatectl set-ntp true, and make sure the Pi reaches the network at boot"
     if now < CLOCK_FLOOR:
         return Check("clock", "fail", f"the clock says {now:%Y-%m-%d}, which is in the past; "

@@ -4,13 +4,19 @@ taken over plaintext without credentials (anyone the broker admits can switch th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from edge.doctor import Check
+
+if TYPE_CHECKING:
+    from edge.config.loader import LoadedConfig
+    from edge.config.mqtt import MqttConfig
 
 FIX = ("check that the broker runs and that [mqtt] url, username, EDGE_MQTT__PASSWORD and "
        "ca_file are right; `edge-cli mqtt test` tries it from here")
 
 
-def running_mqtt(loaded) -> dict | None:
+def running_mqtt(loaded: LoadedConfig) -> dict[str, Any] | None:
     """The running agent's ``mqtt`` status section, or None when no agent answers."""
     from edge.core.exc import EdgeError
     from edge.doctor.agent import agent_status
@@ -22,7 +28,7 @@ def running_mqtt(loaded) -> dict | None:
     return mqtt if isinstance(mqtt, dict) else None
 
 
-def _open(check: Check, cfg) -> Check:
+def _open(check: Check, cfg: MqttConfig) -> Check:
     """``check``, made a warning when the broker works but anyone it admits can switch pins."""
     from edge.config.mqtt import EXPOSURE_FIX
 
@@ -31,7 +37,7 @@ def _open(check: Check, cfg) -> Check:
     return Check("mqtt", "warn", f"{check.detail}; but {cfg.exposure}", EXPOSURE_FIX)
 
 
-def check_mqtt(loaded) -> Check:
+def check_mqtt(loaded: LoadedConfig | None) -> Check:
     if loaded is None or not loaded.config.mqtt.enabled:
         return Check("mqtt", "skip", "not configured ([mqtt] url)")
     cfg = loaded.config.mqtt
@@ -41,7 +47,7 @@ def check_mqtt(loaded) -> Check:
     return _open(_round_trip_check(cfg, running), cfg)
 
 
-def _running_check(running: dict) -> Check:
+def _running_check(running: dict[str, Any]) -> Check:
     from edge.status import mqtt_line
 
     line = mqtt_line(running).removeprefix("mqtt: ")
@@ -50,7 +56,7 @@ def _running_check(running: dict) -> Check:
     return Check("mqtt", "fail", f"the running agent is {line}", FIX)
 
 
-def _round_trip_check(cfg, running: dict | None) -> Check:
+def _round_trip_check(cfg: MqttConfig, running: dict[str, Any] | None) -> Check:
     import asyncio
 
     from edge.mqtt.link import MqttUnavailable, round_trip

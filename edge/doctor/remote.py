@@ -4,13 +4,18 @@ come from the merged raw config (file + environment)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from edge.doctor import Check
+
+if TYPE_CHECKING:
+    import httpx
 
 TIMEOUT_SECONDS = 10.0
 ENV_FILE_HINT = "/etc/edge-agent/env for the service, the environment otherwise"
 
 
-def _client(**kwargs):
+def _client(**kwargs: Any) -> httpx.Client:
     import httpx
 
     return httpx.Client(timeout=TIMEOUT_SECONDS, **kwargs)
@@ -20,7 +25,7 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def check_provider(raw: dict, active: dict | None = None) -> Check:
+def check_provider(raw: dict[str, Any], active: dict[str, Any] | None = None) -> Check:
     """Reach the provider and check its model; ``active`` (the running agent's ``model`` and
     ``base_url`` after ``edge-cli models use``) wins over the config's."""
     import httpx
@@ -62,7 +67,7 @@ def check_provider(raw: dict, active: dict | None = None) -> Check:
     return Check("provider", "ok", f"{base_url} reachable, model {model}")
 
 
-def check_channels(raw: dict) -> list[Check]:
+def check_channels(raw: dict[str, Any]) -> list[Check]:
     """Each network channel's service, as its spec checks it (:mod:`edge.channels.probes`)."""
     from edge.channels.registry import CHANNELS
 

@@ -160,11 +160,11 @@ def test_disk_space(tmp_path):
 
 
 def test_clock():
-    now = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
+    now = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
     assert host.check_clock(now, synchronized=True).status == "ok"
     assert host.check_clock(now, synchronized=False).status == "fail"
     assert host.check_clock(now, synchronized=None).status == "warn"
-    past = host.check_clock(dt.datetime(2021, 1, 1, tzinfo=dt.timezone.utc), synchronized=None)
+    past = host.check_clock(dt.datetime(2021, 1, 1, tzinfo=dt.UTC), synchronized=None)
     assert past.status == "fail" and "set-ntp" in past.fix
 
 
