@@ -84,7 +84,10 @@ def test_three_kills_in_ten_minutes_start_in_safe_mode_until_edge_cli_resume(env
         err = stop(proc)
     held_part, _, resumed_part = err.partition("event=safe_mode_left by=cli:")
     assert "event=safe_mode ends=3" in held_part and resumed_part
-    assert "by=schedule:lamp" not in held_part and "value=on by=schedule:lamp" in resumed_part
+    # no actuation by the schedule while held (other lines may name it: the clean-clone CI run
+    # once found the caller elsewhere in the held log while the led stayed off, checked above)
+    assert "value=on by=schedule:lamp" not in held_part
+    assert "value=on by=schedule:lamp" in resumed_part
 
 
 def test_a_clean_stop_never_counts(env: dict[str, str]) -> None:
