@@ -2,9 +2,6 @@
 
 The face is lazy (PEP 562): the names in ``__all__`` load from their modules when first used, so
 importing any module of the package (which runs this file first) loads none of them.
-
-The face is lazy (PEP 562): the names in ``__all__`` load from their modules when first used, so
-importing any module of the package (which runs this file first) loads none of them.
 """
 
 from __future__ import annotations
