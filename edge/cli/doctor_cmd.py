@@ -92,16 +92,13 @@ def render(checks: list[Check]) -> str:
     return "\n".join(lines)
 
 
-EXIT_WARNINGS = 4
-"""doctor: nothing failed, but there were warnings (install scripts may accept it)."""
-
-
 def run(args: argparse.Namespace) -> int:
+    from edge.core.exc import EXIT_FAILED, EXIT_WARNINGS
     from edge.doctor import worst
 
     checks = run_checks(args.config, service_user(args.user))
     overall = worst(checks)
-    code = {"fail": 1, "warn": EXIT_WARNINGS}.get(overall, 0)
+    code = {"fail": EXIT_FAILED, "warn": EXIT_WARNINGS}.get(overall, 0)
     if args.json:
         print(json.dumps({"ok": code == 0, "exit_code": code, "status": overall,
                           "checks": [c.as_dict() for c in checks]}, indent=2))

@@ -1,6 +1,7 @@
 """``edge-cli``: the agent's command line. Imports are lazy so quick commands stay quick.
 
-Exit codes: 0 success, 1 a refused or failed action, 2 bad usage or config.
+Exit codes: :data:`edge.core.exc.EXIT_CODES` (0 success, 1 a refused or failed action, 2 bad
+usage or config, and a few more), printed by ``--help``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from edge import __version__
-from edge.core.exc import EdgeError, UsageError
+from edge.core.exc import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE, EdgeError, UsageError
 
 if TYPE_CHECKING:
     import argparse
@@ -46,7 +47,8 @@ EPILOG = """examples:
   edge-cli gpio read led --json    read it, as JSON
   edge-cli config init             write a commented config to edit
 
-exit codes: 0 ok, 1 refused or failed, 2 bad usage or config"""
+exit codes (with --json also the object's exit_code; ok is true only for 0):
+""" + "\n".join(f"  {code:<5}{meaning}" for code, meaning in EXIT_CODES.items())
 
 
 def command_in(argv: list[str]) -> str | None:
@@ -129,14 +131,16 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser(command_in(argv)).parse_args(
             argv, namespace=argparse.Namespace(json=False, config=None))
     except CommandLineError as exc:
-        return fail(str(exc), 2, as_json, usage=exc.usage)
+        return fail(str(exc), EXIT_USAGE, as_json, usage=exc.usage)
     handler: Callable[[argparse.Namespace], int] = args.handler  # each command's register sets it
     try:
         return handler(args)
     except EdgeError as exc:
         return fail(str(exc), exc.exit_code, args.json)
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C: the shell's 128 + SIGINT, said as JSON too with --json
+        if args.json:
+            return fail("interrupted (Ctrl-C)", EXIT_INTERRUPTED, True)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `edge-cli config show | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -39,23 +39,43 @@ wrong value, ``LookupError`` for a name not found. The ``OSError`` family is lef
 operating system's own errors, so an ``except OSError`` around a file or a socket never swallows
 a policy, channel or board error.
 
-Exit codes follow the CLI contract: 1 for a refused or failed action, 2 for bad usage or config.
-``tests/test_exceptions.py`` checks the drawing against the classes.
+Exit codes follow the CLI contract, :data:`EXIT_CODES`: 1 for a refused or failed action, 2 for
+bad usage or config. ``tests/test_exceptions.py`` checks the drawing against the classes.
 """
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NOT_RUNNING = 3
+EXIT_WARNINGS = 4
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, the shell's code for a command Ctrl-C ended."""
+
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_FAILED: "refused or failed action",
+    EXIT_USAGE: "bad usage or config",
+    EXIT_NOT_RUNNING: "status with no agent running",
+    EXIT_WARNINGS: "doctor found warnings but no failure",
+    EXIT_INTERRUPTED: "a --hold ended early by a signal",
+}
+"""Every exit code of ``edge-cli`` and what it means, in one place: ``edge-cli --help`` prints
+this table and ``tests/cli/test_exit_codes.py`` holds the README's list to it. With ``--json``
+the code is also the object's ``exit_code``, and ``ok`` is true exactly when it is 0."""
 
 
 class EdgeError(Exception):
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class ConfigError(EdgeError, ValueError):
     """The configuration file or environment is wrong; the message names file and key."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class UsageError(EdgeError):
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class PolicyDenied(EdgeError):
