@@ -1,14 +1,16 @@
 """One-time pairing codes: ``edge-cli channel pair telegram`` issues a code valid for 10 minutes;
 an unknown sender who sends ``/pair CODE`` in time is added to the channel's allowlist, in the
-running agent and in the config file. Codes live hashed in ``<state_dir>/pairing.json``, so the
-CLI and the daemon share them without talking to each other.
+running agent and in the config file. A new code leaves the channel's earlier ones valid, up to
+three at once (the oldest is then dropped, and the command says so). Codes live hashed in
+``<state_dir>/pairing.json``, so the CLI and the daemon share them without talking to each other.
 
 :class:`Strangers` decides what an unknown sender hears: one hint a day, an answer to each
 ``/pair`` attempt, and silence once the sender (5 an hour) or everyone together (30 an hour per
 channel) has guessed wrong too often. A current code always pairs, silenced or not: a swarm of
 strangers guessing wrong must not lock out the owner's invitee. Checking a code costs a
-constant-time compare against the stored hash, and a silenced sender learns nothing from a check
-(a wrong code still gets no reply); guessing stays hopeless (32**8 codes, 10 minutes each).
+constant-time compare against each stored hash, and a silenced sender learns nothing from a check
+(a wrong code still gets no reply); guessing stays hopeless (three codes among 32**8, 10 minutes
+each).
 Replies are capped per sender and per minute overall, so strangers cannot spend the bot's send
 budget."""
 
@@ -21,6 +23,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,9 @@ log = logging.getLogger(__name__)
 CODE_TTL_SECONDS = 600
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LENGTH = 8
+CODES_PER_CHANNEL = 3
+"""Codes that may be outstanding for one channel at once; a new one past this drops the oldest.
+Each extra code makes a guess likelier by one more target: 3 in 32**8 is still hopeless."""
 
 WRONG_ATTEMPTS_PER_SENDER = 5
 """Wrong ``/pair`` attempts one sender may make per hour; after that, silence (no reply)."""
@@ -66,7 +72,26 @@ def _digest(code: str) -> str:
     return hashlib.sha256(code.strip().upper().encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class IssuedCode:
+    """A new pairing code, its expiry, and what became of the channel's earlier codes."""
+
+    code: str
+    expires: float
+    outstanding: int
+    """Codes of the channel that are valid now, this one included."""
+    dropped: int
+    """Earlier, still valid codes that this one replaced (the oldest, past the limit)."""
+
+
 class PairingCodes:
+    """The channel's outstanding codes, hashed, in one JSON file shared by the CLI and the daemon.
+
+    A new code leaves the earlier ones valid (two people can be invited in the same ten minutes),
+    up to :data:`CODES_PER_CHANNEL`; past that the oldest is dropped, and :meth:`issue` says so.
+    Redeeming compares the code against every outstanding one in constant time, whichever matches.
+    """
+
     def __init__(self, path: Path, clock: Callable[[], float] = time.time):
         self.path = path
         self.clock = clock
@@ -74,31 +99,56 @@ class PairingCodes:
     def _load(self) -> dict[str, Any]:
         try:
             data: dict[str, Any] = json.loads(self.path.read_text())
-            return data
+            return data if isinstance(data, dict) else {}
         except (FileNotFoundError, ValueError):
             return {}
 
     def _save(self, data: dict[str, Any]) -> None:
         write_json_atomically(self.path, data)
 
-    def issue(self, channel: str) -> tuple[str, float]:
-        """A new code for ``channel`` (replacing any earlier one) and its expiry time."""
+    def _current(self, data: dict[str, Any], channel: str) -> list[dict[str, Any]]:
+        """The channel's unexpired codes, oldest first (a file from before several codes per
+        channel holds one entry, not a list)."""
+        entries = data.get(channel) or []
+        if isinstance(entries, dict):
+            entries = [entries]
+        now = self.clock()
+        return [entry for entry in entries if isinstance(entry, dict)
+                and isinstance(entry.get("digest"), str)
+                and isinstance(entry.get("expires"), int | float) and entry["expires"] >= now]
+
+    def outstanding(self, channel: str) -> int:
+        """How many codes for ``channel`` are valid now."""
+        return len(self._current(self._load(), channel))
+
+    def issue(self, channel: str) -> IssuedCode:
+        """A new code for ``channel``; earlier codes stay valid, the oldest beyond
+        :data:`CODES_PER_CHANNEL` is dropped."""
         code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
         expires = self.clock() + CODE_TTL_SECONDS
         data = self._load()
-        data[channel] = {"digest": _digest(code), "expires": expires}
+        entries = self._current(data, channel) + [{"digest": _digest(code), "expires": expires}]
+        dropped = max(0, len(entries) - CODES_PER_CHANNEL)
+        data[channel] = entries[dropped:]
         self._save(data)
-        return code, expires
+        return IssuedCode(code, expires, len(data[channel]), dropped)
 
     def redeem(self, channel: str, code: str) -> bool:
-        """True once for a valid, unexpired code; the code is then used up."""
+        """True once for a valid, unexpired code; that code is then used up, the others stay."""
         data = self._load()
-        entry = data.get(channel)
-        if not entry or entry["expires"] < self.clock():
+        entries = self._current(data, channel)
+        digest = _digest(code)
+        matched = None
+        for entry in entries:  # compare against every code: the time taken says nothing of which
+            if hmac.compare_digest(entry["digest"], digest) and matched is None:
+                matched = entry
+        if matched is None:
             return False
-        if not hmac.compare_digest(entry["digest"], _digest(code)):
-            return False
-        del data[channel]
+        entries.remove(matched)
+        if entries:
+            data[channel] = entries
+        else:
+            data.pop(channel, None)
         self._save(data)
         return True
 

@@ -5,7 +5,10 @@ fake clock stands in for the hour."""
 
 from __future__ import annotations
 
+import json
+
 from edge.channels.pairing import (
+    CODES_PER_CHANNEL,
     PAIRED,
     REPLIES_PER_MINUTE,
     WRONG_ATTEMPTS_PER_CHANNEL,
@@ -40,15 +43,75 @@ class Codes:
 def test_codes_expire_after_ten_minutes_and_work_once(tmp_path):
     clock = Clock()
     codes = PairingCodes(tmp_path / "pairing.json", clock=clock)
-    code, expires = codes.issue("telegram")
-    assert expires == clock.now + 600
+    issued = codes.issue("telegram")
+    code = issued.code
+    assert issued.expires == clock.now + 600
     clock.now += 601
     assert not codes.redeem("telegram", code)
-    code, _ = codes.issue("telegram")
+    code = codes.issue("telegram").code
     clock.now += 599
     assert not codes.redeem("signal", code)
     assert codes.redeem("telegram", code.lower())
     assert not codes.redeem("telegram", code)
+
+
+def test_a_second_code_leaves_the_first_valid(tmp_path):
+    clock = Clock()
+    codes = PairingCodes(tmp_path / "pairing.json", clock=clock)
+    first = codes.issue("telegram")
+    clock.now += 60
+    second = codes.issue("telegram")
+    assert (first.outstanding, first.dropped) == (1, 0)
+    assert (second.outstanding, second.dropped) == (2, 0)
+    assert codes.redeem("telegram", first.code)  # the earlier invitee still gets in
+    assert codes.outstanding("telegram") == 1
+    assert not codes.redeem("telegram", first.code)  # used up
+    assert codes.redeem("telegram", second.code)
+    assert codes.outstanding("telegram") == 0
+
+
+def test_each_code_expires_on_its_own(tmp_path):
+    clock = Clock()
+    codes = PairingCodes(tmp_path / "pairing.json", clock=clock)
+    first = codes.issue("telegram")
+    clock.now += 300
+    second = codes.issue("telegram")
+    clock.now += 301  # the first is 601 s old, the second 301 s
+    assert codes.outstanding("telegram") == 1
+    assert not codes.redeem("telegram", first.code)
+    assert codes.redeem("telegram", second.code)
+
+
+def test_past_the_limit_the_oldest_code_is_dropped_and_said(tmp_path):
+    clock = Clock()
+    codes = PairingCodes(tmp_path / "pairing.json", clock=clock)
+    issued = []
+    for _ in range(CODES_PER_CHANNEL):
+        issued.append(codes.issue("telegram"))
+        clock.now += 1
+    assert [i.dropped for i in issued] == [0] * CODES_PER_CHANNEL
+    extra = codes.issue("telegram")
+    assert (extra.outstanding, extra.dropped) == (CODES_PER_CHANNEL, 1)
+    assert not codes.redeem("telegram", issued[0].code)  # the oldest
+    assert all(codes.redeem("telegram", i.code) for i in [*issued[1:], extra])
+    assert codes.issue("signal").outstanding == 1  # per channel
+
+
+def test_codes_are_stored_only_as_hashes(tmp_path):
+    codes = PairingCodes(tmp_path / "pairing.json")
+    first, second = codes.issue("telegram"), codes.issue("telegram")
+    text = (tmp_path / "pairing.json").read_text()
+    assert first.code not in text and second.code not in text
+    assert len(json.loads(text)["telegram"]) == 2
+
+
+def test_a_code_file_from_before_several_codes_still_pairs(tmp_path):
+    clock = Clock()
+    codes = PairingCodes(tmp_path / "pairing.json", clock=clock)
+    code = codes.issue("telegram").code
+    stored = json.loads((tmp_path / "pairing.json").read_text())
+    (tmp_path / "pairing.json").write_text(json.dumps({"telegram": stored["telegram"][0]}))
+    assert codes.redeem("telegram", code)
 
 
 async def test_a_sender_gets_five_wrong_answers_then_silence(tmp_path):
@@ -69,7 +132,7 @@ async def test_a_silenced_sender_with_a_current_code_is_paired(tmp_path):
     for i in range(WRONG_ATTEMPTS_PER_SENDER):
         assert await desk.answer("7", f"/pair WRONG{i}") == WRONG_CODE
     assert await desk.answer("7", "/pair WRONG") is None
-    code, _ = pair.codes.issue("telegram")
+    code = pair.codes.issue("telegram").code
     assert await desk.answer("7", f"/pair {code}") == PAIRED
     assert await desk.answer("7", f"/pair {code}") is None  # used up: a wrong code again, silence
 
@@ -79,7 +142,7 @@ async def test_six_strangers_guessing_wrong_cannot_lock_out_the_invitee(tmp_path
     clock = Clock()
     pair = Codes(tmp_path, clock)
     desk = Strangers("telegram", pair, clock=clock)
-    code, _ = pair.codes.issue("telegram")
+    code = pair.codes.issue("telegram").code
     for stranger in range(6):
         for guess in range(WRONG_ATTEMPTS_PER_SENDER):
             clock.now += 5  # slower than the overall reply cap (20 a minute): each is answered
@@ -137,5 +200,5 @@ async def test_the_paired_reply_is_never_rate_limited(tmp_path):
     desk = Strangers("telegram", pair, clock=clock)
     for i in range(REPLIES_PER_MINUTE):
         assert desk.may_reply(str(1000 + i))
-    code, _ = pair.codes.issue("telegram")
+    code = pair.codes.issue("telegram").code
     assert await desk.answer("7", f"/pair {code}") == PAIRED

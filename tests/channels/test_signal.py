@@ -64,7 +64,7 @@ async def test_unknown_number_gets_one_hint_then_pairs(signal_daemon, start_agen
     await until(lambda: messages_to(signal_daemon, STRANGER))
     await asyncio.sleep(0.2)
     assert len(messages_to(signal_daemon, STRANGER)) == 1 and mock_factory.pin(17).state == 0
-    code, _ = PairingCodes(tmp_path / "state" / "pairing.json").issue("signal")
+    code = PairingCodes(tmp_path / "state" / "pairing.json").issue("signal").code
     signal_daemon.push_message(STRANGER, f"/pair {code}")
     await until(lambda: len(messages_to(signal_daemon, STRANGER)) == 2)
     assert messages_to(signal_daemon, STRANGER)[1].startswith("Paired")

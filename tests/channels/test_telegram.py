@@ -49,7 +49,7 @@ async def test_unknown_sender_gets_one_hint_and_nothing_else(telegram, start_age
 async def test_pairing_adds_the_user_to_the_allowlist_and_config(telegram, start_agent, isolated_env,
                                                               tmp_path, mock_factory):
     agent = await start_agent(config(telegram))
-    code, _ = PairingCodes(tmp_path / "state" / "pairing.json").issue("telegram")
+    code = PairingCodes(tmp_path / "state" / "pairing.json").issue("telegram").code
     telegram.push_message(7, "/pair WRONG123")
     await until(lambda: texts_to(telegram, 7))
     telegram.push_message(7, f"/pair {code}")

@@ -135,7 +135,7 @@ async def test_429_on_a_send_delays_that_chat_only(telegram, start_agent):
 async def test_too_many_wrong_codes_from_one_sender_then_silence(telegram, start_agent, tmp_path):
     agent = await start_agent(config(telegram))
     await polling(agent)
-    code, _ = PairingCodes(tmp_path / "state" / "pairing.json").issue("telegram")
+    code = PairingCodes(tmp_path / "state" / "pairing.json").issue("telegram").code
     for guess in range(7):
         telegram.push_message(7, f"/pair WRONG{guess:03d}")
         await asyncio.sleep(0.1)
