@@ -12,9 +12,11 @@ import asyncio
 import logging
 import re
 import secrets
+import socket
 import ssl
 import time
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
@@ -57,11 +59,44 @@ def make_client(cfg: MqttConfig, identifier: str, *, will: aiomqtt.Will | None =
     # paho-mqtt's Properties.__init__ carries no annotations
     connect = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
     connect.MaximumPacketSize = cfg.max_payload_bytes + TOPIC_ALLOWANCE_BYTES
-    return aiomqtt.Client(cfg.host, cfg.port, username=cfg.username or None, password=password,
-                          identifier=identifier, will=will, tls_context=tls_context(cfg),
-                          keepalive=cfg.keepalive_seconds, timeout=timeout,
-                          protocol=aiomqtt.ProtocolVersion.V5, properties=connect,
-                          max_queued_incoming_messages=1000)
+    client = aiomqtt.Client(cfg.host, cfg.port, username=cfg.username or None, password=password,
+                            identifier=identifier, will=will, tls_context=tls_context(cfg),
+                            keepalive=cfg.keepalive_seconds, timeout=timeout,
+                            protocol=aiomqtt.ProtocolVersion.V5, properties=connect,
+                            max_queued_incoming_messages=1000)
+    _send_without_delay(client)
+    return client
+
+
+def _send_without_delay(client: aiomqtt.Client) -> None:
+    """Set ``TCP_NODELAY`` on the client's socket as soon as it is opened (and on each
+    reconnect's new socket). Without it Nagle's algorithm holds each small packet (a state
+    echo, an acknowledgement) until the broker's delayed ACK of the previous one, about 40 ms:
+    a switch from Home Assistant took 48 ms to show its new state, 4.7 ms with both ends set
+    (the broker's own side is mosquitto's ``set_tcp_nodelay true``).
+
+    aiomqtt offers no hook for the socket, so paho's ``on_socket_open`` (which aiomqtt sets to
+    watch the socket) is wrapped: ours runs first, then aiomqtt's."""
+    paho = client._client  # noqa: SLF001 (aiomqtt keeps its paho client here, and no hook)
+    watch = paho.on_socket_open
+
+    def opened(paho_client: Any, userdata: Any, sock: Any) -> None:
+        if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError as exc:  # not fatal: the link works, only slower
+                log.warning("mqtt_nodelay_not_set error=%r", str(exc))
+        if watch is not None:
+            watch(paho_client, userdata, sock)
+
+    paho.on_socket_open = opened
+
+
+def client_socket(client: aiomqtt.Client) -> socket.socket | None:
+    """The connected client's socket (None before it connects): what ``TCP_NODELAY`` is set
+    on."""
+    sock = client._client.socket()  # noqa: SLF001
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def client_identifier(node_id: str, state_dir: Path | None) -> str:
