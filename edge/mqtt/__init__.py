@@ -14,7 +14,8 @@ Topics under ``<base>`` (``[mqtt] base_topic``, default ``edge-agent/<node_id>``
   nothing;
 - ``<base>/sensor/<sensor>/<quantity>``: sensor readings, retained;
 - ``<base>/events``: what the boards reported (inputs, watchdog trips, down and up);
-- ``<base>/health``: version, uptime and boards, retained;
+- ``<base>/health``: version, uptime and boards, retained, every ``health_interval_seconds``
+  (its own timer, whatever else is published) and when a board goes down or comes back;
 - ``<base>/chat`` and ``<base>/chat/reply`` (``[mqtt] chat = true``): a chat channel
   (:mod:`edge.channels.mqtt`).
 

@@ -37,7 +37,7 @@ from edge import __version__
 from edge.config.mqtt import EXPOSURE_FIX, MqttConfig
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
-from edge.core.supervision import SupervisedTask
+from edge.core.supervision import SupervisedTask, close_all
 from edge.hardware import Hardware
 from edge.mqtt.commands import carry_out, parse_command, shown
 from edge.mqtt.discovery import discovery_configs, sweep_subscription
@@ -93,6 +93,7 @@ class MqttBridge:
         self._client: aiomqtt.Client | None = None
         self._outbox: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(OUTBOX_SIZE)
         self._task: SupervisedTask | None = None
+        self._timers: list[SupervisedTask] = []
         self._commands: set[asyncio.Task[None]] = set()
         self._pin_locks: dict[str, asyncio.Lock] = {}
         """One per pin name: a pin's commands act in the order they came (a slider's last
@@ -111,15 +112,19 @@ class MqttBridge:
             self._unsubscribe.append(self.sensors.subscribe(self._on_reading))
         self.since = time.time()
         self._task = SupervisedTask("mqtt-bridge", self._run).start()
+        self._timers = [SupervisedTask("mqtt-health", self._refresh_health).start()]
 
     def supervised_tasks(self) -> list[SupervisedTask]:
-        """The connection loop (a bug that escapes it is logged, and it starts again)."""
-        return [self._task] if self._task is not None else []
+        """The connection loop and the timers beside it (the health's refresh): a bug that
+        escapes one is logged, and it starts again."""
+        return ([self._task] if self._task is not None else []) + self._timers
 
     async def close(self) -> None:
         """Take no more commands, send what is queued, publish the safe level each output is
         about to be driven to (the agent's shutdown comes next), say ``offline`` (retained) and
         disconnect cleanly."""
+        await close_all(self._timers)
+        self._timers.clear()
         for task in self._commands:
             task.cancel()
         await asyncio.gather(*self._commands, return_exceptions=True)
@@ -277,6 +282,13 @@ class MqttBridge:
                 states[self.topics.sensor(sensor, reading.quantity)] = f"{reading.value:g}"
         return states
 
+    async def _refresh_health(self) -> None:
+        """The retained health every ``health_interval_seconds`` while connected, whatever else
+        is published (its uptime would freeze behind a sensor polled more often)."""
+        while True:
+            await asyncio.sleep(self.config.health_interval_seconds)
+            self._queue(self.topics.health, self._health(), True)
+
     def _health(self) -> bytes:
         boards = {s.name: s.connected for s in self.hardware.status()}
         return json.dumps({"version": __version__, "node_id": self.config.node_id,
@@ -285,15 +297,9 @@ class MqttBridge:
                            "connects": self.counts["connects"]}).encode()
 
     async def _send_outbox(self, client: aiomqtt.Client) -> None:
-        """Publish what changed while connected, in order; the health now and then."""
-        interval = self.config.health_interval_seconds
+        """Publish what changed while connected, in order."""
         while True:
-            try:
-                topic, payload, retain = await asyncio.wait_for(self._outbox.get(), interval)
-            except TimeoutError:
-                await client.publish(self.topics.health, self._health(), qos=self.config.qos,
-                                     retain=True)
-                continue
+            topic, payload, retain = await self._outbox.get()
             try:
                 await client.publish(topic, payload, qos=self.config.qos, retain=retain)
             finally:

@@ -17,6 +17,7 @@ from edge.hardware import build_hardware
 from edge.mqtt.bridge import MqttBridge
 from tests.fakes.mosquitto import Mosquitto, Watcher
 from tests.helpers import asker, until
+from tests.mqtt.feeds import Feed
 
 BASE = "edge-agent/kitchen"
 PINS = """
@@ -39,12 +40,12 @@ reconnect_max_seconds = 0.5
 
 
 @asynccontextmanager
-async def running(broker, write_config, env, factory, extra="", security=""):
+async def running(broker, write_config, env, factory, extra="", security="", sensors=None):
     text = PINS.format(url=broker.url, extra=extra) + security
     config = load_config(str(write_config(text)), env=env).config
     hardware = build_hardware(config, resident=True, pin_factory=factory)
     await hardware.start()
-    bridge = MqttBridge(config.mqtt, hardware)
+    bridge = MqttBridge(config.mqtt, hardware, sensors=sensors)
     await bridge.start()
     try:
         await until(lambda: bridge.connected)
@@ -301,3 +302,25 @@ async def test_close_ends_the_bridge_when_the_client_swallowed_the_cancel(
     await asyncio.wait_for(announcing.wait(), 5)
     await asyncio.wait_for(bridge.close(), 5)
     assert not bridge.connected
+
+
+async def test_the_health_is_refreshed_on_its_own_timer_while_readings_flow(
+        broker, write_config, isolated_env, mock_factory):
+    """A sensor read more often than the health's interval no longer holds the health back (it
+    was published only after a minute with nothing else to send: uptime froze)."""
+    feed = Feed({"greenhouse": {"temperature": "°C"}})
+    async with Watcher(broker, f"{BASE}/health", f"{BASE}/sensor/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory, sensors=feed,
+                    extra="health_interval_seconds = 1") as (hardware, bridge):
+        first = json.loads(await seen.wait(f"{BASE}/health"))
+        later = None
+        for step in range(60):  # a reading every 0.1 s, for up to 6 s
+            feed.read("greenhouse", "temperature", 20 + step / 10)
+            await asyncio.sleep(0.1)
+            if len(seen.payloads(f"{BASE}/health")) >= 3:
+                later = json.loads(seen.payloads(f"{BASE}/health")[-1])
+                break
+        assert later is not None, "the health was not refreshed while readings flowed"
+        assert later["uptime_seconds"] > first["uptime_seconds"]
+        assert len(seen.payloads(f"{BASE}/sensor/greenhouse/temperature")) > 5
+        assert "mqtt-health" in [task.name for task in bridge.supervised_tasks()]
