@@ -9,9 +9,10 @@
 #
 # Options:
 #   --root DIR        act on a scratch root (tests, image builds): no systemctl, no udevadm
-#   --source PATH     what pip installs: a checkout of edge-agent or a wheel built from one
-#                     (default: the checkout this script is in). Never a bare package name: the
-#                     name edge-agent on the package index is somebody else's project.
+#   --source PATH     what pip installs: a checkout of edge-agent (a directory), a source
+#                     tarball of one (.tar.gz: `git archive`, a release download) or a wheel
+#                     built from one (default: the checkout this script is in). Never a bare
+#                     package name: edge-agent on the package index is somebody else's project.
 #   --pip-args ARGS   extra pip arguments (e.g. "--no-index --find-links /srv/wheels")
 #   --python PY       interpreter for the venv (default python3, 3.11 or newer)
 #   --operator USER   add USER to the edge group so `edge-cli` reaches the control socket
@@ -38,7 +39,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 say() { echo "install.sh: $*"; }
 die() { echo "install.sh: $*" >&2; exit 1; }
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; exit 0; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -66,10 +67,15 @@ if [ "$PURGE" = yes ] && [ "$MODE" != uninstall ]; then
 fi
 if [ -n "$SOURCE" ]; then
     case "$SOURCE" in
-        *.whl) [ -f "$SOURCE" ] || { echo "install.sh: --source $SOURCE: no such wheel" >&2; exit 2; } ;;
+        *.whl|*.tar.gz|*.tgz)
+            [ -f "$SOURCE" ] || { echo "install.sh: --source $SOURCE: no such file" >&2; exit 2; } ;;
         *) [ -f "$SOURCE/pyproject.toml" ] || {
-               echo "install.sh: --source must be a checkout of edge-agent or a .whl file, not '$SOURCE' (a bare name would install whatever the package index has under it)" >&2; exit 2; } ;;
+               echo "install.sh: --source must be a checkout of edge-agent (a directory with pyproject.toml), a source tarball (.tar.gz) or a .whl file, not '$SOURCE' (a bare name would install whatever the package index has under it)" >&2; exit 2; }
+           grep -q '^name = "edge-agent-pi"' "$SOURCE/pyproject.toml" || {
+               echo "install.sh: --source $SOURCE is not a checkout of edge-agent (its pyproject.toml does not name edge-agent-pi)" >&2; exit 2; } ;;
     esac
+    # an absolute path: pip reads a bare relative name ("edge-agent-0.3") as a package to fetch
+    SOURCE="$(cd "$(dirname "$SOURCE")" && pwd -P)/$(basename "$SOURCE")"
 fi
 if [ -n "$ROOT" ]; then
     mkdir -p "$ROOT"

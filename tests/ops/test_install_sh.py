@@ -16,9 +16,10 @@ SCRIPT = REPO / "deploy" / "install.sh"
 AS_ROOT = os.geteuid() == 0
 
 
-def install(root: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+def install(root: Path, *args: str, timeout: float = 600,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(["sh", str(SCRIPT), "--root", str(root), "--operator", "", *args],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
 def edge_cli(*args: str) -> subprocess.CompletedProcess:
@@ -158,6 +159,25 @@ def test_5_upgrade_switches_and_keeps_the_previous_venv(root):
         sorted([old.split("/")[1], new.split("/")[1]])
 
 
+def test_5b_upgrade_from_a_tarball_or_a_checkout_named_by_a_relative_path(root, tmp_path):
+    """The README's upgrade paths: a release tarball (here `git archive`, as GitHub serves them)
+    and another checkout, each named relative to the working directory, as people type them."""
+    tarball = tmp_path / "edge-agent-next.tar.gz"
+    subprocess.run(["git", "archive", "--prefix=edge-agent-next/", "-o", str(tarball), "HEAD"],
+                   cwd=REPO, check=True)
+    old = current_release(root)
+    upgraded = install(root, "--upgrade", "--source", tarball.name, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert current_release(root) != old
+    assert os.readlink(root / "opt/edge-agent/previous") == old
+    checkout = tmp_path / "edge-agent-next"  # a bare relative name, which pip alone would fetch
+    subprocess.run(["tar", "-xzf", tarball.name], cwd=tmp_path, check=True)
+    again = install(root, "--upgrade", "--source", checkout.name, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "now running edge-cli" in again.stdout
+    assert len(list((root / "opt/edge-agent/releases").iterdir())) == 2  # current and previous
+
+
 def test_6_installed_unit_verifies_against_the_installed_layout(root, tmp_path):
     if not shutil.which("systemd-analyze"):
         pytest.fail("systemd-analyze missing: `make test` installs the systemd package")
@@ -201,6 +221,12 @@ def test_bad_usage_exits_2(tmp_path):
     assert by_name.returncode == 2 and "not 'edge-agent==0.1.0'" in by_name.stderr
     assert not (tmp_path / "opt").exists()
     assert install(tmp_path, "--frobnicate").returncode == 2
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[project]\nname = "edge-agent"\n')
+    not_ours = install(tmp_path, "--upgrade", "--source", str(other))
+    assert not_ours.returncode == 2 and "does not name edge-agent-pi" in not_ours.stderr
+    assert install(tmp_path, "--source", str(tmp_path / "gone.tar.gz")).returncode == 2
     nothing = install(tmp_path, "--upgrade")
     assert nothing.returncode == 1 and "install first" in nothing.stderr
 
