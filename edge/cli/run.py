@@ -8,9 +8,19 @@ import sys
 from edge.core.exc import UsageError
 
 
+def config_only(common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The common options without ``--json``: ``run`` talks in the terminal, so its help does not
+    offer what it would refuse."""
+    parent = argparse.ArgumentParser(add_help=False)
+    for action in common._actions:  # argparse's own parents= copies actions the same way
+        if "--config" in action.option_strings:
+            parent._add_action(action)
+    return parent
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     parser = sub.add_parser(
-        "run", parents=[common], help="start the agent in the foreground",
+        "run", parents=[config_only(common)], help="start the agent in the foreground",
         description="Start the agent in the foreground: boards, channels, control socket. Stops on "
                     "SIGTERM, Ctrl-C, SIGHUP (a dropped SSH session) or SIGQUIT, with every pin "
                     "at its safe level; any other signal that would end it (SIGUSR1, SIGALRM...) "
@@ -19,6 +29,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
                     "of input; with a network channel (Telegram, Signal) "
                     "configured it keeps running after the input ends, until a signal. In a "
                     "terminal, log lines go to the log file and only warnings to the screen.")
+    # not offered, but still understood: `run --json` hears why not (exit 2), not just "unknown"
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS)
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="in a terminal, show every log line (info) on stderr too")
