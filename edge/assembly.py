@@ -111,10 +111,8 @@ class AgentAssembly:
             self.provider = create_provider(self.config.provider)
 
     async def start_memory(self) -> None:
-        """Open the memory store, add its tools, start hygiene and (optionally) the model
-        preload in a thread that start-up does not wait for. A piped one-shot run skips the
-        preload: it would only race the exit. Either way no reply waits for the model: until it is
-        loaded, recall uses keywords and stores are embedded once it is (``wait_for_model``)."""
+        """Open the memory store, add its tools and start hygiene; :meth:`start_preload` loads
+        the model once the channels show whether the agent will keep running."""
         from edge.memory import build_memory, hygiene_loop, snapshot_path
         from edge.tools.memory import configured_admins, memory_tools
 
@@ -126,19 +124,26 @@ class AgentAssembly:
             log.warning("memory_unavailable backend=%s state_dir=%s", cfg.backend, self.loaded.state_dir)
         for tool in memory_tools(memory, configured_admins(self.admins)):
             self.tools[tool.name] = tool
-        embedder = memory.model_to_preload()
-        if embedder is not None:
-            piped = self.piped_input()
-            background = cfg.preload and not piped
-            if background or piped:
-                memory.wait_for_model = False  # no reply waits for the model to load
-            if background:
-                self._preload_thread = threading.Thread(
-                    target=self._preload, args=(embedder, asyncio.get_running_loop()),
-                    name="embedding-preload", daemon=True)
-                self._preload_thread.start()
         upkeep = partial(hygiene_loop, memory, cfg, snapshot_path(self.loaded.state_dir))
         self._tasks.append(SupervisedTask("memory-hygiene", upkeep).start())
+
+    def start_preload(self) -> None:
+        """Load the embedding model (``[memory] preload``) in a thread that start-up does not
+        wait for, whenever the agent keeps running (:meth:`keeps_running`): a daemon, a terminal,
+        or a piped run beside a network channel. A piped one-shot run skips it: it would only
+        race the exit. Either way no reply waits for the model: until it is loaded, recall uses
+        keywords, and what was stored meanwhile is embedded once it is (``wait_for_model``)."""
+        embedder = self.memory.model_to_preload() if self.memory is not None else None
+        if self.memory is None or embedder is None:
+            return
+        background = self.config.memory.preload and self.keeps_running()
+        if background or self.piped_input():
+            self.memory.wait_for_model = False  # no reply waits for the model to load
+        if background:
+            self._preload_thread = threading.Thread(
+                target=self._preload, args=(embedder, asyncio.get_running_loop()),
+                name="embedding-preload", daemon=True)
+            self._preload_thread.start()
 
     def build_channels(self) -> None:
         """Every registered channel its section enables, in registration order; each channel's
@@ -219,6 +224,11 @@ class AgentAssembly:
         """The terminal channel reads a pipe or a file: a script, answered in order, then exit."""
         return (self.config.channels.cli.enabled and stdin_attached(self._stdin)
                 and not self._stdin.isatty())
+
+    def keeps_running(self) -> bool:
+        """Whether the agent runs until a signal once its channels are built: all but a piped
+        run whose only channel is the terminal, which stops at end of input."""
+        return not (self.piped_input() and list(self.channels) == ["cli"])
 
     def _preload(self, embedder: EmbeddingProvider, loop: asyncio.AbstractEventLoop) -> None:
         try:

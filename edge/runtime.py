@@ -188,6 +188,7 @@ class Runtime(AgentAssembly):
         self.start_provider()
         await self.start_memory()
         self.build_channels()
+        self.start_preload()  # after the channels: they say whether the agent keeps running
         dispatcher = self.build_dispatcher(self.status_text)
         dispatcher.agent.safe_mode = self.safe_mode
         self._tasks.append(SupervisedTask("dispatcher", dispatcher.run).start())

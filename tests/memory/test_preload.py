@@ -1,5 +1,7 @@
-"""When the agent loads the embedding model in the background at start: a daemon does, whether
-its input is a terminal held open or nothing (systemd); only a one-shot piped run skips it."""
+"""When the agent loads the embedding model in the background at start: whenever it keeps
+running. A daemon does, whether its input is a terminal held open or nothing (systemd), and so
+does a piped run beside a network channel (it keeps running after the input ends); only a one-shot
+piped run, the terminal its only channel, skips it."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 
 from edge.config.loader import load_config
 from edge.runtime import Runtime
+from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import until
 
 
@@ -46,13 +49,17 @@ def nothing():
         yield stream
 
 
-@pytest.fixture
-def onnx_config(isolated_env, embedder, model_state_dir):
+def onnx_loaded(env, model_state_dir):
     """Embedding memory on defaults, sharing the model this test session re-quantised once."""
-    loaded = load_config(env=dict(isolated_env, EDGE_MEMORY__EMBEDDER="onnx"))
+    loaded = load_config(env=dict(env, EDGE_MEMORY__EMBEDDER="onnx"))
     loaded.prepare_dirs()
     (loaded.state_dir / "models").symlink_to(model_state_dir / "models")
     return loaded
+
+
+@pytest.fixture
+def onnx_config(isolated_env, embedder, model_state_dir):
+    return onnx_loaded(isolated_env, model_state_dir)
 
 
 async def start(loaded, stdin, mock_factory) -> tuple[Runtime, asyncio.Task]:
@@ -84,6 +91,25 @@ async def test_a_piped_one_shot_run_skips_the_preload(onnx_config, mock_factory)
             await asyncio.sleep(1.0)  # the preload of a cached model takes about 0.3 s
             assert not runtime.memory.model_ready  # recall uses keywords; nothing waits
             assert not runtime.memory.wait_for_model
+        finally:
+            runtime.request_stop("test")
+            await asyncio.wait_for(task, 60)
+
+
+async def test_a_piped_run_beside_a_network_channel_preloads_the_model(isolated_env, embedder,
+                                                                       model_state_dir, mock_factory):
+    """It keeps running after the input ends (Telegram), so recall must not stay keyword-only."""
+    with FakeTelegram() as telegram, pipe() as stream:
+        env = dict(isolated_env, EDGE_CHANNELS__TELEGRAM__BOT_TOKEN=telegram.token,
+                   EDGE_CHANNELS__TELEGRAM__API_BASE=telegram.api_base)
+        loaded = onnx_loaded(env, model_state_dir)
+        runtime, task = await start(loaded, stream, mock_factory)
+        try:
+            await asyncio.wait_for(runtime.ready.wait(), 20)  # the channels are built
+            assert set(runtime.channels) == {"cli", "telegram"} and runtime.keeps_running()
+            assert runtime.memory is not None
+            await until(lambda: runtime.memory.model_ready, timeout=60)
+            assert runtime.memory.embedder.loaded
         finally:
             runtime.request_stop("test")
             await asyncio.wait_for(task, 60)
