@@ -27,6 +27,7 @@ import threading
 import time
 
 from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, Pull
+from peripherals.board_types import ARDUINO_SERVO_PINS as SERVO_PINS
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
 from peripherals.firmata import EDGE_WATCHDOG, FIRMATA_OUTPUT, FIRMATA_PWM, WD_DISARM
 from peripherals.firmata_link import FirmataLink
@@ -34,12 +35,13 @@ from peripherals.firmata_link import FirmataLink
 log = logging.getLogger(__name__)
 
 PWM_PINS = frozenset({3, 5, 6, 9, 10, 11})
-SERVO_PINS = frozenset({9, 10})
 FIRST_VALUE_TIMEOUT = 1.0
 
 
 class ArduinoBoard(FirmataLink):
     kind = "arduino"
+    servo_pins = SERVO_PINS
+    """Firmata's Servo library runs on Timer1, whose outputs are D9 and D10."""
 
     def __init__(self, name: str, port: str, *, baudrate: int = 57600,
                  aliases: dict[str, str] | None = None, watchdog_ms: int = 1000,
@@ -272,7 +274,7 @@ class ArduinoBoard(FirmataLink):
     async def servo(self, pin: str, angle: float) -> None:
         """Turn a hobby servo on D9 or D10 to ``angle`` degrees (0..180)."""
         pin = self.resolve(pin)
-        if pin.startswith("A") or int(pin[1:]) not in SERVO_PINS:
+        if pin not in self.servo_pins:
             raise PinModeError(f"{pin}: servos run on D9 and D10 (Timer1)")
         if not 0 <= angle <= 180:
             raise PinModeError(f"angle {angle} is outside 0..180")

@@ -111,6 +111,10 @@ class Board(Protocol):
     holds_levels: bool
     """Whether an output keeps its level after the process that set it exits (firmware on a
     microcontroller does; the kernel makes no such promise for the Pi's header)."""
+    servo_pins: ClassVar[frozenset[str]] = frozenset()
+    """The pins (canonical names) a hobby servo can run on: none unless the driver overrides
+    :meth:`servo`. Its :class:`BoardSpec` says the same, so that a config is checked without
+    importing the driver."""
 
     @abstractmethod
     def resolve(self, spec: str) -> str:
@@ -161,7 +165,8 @@ class Board(Protocol):
     async def pwm(self, pin: str, duty: float, frequency: float | None = None) -> None: ...
 
     async def servo(self, pin: str, angle: float) -> None:
-        """Turn a hobby servo on ``pin`` to ``angle`` degrees (0..180)."""
+        """Turn a hobby servo on ``pin`` (one of :attr:`servo_pins`) to ``angle`` degrees
+        (0..180)."""
         raise PinModeError(f"board {self.name} ({self.kind}) cannot drive servos; an Arduino "
                            "can, on D9 and D10")
 
@@ -230,7 +235,10 @@ class BoardSpec(AdapterSpec[BoardOptionsT]):
     ``options`` is the validated section, an instance of ``options``. ``default_pins`` are the
     pins a section that lists none allowlists, as the config file writes them (``{"led":
     {"mode": "output", "safe": "off"}}``). ``devices(options)`` names the device nodes the board
-    opens, for doctor's groups and devices checks.
+    opens, for doctor's groups and devices checks. ``servo_pins`` are the pins a servo can
+    run on, as the driver's :attr:`Board.servo_pins` names them (none: the board drives no
+    servo); config checks ask the spec, so a servo on a pin that cannot drive one is refused
+    before anything runs.
 
     Config validation imports every spec's module: keep it light, and import the driver's
     libraries where the driver is built (the built-in board types do, in
@@ -239,4 +247,5 @@ class BoardSpec(AdapterSpec[BoardOptionsT]):
     build: Callable[[str, BoardOptionsT, BoardContext], Board]
     default_pins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     devices: Callable[[BoardOptionsT], Sequence[DeviceNode]] = no_devices
+    servo_pins: frozenset[str] = frozenset()
     options_base: ClassVar[type[Options]] = BoardOptions

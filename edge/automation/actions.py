@@ -28,7 +28,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from edge.core.durations import format_duration, parse_duration
@@ -152,20 +152,53 @@ def _pin_action(verb: str, pin: str, args: list[str], text: str) -> PinAction:
 @dataclass(frozen=True)
 class Surroundings:
     """What an action may name, known before anything runs: the hardware (pins and the policy),
-    the sensors' quantities, the channels that can carry a notice, whether a model exists."""
+    the sensors' quantities, the channels that can carry a notice, whether a model exists, and
+    each board's servo pins (its type's spec says: :attr:`peripherals.base.BoardSpec.servo_pins`;
+    none when not given)."""
 
     hardware: Hardware
     sensors: Mapping[str, tuple[str, ...]]
     channels: frozenset[str]
     has_model: bool
+    servo_pins: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+
+def _natural(name: str) -> tuple[str, int]:
+    """``D9`` before ``D10``."""
+    head = name.rstrip("0123456789")
+    return head, int(name[len(head):] or 0)
+
+
+def servo_refusal(board: str, pin: str, servo_pins: Mapping[str, frozenset[str]]) -> str | None:
+    """Why a hobby servo can never run on ``board:pin`` (the board cannot drive one there), and
+    where one can; None when it can.
+
+    >>> servo_refusal("gpio", "GPIO18", {"gpio": frozenset(), "uno": frozenset({"D9"})})[:58]
+    'gpio:GPIO18 cannot drive a servo (board gpio drives none);'
+    >>> servo_refusal("uno", "D9", {"uno": frozenset({"D9", "D10"})}) is None
+    True
+    """
+    pins = servo_pins.get(board, frozenset())
+    if pin in pins:
+        return None
+    here = (f"board {board} drives none" if not pins else
+            f"board {board} drives them on {' and '.join(sorted(pins, key=_natural))} only")
+    elsewhere = [f"{name}:{p}" for name, found in servo_pins.items() for p in sorted(found, key=_natural)]
+    fix = (f"wire the servo to one that can ({', '.join(elsewhere)}), allowlisted with "
+           'mode = "pwm"' if elsewhere else
+           "none of the configured boards drives servos; an Arduino does, on D9 and D10")
+    return f"{board}:{pin} cannot drive a servo ({here}); {fix}"
 
 
 def check_action(action: AutomationAction, where: Surroundings) -> None:
     """ValueError when ``action`` could never be carried out as written: an unknown pin or
-    sensor, a pin the policy forbids it, a notice to a channel that is not configured."""
+    sensor, a pin the policy forbids it, a servo where the board cannot drive one, a notice to
+    a channel that is not configured."""
     if isinstance(action, PinAction):
         board, pin = where.hardware.locate(action.pin)  # raises UnknownPin
         refusal = where.hardware.refusal(board, pin, VERBS[action.verb])
+        if refusal is None and action.verb == "servo":
+            refusal = servo_refusal(board, pin, where.servo_pins)
         if refusal:
             raise ValueError(f"{action}: {refusal}")
         limit = where.hardware.pins[(board, pin)].max_on_seconds

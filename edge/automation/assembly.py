@@ -22,6 +22,7 @@ from edge.automation.actions import (
     Surroundings,
     check_action,
     parse_action,
+    servo_refusal,
 )
 from edge.automation.clock import Clock, SystemClock
 from edge.automation.engine import RuleEngine, build_rules
@@ -32,17 +33,20 @@ from edge.automation.schedule import Schedule
 from edge.automation.schedule_store import ScheduleStore
 from edge.automation.scheduler import Scheduler
 from edge.channels.registry import enabled_channels
+from edge.config.loader import invalid_config
 from edge.config.model import Config
 from edge.config.schedules import ScheduleConfig
 from edge.config.sensors import AnalogSensorConfig
-from edge.core.exc import ConfigError, PolicyDenied, UsageError
+from edge.core.exc import PolicyDenied, UsageError
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
+from edge.core.validation import Problem
 from edge.hardware import Hardware
 from edge.security.policy import Action
 from edge.sensors import AnalogPinMeasure, DriverMeasure, Measure, SensorHub, SensorState
 from peripherals.base import PinMode
 from peripherals.exc import BoardError
+from peripherals.factory import BOARDS
 from peripherals.sensors.factory import create_sensor
 
 log = logging.getLogger(__name__)
@@ -53,33 +57,79 @@ readable; more belong in the config file."""
 
 
 def build_sensor_hub(config: Config, hardware: Hardware, *, pin_factory: Any = None,
-                     root: str | Path = "/") -> SensorHub:
+                     root: str | Path = "/", problems: list[Problem] | None = None) -> SensorHub:
     """A hub over every ``[sensors.NAME]``. Drivers are built, not opened: a sensor that is
     missing shows as failing in status, and reads once it is there. An analog sensor's pin
-    must be an allowlisted analog pin (a ConfigError naming the key otherwise)."""
+    must be an allowlisted analog pin. Each problem goes to ``problems`` at its key
+    (``sensors.NAME.pin``) and its sensor is left out; without a list, a ConfigError names every
+    problem at once."""
+    found: list[Problem] = [] if problems is None else problems
+    start = len(found)
     states = []
     for name, section in config.sensors.items():
         source: Measure
         if isinstance(section, AnalogSensorConfig):
-            try:
-                board, pin = hardware.locate(section.pin)
-            except BoardError as exc:
-                raise ConfigError(f"sensors.{name}.pin: {exc}") from None
-            refusal = hardware.refusal(board, pin, Action.READ)
-            if refusal is None and hardware.pins[(board, pin)].mode is not PinMode.ANALOG:
-                refusal = f"{board}:{pin} is not an analog pin; allowlist it with mode = \"analog\""
+            refusal = _analog_refusal(hardware, section.pin)
             if refusal:
-                raise ConfigError(f"sensors.{name}.pin: {refusal}")
+                found.append(Problem(("sensors", name, "pin"), "value", refusal))
+                continue
+            board, pin = hardware.locate(section.pin)
             source = AnalogPinMeasure(name, hardware, f"{board}:{pin}", section.scaling)
         else:
             try:
                 driver = create_sensor(name, section.type, section, pin_factory=pin_factory,
                                        root=root)
             except ValueError as exc:
-                raise ConfigError(f"sensors.{name}: {exc}") from None
+                found.append(Problem(("sensors", name), "value", str(exc)))
+                continue
             source = DriverMeasure(driver)
         states.append(SensorState(name, section.type, source, section.interval_seconds))
+    if problems is None and len(found) > start:
+        raise invalid_config(found, config.origin)
     return SensorHub(states)
+
+
+def _analog_refusal(hardware: Hardware, spec: str) -> str | None:
+    """Why an analog sensor cannot read pin ``spec``, or None."""
+    try:
+        board, pin = hardware.locate(spec)
+    except BoardError as exc:
+        return str(exc)
+    refusal = hardware.refusal(board, pin, Action.READ)
+    if refusal is None and hardware.pins[(board, pin)].mode is not PinMode.ANALOG:
+        refusal = f"{board}:{pin} is not an analog pin; allowlist it with mode = \"analog\""
+    return refusal
+
+
+def servo_pins(config: Config) -> dict[str, frozenset[str]]:
+    """Each board's servo pins, as its type's spec declares them."""
+    return {name: BOARDS.get(section.type).servo_pins for name, section in config.boards.items()}
+
+
+def servo_problems(config: Config, hardware: Hardware) -> list[Problem]:
+    """``[mqtt] servos`` against the pins: each name must be an allowlisted pwm pin on which its
+    board can drive a servo (else Home Assistant would show a slider whose every command is
+    refused)."""
+    found = []
+    pins = servo_pins(config)
+    for index, spec in enumerate(config.mqtt.servos):
+        try:
+            board, pin = hardware.locate(spec)
+        except BoardError as exc:
+            found.append(Problem(("mqtt", "servos", index), "value", str(exc)))
+            continue
+        rule = hardware.pins.get((board, pin))
+        if rule is None:
+            refusal: str | None = (f"{board}:{pin} is not in the allowlist; add it under "
+                                   f"[boards.{board}.pins] with mode = \"pwm\"")
+        elif rule.mode is not PinMode.PWM:
+            refusal = (f"{rule.label} is configured as {rule.mode.value}; a servo needs "
+                       "mode = \"pwm\"")
+        else:
+            refusal = servo_refusal(board, pin, pins)
+        if refusal:
+            found.append(Problem(("mqtt", "servos", index), "value", f"{spec!r}: {refusal}"))
+    return found
 
 
 class Automation:
@@ -94,25 +144,32 @@ class Automation:
                  clock: Clock | None = None):
         self.config = config
         self.hardware = hardware
+        problems: list[Problem] = []
+        """Every problem at once, each at its key, checked against what is known before
+        anything runs (ConfigError, exit 2)."""
         self.sensors = build_sensor_hub(config, hardware, pin_factory=pin_factory,
-                                        root=sensor_root)
-        self.interlocks = Interlocks(config.interlocks, hardware, self.sensors)
+                                        root=sensor_root, problems=problems)
+        self.interlocks = Interlocks(config.interlocks, hardware, self.sensors, problems=problems)
         hardware.set_guard(self.interlocks)
         channels = frozenset(enabled_channels(config))
         self.surroundings = Surroundings(
             hardware, {n: tuple(units) for n, units in self.sensors.describe().items()},
-            channels, config.provider.configured)
+            channels, config.provider.configured, servo_pins(config))
         self.notifier = ChannelNotifier({}, {})
         """Channels and admins are filled in by :meth:`start`, once the channels exist."""
         self.runner = ActionRunner(hardware, self.notifier, sensors=self.sensors)
         clock = clock or SystemClock()
-        self.rules = RuleEngine(build_rules(config.rules, self.surroundings), self.runner,
-                                self.notifier, clock=clock.monotonic)
+        self.rules = RuleEngine(build_rules(config.rules, self.surroundings, problems),
+                                self.runner, self.notifier, clock=clock.monotonic)
         for index, job in enumerate(config.schedules):
             try:
                 self.check_schedule(job)
             except ValueError as exc:
-                raise ConfigError(f"schedules[{index}] ({job.name}): {exc}") from None
+                problems.append(Problem(("schedules", index, "action"), "value",
+                                        f"schedule {job.name!r}: {exc}"))
+        problems.extend(servo_problems(config, hardware))
+        if problems:
+            raise invalid_config(problems, config.origin)
         self.scheduler = None if state_dir is None else Scheduler(
             config.schedules, ScheduleStore.in_state_dir(state_dir), self._run_job, clock)
         self._refusals_told: set[str] = set()

@@ -30,9 +30,11 @@ from edge.automation.actions import (
     parse_action,
 )
 from edge.automation.rules import BoardTrigger, PinTrigger, RuleState, ThresholdTrigger, Trigger, parse_when
+from edge.config.loader import invalid_config
 from edge.config.rules import RuleConfig
-from edge.core.exc import ConfigError, EdgeError, PolicyDenied
+from edge.core.exc import EdgeError, PolicyDenied
 from edge.core.requester import Requester
+from edge.core.validation import Problem
 from peripherals.base import BoardEvent
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading
@@ -63,29 +65,48 @@ class Rule:
         return Requester("rule", self.name)
 
 
-def build_rules(configs: Sequence[RuleConfig], where: Surroundings) -> list[Rule]:
-    """Rules from config, every trigger and action checked; a ConfigError names the rule."""
-    rules, seen = [], set()
+def build_rules(configs: Sequence[RuleConfig], where: Surroundings,
+                problems: list[Problem] | None = None) -> list[Rule]:
+    """Rules from config, every trigger and action checked. Each problem goes to ``problems``
+    at its key (``rules.0.when``) and its rule is left out; without a list, a ConfigError names
+    every problem at once."""
+    found: list[Problem] = [] if problems is None else problems
+    rules, seen, start = [], set(), len(found)
     for index, cfg in enumerate(configs):
-        label = f"rules[{index}] ({cfg.name})"
+        def bad(key: str, message: object, index: int = index, name: str = cfg.name) -> None:
+            found.append(Problem(("rules", index, key), "value", f"rule {name!r}: {message}"))
+        before = len(found)
         if cfg.name in seen:
-            raise ConfigError(f"{label}: another rule is already called {cfg.name!r}")
+            bad("name", f"another rule is already called {cfg.name!r}; give each its own name")
         seen.add(cfg.name)
+        trigger: Trigger | None = None
         try:
             trigger = parse_when(cfg.when, where.hardware, where.sensors)
-            then = tuple(parse_action(text) for text in cfg.then)
-            on_clear = tuple(parse_action(text) for text in cfg.on_clear)
-            for action in then + on_clear:
-                check_action(action, where)
         except (ValueError, BoardError) as exc:
-            raise ConfigError(f"{label}: {exc}") from None
-        if on_clear and not isinstance(trigger, ThresholdTrigger):
-            raise ConfigError(f"{label}: on_clear applies to sensor thresholds only")
-        if cfg.hysteresis and not isinstance(trigger, ThresholdTrigger):
-            raise ConfigError(f"{label}: hysteresis applies to sensor thresholds only")
-        rules.append(Rule(cfg.name, cfg.when, trigger, then, on_clear,
+            bad("when", exc)
+        actions: dict[str, list[AutomationAction]] = {"then": [], "on_clear": []}
+        for key, texts in (("then", cfg.then), ("on_clear", cfg.on_clear)):
+            for text in texts:
+                try:
+                    action = parse_action(text)
+                    check_action(action, where)
+                except (ValueError, BoardError) as exc:
+                    bad(key, exc)
+                else:
+                    actions[key].append(action)
+        threshold = trigger is None or isinstance(trigger, ThresholdTrigger)
+        if cfg.on_clear and not threshold:
+            bad("on_clear", "on_clear applies to sensor thresholds only")
+        if cfg.hysteresis and not threshold:
+            bad("hysteresis", "hysteresis applies to sensor thresholds only")
+        if trigger is None or len(found) > before:
+            continue
+        rules.append(Rule(cfg.name, cfg.when, trigger, tuple(actions["then"]),
+                          tuple(actions["on_clear"]),
                           RuleState(hysteresis=cfg.hysteresis, for_seconds=cfg.for_seconds,
                                     cooldown_seconds=cfg.cooldown_seconds), cfg.enabled))
+    if problems is None and len(found) > start:
+        raise invalid_config(found, "rules")
     return rules
 
 

@@ -23,15 +23,17 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from edge.automation.notify import ChannelNotifier
 from edge.automation.rules import BoardTrigger, ThresholdTrigger, parse_when
 from edge.config.interlocks import InterlockConfig
-from edge.core.exc import ConfigError, PolicyDenied
+from edge.config.loader import invalid_config
+from edge.core.exc import PolicyDenied
 from edge.core.requester import Requester
+from edge.core.validation import Problem
 from edge.hardware import Hardware
 from edge.pins import Pin
 from edge.sensors import SensorHub
@@ -44,6 +46,23 @@ STALE_INTERVALS = 3
 """A reading older than this many of its sensor's intervals is unknown (and so counts as true)."""
 RECHECK_SECONDS = 1.0
 """How often a resident agent looks again without an event (a sensor going stale says nothing)."""
+
+
+class _KeyedError(ValueError):
+    """A problem with one key of an interlock (``forbid``, ``while``, ``exclusive``, ``of``)."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key = key
+
+
+@contextlib.contextmanager
+def _at(key: str) -> Iterator[None]:
+    """A ValueError (or a BoardError: a pin the board does not have) inside is about ``key``."""
+    try:
+        yield
+    except (ValueError, BoardError) as exc:
+        raise _KeyedError(key, str(exc)) from None
 
 
 class InterlockRefused(PolicyDenied):
@@ -98,19 +117,26 @@ def describe(condition: Condition) -> str:
 
 class Interlocks:
     """The interlocks of one config, checked against ``hardware`` and ``sensors`` at
-    construction (ConfigError naming ``interlocks[N]``), then asked by the door before each
-    change (:meth:`check`) and, in a resident agent, watching for trips (:meth:`run`)."""
+    construction, then asked by the door before each change (:meth:`check`) and, in a resident
+    agent, watching for trips (:meth:`run`). Each problem goes to ``problems`` at its key
+    (``interlocks.0.forbid``) and its interlock is left out; without a list, a ConfigError names
+    every problem at once."""
 
     def __init__(self, configs: list[InterlockConfig], hardware: Hardware, sensors: SensorHub,
-                 *, clock: Callable[[], float] = time.time):
+                 *, clock: Callable[[], float] = time.time, problems: list[Problem] | None = None):
         self.hardware, self.sensors, self.clock = hardware, sensors, clock
         self.notifier: ChannelNotifier | None = None
         self.interlocks: list[Interlock] = []
+        found: list[Problem] = [] if problems is None else problems
+        start = len(found)
         for index, config in enumerate(configs):
             try:
                 self.interlocks.append(self._build(config))
-            except ValueError as exc:
-                raise ConfigError(f"interlocks[{index}] ({config.name}): {exc}") from None
+            except _KeyedError as exc:
+                found.append(Problem(("interlocks", index, exc.key), "value",
+                                     f"interlock {config.name!r}: {exc}"))
+        if problems is None and len(found) > start:
+            raise invalid_config(found, "interlocks")
         self.tripped: dict[str, str] = {}
         """Interlock -> why, while a tripped one's condition holds (status, the admins told once)."""
         self._wake = asyncio.Event()
@@ -149,25 +175,29 @@ class Interlocks:
         return trigger
 
     def _build(self, config: InterlockConfig) -> Interlock:
+        """The interlock ``config`` describes; a _KeyedError naming the key that is wrong."""
         if config.shape == "forbid":
-            words = (config.forbid or "").split()
-            if len(words) != 2 or words[1].lower() not in ("on", "off"):
-                raise ValueError(f"forbid {config.forbid!r}: write `PIN on` or `PIN off`")
-            target = self._output(words[0], f"forbid {config.forbid!r}")
-            forbid_on = words[1].lower() == "on"
-            if bool(target.safe) == forbid_on:
-                raise ValueError(f"forbid {config.forbid!r} contradicts the pin's safe level "
-                                 f"({'on' if target.safe else 'off'}): the interlock would "
-                                 "forbid the state it trips to")
-            return Interlock(config.name, "forbid", target, forbid_on,
-                             self._condition(config.while_ or ""))
-        group = tuple(self._output(spec, config.shape) for spec in config.group)
-        if len({(p.board, p.pin) for p in group}) != len(group):
-            raise ValueError(f"{config.shape}: names a pin twice")
-        safe_on = [pin_name(p) for p in group if p.safe]
-        if len(safe_on) > config.limit:
-            raise ValueError(f"{', '.join(safe_on)} are on at their safe level: more than the "
-                             f"{config.limit} the interlock allows")
+            with _at("forbid"):
+                words = (config.forbid or "").split()
+                if len(words) != 2 or words[1].lower() not in ("on", "off"):
+                    raise ValueError(f"forbid {config.forbid!r}: write `PIN on` or `PIN off`")
+                target = self._output(words[0], f"forbid {config.forbid!r}")
+                forbid_on = words[1].lower() == "on"
+                if bool(target.safe) == forbid_on:
+                    raise ValueError(f"forbid {config.forbid!r} contradicts the pin's safe level "
+                                     f"({'on' if target.safe else 'off'}): the interlock would "
+                                     "forbid the state it trips to")
+            with _at("while"):
+                condition = self._condition(config.while_ or "")
+            return Interlock(config.name, "forbid", target, forbid_on, condition)
+        with _at("exclusive" if config.shape == "exclusive" else "of"):
+            group = tuple(self._output(spec, config.shape) for spec in config.group)
+            if len({(p.board, p.pin) for p in group}) != len(group):
+                raise ValueError(f"{config.shape}: names a pin twice")
+            safe_on = [pin_name(p) for p in group if p.safe]
+            if len(safe_on) > config.limit:
+                raise ValueError(f"{', '.join(safe_on)} are on at their safe level: more than the "
+                                 f"{config.limit} the interlock allows")
         return Interlock(config.name, config.shape, group=group, limit=config.limit)
 
     # the state of things ----------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from edge.config.locate import load_raw
-from edge.config.model import Config
+from edge.config.model import DEFAULT_ORIGIN, Config
 from edge.core.exc import ConfigError
 from edge.core.logsetup import log_file_path, under_systemd
 from edge.core.paths import control_socket, state_dir
@@ -89,13 +89,33 @@ def format_invalid(exc: ValidationError, origin: str, env_keys: Mapping[tuple[st
     set it when it came from the environment."""
     from edge.core.validation import problems  # here: only a wrong config needs the words for it
 
+    return format_problems(problems(exc, Config), origin, env_keys)
+
+
+def format_problems(found: Iterable[Problem], origin: str,
+                    env_keys: Mapping[tuple[str, ...], str] | None = None) -> str:
+    """The problems of one config, under its origin, one a line, each at its dotted key: the
+    words of every config error, whether pydantic found it or a check across sections (the
+    rules and schedules against the pins, :mod:`edge.automation`).
+
+    >>> from edge.core.validation import Problem
+    >>> print(format_problems([Problem(("rules", 0, "when"), "value", "no pin 'x'")], "config.toml"))
+    config.toml: invalid configuration
+      rules.0.when: no pin 'x'
+    """
     lines = [f"{origin}: invalid configuration"]
-    for problem in problems(exc, Config):
+    for problem in found:
         loc = tuple(str(part) for part in problem.loc)
-        var = next((name for keys, name in env_keys.items() if loc[: len(keys)] == keys), None)
+        var = next((name for keys, name in (env_keys or {}).items() if loc[: len(keys)] == keys),
+                   None)
         suffix = f"  [from {var}]" if var else ""
         lines.append(f"  {problem.where or '(top level)'}: {_describe(problem)}{suffix}")
     return "\n".join(lines)
+
+
+def invalid_config(found: Iterable[Problem], origin: str) -> ConfigError:
+    """A ConfigError (exit 2) naming every problem at once, as :func:`format_problems` words it."""
+    return ConfigError(format_problems(found, origin))
 
 
 def load_config(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> LoadedConfig:
@@ -103,6 +123,8 @@ def load_config(explicit: str | None = None, env: Mapping[str, str] = os.environ
     try:
         config = Config.model_validate(raw.data)
     except ValidationError as exc:
-        origin = str(raw.path) if raw.path else "configuration (built-in defaults + environment)"
+        origin = str(raw.path) if raw.path else DEFAULT_ORIGIN
         raise ConfigError(format_invalid(exc, origin, raw.env_keys)) from None
+    if raw.path:
+        config.read_from(str(raw.path))
     return LoadedConfig(config, raw.path)

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
-from pydantic import Field, SecretStr, TypeAdapter, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, TypeAdapter, model_validator
 
 from edge.config.channels import ChannelsConfig
 from edge.config.interlocks import InterlockConfig
@@ -307,6 +307,10 @@ class AuditConfig(Section):
     """The oldest records go while the rest take more than this."""
 
 
+DEFAULT_ORIGIN = "configuration (built-in defaults + environment)"
+"""What errors name when no file was read."""
+
+
 class Config(Section):
     paths: PathsConfig = PathsConfig()
     logging: LoggingConfig = LoggingConfig()
@@ -324,6 +328,18 @@ class Config(Section):
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     sensors: dict[SensorName, SensorConfig] = {}
     interlocks: list[InterlockConfig] = []
+    _origin: str = PrivateAttr(default="")
+
+    @property
+    def origin(self) -> str:
+        """Where this config was read from, as errors name it: the file, or what stood in for
+        one (:func:`edge.config.loader.load_config` tells it)."""
+        return self._origin or DEFAULT_ORIGIN
+
+    def read_from(self, origin: str) -> Self:
+        """This config, told where it was read from."""
+        self._origin = origin
+        return self
 
     @model_validator(mode="after")
     def check(self) -> Self:

@@ -76,7 +76,7 @@ then = "notify Someone is at the door ({event})"
 
 async def test_a_rule_the_policy_forbids_never_starts(start_agent):
     forbidden = '[[rules]]\nname = "boom"\nwhen = "button pressed"\nthen = "gpio write GPIO5 on"\n'
-    with pytest.raises(ConfigError, match=r"rules\[0\] \(boom\): .*GPIO5 is not in the allowlist"):
+    with pytest.raises(ConfigError, match=r"rules\.0\.then: rule 'boom': .*GPIO5 is not in the allowlist"):
         await start_agent(PUMP + forbidden)
 
 
@@ -84,9 +84,9 @@ async def test_a_rule_the_policy_forbids_never_starts(start_agent):
     ('[[schedules]]\nname = "x"\ncron = "61 * * * *"\naction = "gpio write led on"\n',
      "invalid cron expression"),
     ('[[schedules]]\nname = "y"\nevery = "1h"\naction = "gpio write GPIO5 on"\n',
-     r"schedules\[0\] \(y\): .*GPIO5 is not in the allowlist"),
+     r"schedules\.0\.action: schedule 'y': .*GPIO5 is not in the allowlist"),
     ('[[rules]]\nname = "z"\nwhen = "cellar.temperature > 5"\nthen = "gpio write led on"\n',
-     r"rules\[0\] \(z\): .*no sensor 'cellar'"),
+     r"rules\.0\.when: rule 'z': .*no sensor 'cellar'"),
 ])
 def test_config_check_names_the_job_and_why(write_config, isolated_env, extra, error):
     path = write_config(PUMP + extra)

@@ -113,7 +113,7 @@ async def test_a_failing_sensor_keeps_its_last_reading_and_the_heartbeat_tells(
 
 @pytest.mark.parametrize("extra, error", [
     ('[[rules]]\nname = "x"\nwhen = "soil.humidity > 3"\nthen = "gpio write fan on"\n',
-     r"rules\[0\] \(x\): .*sensor soil has no 'humidity'"),
+     r"rules\.0\.when: rule 'x': .*sensor soil has no 'humidity'"),
     ('[sensors.pot]\ntype = "analog"\npin = "gpio:GPIO5"\n',
      r"sensors\.pot\.pin: gpio:GPIO5 is not in the allowlist"),
     ('[sensors.pot]\ntype = "analog"\npin = "gpio:fan"\n',
@@ -150,3 +150,54 @@ def test_the_readme_greenhouse_is_a_valid_config(tmp_path, write_config, isolate
     assert set(auto.sensors.describe()) == {"greenhouse", "soil", "pi"}
     assert [r.name for r in auto.rules.rules] == ["fan", "door", "arduino-gone"]
     assert [(r["name"], r["catch_up"]) for r in auto.schedule_rows()] == [("water", "once")]
+
+
+EVERY_SECTION_WRONG = """
+[boards.gpio.aliases]
+fan = "GPIO23"
+[boards.gpio.pins]
+fan = { mode = "output", safe = "off" }
+[sensors.pot]
+type = "analog"
+pin = "gpio:fan"
+[[rules]]
+name = "cool"
+when = "nosuch pressed"
+then = ["gpio write fan on", "gpio write GPIO5 on"]
+[[rules]]
+name = "warm"
+when = "door pressed"
+then = "sensor read cellar"
+[[schedules]]
+name = "water"
+cron = "0 6 * * *"
+action = "gpio write pump on"
+[[interlocks]]
+name = "dry"
+forbid = "fan on"
+while = "tank_low on"
+[mqtt]
+servos = ["fan"]
+"""
+
+
+@pytest.mark.parametrize("command", [["config", "check"], ["run"]])
+def test_every_problem_is_told_at_once_with_the_file_and_dotted_keys(write_config, isolated_env,
+                                                                      command):
+    """Four rounds of edit-and-check for four bad entries became one: each problem on its own
+    line, at its key as pydantic's problems are (``rules.0.when``, never ``rules[0]``)."""
+    from tests.helpers import cli
+
+    path = write_config(EVERY_SECTION_WRONG)
+    result = cli(*command, "--config", str(path), env=isolated_env, stdin="")
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"edge-cli: {path}: invalid configuration", result.stderr
+    keys = [line.split(":")[0].strip() for line in lines[1:]]
+    assert keys == ["sensors.pot.pin", "interlocks.0.while", "rules.0.when", "rules.0.then",
+                    "rules.1.when", "rules.1.then", "schedules.0.action", "mqtt.servos.0"], \
+        result.stderr
+    assert "  rules.0.then: rule 'cool': gpio write GPIO5 on: gpio:GPIO5 is not in the allowlist" \
+        in result.stderr
+    assert "  rules.1.then: rule 'warm': sensor read cellar: no sensor 'cellar'" in result.stderr
+    assert "[" not in "".join(keys)

@@ -51,7 +51,7 @@ def test_for_past_the_ceiling_is_refused_at_config_check(write_config, isolated_
             f'[[schedules]]\nname = "glow"\nevery = "1h"\naction = "{action}"\n')
     result = config_check(write_config, isolated_env, text)
     assert result.returncode == 2, (result.stdout, result.stderr)
-    assert f"schedules[0] (glow): '{action}': 'for': must be" in result.stderr, result.stderr
+    assert f"schedules.0.action: schedule 'glow': '{action}': 'for': must be" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("section, key", [

@@ -1,5 +1,5 @@
 """``[[interlocks]]`` in config: exactly one shape, and what could never hold refused at start-up
-(and by ``edge-cli config check``) naming ``interlocks[N]``: an unknown pin or sensor, an input
+(and by ``edge-cli config check``) naming ``interlocks.N.KEY``: an unknown pin or sensor, an input
 as the thing to forbid, a contradiction with a pin's safe level."""
 
 from __future__ import annotations
@@ -54,18 +54,18 @@ def test_names_are_unique(write_config, isolated_env):
 
 @pytest.mark.parametrize("body, error", [
     ('forbid = "nozzle on"\nwhile = "tank_low on"',
-     r"interlocks\[0\] \(x\): forbid 'nozzle on': .*nozzle"),
-    ('forbid = "pump on"\nwhile = "tank_high on"', r"interlocks\[0\] \(x\): while 'tank_high on'"),
-    ('forbid = "pump on"\nwhile = "well.level < 3"', r"interlocks\[0\] \(x\): .*no sensor 'well'"),
-    ('forbid = "pump on"\nwhile = "tank.humidity < 3"', r"interlocks\[0\] \(x\): .*no 'humidity'"),
-    ('forbid = "tank_low on"\nwhile = "pump on"', r"interlocks\[0\] \(x\): .*tank_low is an input"),
+     r"interlocks\.0\.forbid: interlock 'x': forbid 'nozzle on': .*nozzle"),
+    ('forbid = "pump on"\nwhile = "tank_high on"', r"interlocks\.0\.while: interlock 'x': while 'tank_high on'"),
+    ('forbid = "pump on"\nwhile = "well.level < 3"', r"interlocks\.0\.while: interlock 'x': .*no sensor 'well'"),
+    ('forbid = "pump on"\nwhile = "tank.humidity < 3"', r"interlocks\.0\.while: interlock 'x': .*no 'humidity'"),
+    ('forbid = "tank_low on"\nwhile = "pump on"', r"interlocks\.0\.forbid: interlock 'x': .*tank_low is an input"),
     ('forbid = "pump off"\nwhile = "tank_low on"',
-     r"interlocks\[0\] \(x\): forbid 'pump off' contradicts the pin's safe level \(off\)"),
+     r"interlocks\.0\.forbid: interlock 'x': forbid 'pump off' contradicts the pin's safe level \(off\)"),
     ('forbid = "vent on"\nwhile = "tank_low on"', r"contradicts the pin's safe level \(on\)"),
     ('forbid = "pump on"\nwhile = "board uno down"', r"no board 'uno'"),
     ('forbid = "pump on"\nwhile = "board gpio up"', r"`board NAME down`"),
     ('exclusive = ["vent", "GPIO24"]', r"vent, GPIO24 are on at their safe level"),
-    ('at_most = 1\nof = ["pump", "tank_low"]', r"at_most: tank_low is an input"),
+    ('at_most = 1\nof = ["pump", "tank_low"]', r"interlocks\.0\.of: interlock 'x': at_most: tank_low is an input"),
 ])
 def test_what_could_never_hold_is_a_config_error(tmp_path, write_config, isolated_env,
                                                  mock_factory, body, error):

@@ -118,3 +118,20 @@ def test_a_spec_takes_options_of_its_own_kind():
 
     with pytest.raises(TypeError, match="'loose': options must subclass peripherals.base.BoardOptions"):
         BoardSpec("loose", Loose, ledger.build)
+
+
+def test_servo_pins_are_declared_by_each_driver_and_its_spec_alike(mock_factory):
+    """Config checks ask the spec (no driver imported); the driver refuses the rest at run time."""
+    from peripherals.base import Board
+    from peripherals.board_types import ArduinoBoardOptions, Stm32BoardOptions
+    from peripherals.factory import BOARDS
+
+    options = {"arduino": ArduinoBoardOptions(port="/dev/ttyACM0"),
+               "stm32": Stm32BoardOptions(port="socket://127.0.0.1:1")}
+    for kind, spec in BOARDS.specs().items():
+        board = spec.build("b", options[kind] if kind in options else spec.options(),
+                           BoardContext(mock_factory))
+        assert board.servo_pins == spec.servo_pins, kind
+    assert BOARDS.get("arduino").servo_pins == {"D9", "D10"}
+    assert BOARDS.get("gpio").servo_pins == BOARDS.get("stm32").servo_pins == frozenset()
+    assert Board.servo_pins == frozenset()  # a driver that says nothing drives no servo
