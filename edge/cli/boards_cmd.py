@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
+
+from edge.cli.arguments import positive_seconds
+from edge.cli.output import emit
+from edge.control.ops import OpResult
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
@@ -17,7 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
                           help="also probe this port (a pty, socket://HOST:PORT); repeatable")
     discover.add_argument("--no-probe", action="store_true",
                           help="only list ports and USB ids; send nothing")
-    discover.add_argument("--timeout", type=float, default=2.5, metavar="SECONDS",
+    discover.add_argument("--timeout", type=positive_seconds, default=2.5, metavar="SECONDS",
                           help="handshake wait per protocol (default 2.5; an Uno resets on open)")
     discover.set_defaults(handler=discover_boards)
     bsub.add_parser("list", parents=[common], help="configured boards and their state"
@@ -37,9 +40,9 @@ def discover_boards(args: argparse.Namespace) -> int:
 
         asyncio.run(probe_all())
     if args.json:
-        print(json.dumps({"ok": True, "exit_code": 0,
-                          "data": {"ports": [f.as_dict() for f in found]}}, indent=2))
-        return 0
+        confirmed = sum(bool(f.confirmed) for f in found)
+        return emit(OpResult(True, f"{len(found)} port(s), {confirmed} board(s) confirmed",
+                             {"ports": [f.as_dict() for f in found]}), True)
     if not found:
         print("no USB serial ports found; plug a board in, or probe one with --port PORT")
         return 0
@@ -75,9 +78,9 @@ def list_boards(args: argparse.Namespace) -> int:
     except DaemonUnavailable:
         boards, via = _probe_configured(args.config), "direct"
     if args.json:
-        print(json.dumps({"ok": True, "exit_code": 0, "via": via, "data": {"boards": boards}},
-                         indent=2))
-        return 0
+        up = sum(bool(board["connected"]) for board in boards)
+        return emit(OpResult(True, f"{len(boards)} board(s), {up} up", {"boards": boards}), True,
+                    via=via)
     for board in boards:
         state = "up" if board["connected"] else "DOWN"
         print(f"{board['name']:<12} {board['kind']:<8} {state:<5} {board['detail']}")

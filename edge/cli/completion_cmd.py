@@ -152,14 +152,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from edge.cli.main import build_parser
 
     parser = build_parser()
     script = bash_script(parser) if args.shell == "bash" else zsh_script(parser)
-    if args.json:
-        print(json.dumps({"ok": True, "shell": args.shell, "script": script}))
-    else:
-        sys.stdout.write(script)
+    if args.json:  # the script itself, in data.script
+        from edge.cli.output import emit
+        from edge.control.ops import OpResult
+
+        return emit(OpResult(True, f"{args.shell} completion for edge-cli",
+                             {"shell": args.shell, "script": script}), True)
+    sys.stdout.write(script)
     return 0

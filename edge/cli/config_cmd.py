@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from edge.cli.output import emit
 from edge.config.edit import CONFIG_MODE, example_text
 from edge.config.locate import user_config_path
+from edge.control.ops import OpResult
 from edge.core.exc import UsageError
 from edge.core.files import write_atomically
 
@@ -27,15 +29,17 @@ def flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, object]]:
 
 def init(args: argparse.Namespace) -> int:
     text = example_text()
-    if args.path == "-":
+    if args.path == "-":  # the example itself is the output; with --json, in data.text
+        if args.json:
+            return emit(OpResult(True, "", {"path": "-", "text": text}), True)
         sys.stdout.write(text)
         return 0
     path = Path(args.path).expanduser() if args.path else user_config_path()
     if path.exists() and not args.force:
         raise UsageError(f"{path} already exists; edit it, or pass --force to overwrite it")
     write_atomically(path, text, CONFIG_MODE)
-    print(f"wrote {path}; edit it, then run `edge-cli config check`")
-    return 0
+    return emit(OpResult(True, f"wrote {path}; edit it, then run `edge-cli config check`",
+                         {"path": str(path)}), args.json)
 
 
 def check(args: argparse.Namespace) -> int:
@@ -53,13 +57,12 @@ def check(args: argparse.Namespace) -> int:
         from edge.config.mqtt import EXPOSURE_FIX
 
         warnings.append(f"mqtt: {loaded.config.mqtt.exposure}; {EXPOSURE_FIX}")
-    if args.json:
-        print(json.dumps({"ok": True, "config": loaded.source, "warnings": warnings}))
-    else:
+    if not args.json:
         for warning in warnings:
             print(f"edge-cli: warning: {warning}", file=sys.stderr)
-        print(f"{loaded.source}: OK" + (f" ({len(warnings)} warning(s))" if warnings else ""))
-    return 0
+    message = f"{loaded.source}: OK" + (f" ({len(warnings)} warning(s))" if warnings else "")
+    return emit(OpResult(True, message, {"config": loaded.source, "warnings": warnings}),
+                args.json)
 
 
 def show(args: argparse.Namespace) -> int:
@@ -68,8 +71,8 @@ def show(args: argparse.Namespace) -> int:
     loaded = load_config(args.config)
     data = loaded.config.model_dump(mode="json")
     if args.json:
-        print(json.dumps({"config": data, "source": loaded.source}, indent=2))
-        return 0
+        return emit(OpResult(True, f"effective configuration from {loaded.source}",
+                             {"config": data, "source": loaded.source}), True)
     print(f"# effective configuration from {loaded.source}; secrets redacted")
     for key, value in flatten(data):
         print(f"{key} = {json.dumps(value)}")

@@ -2,14 +2,14 @@
 disk, clock.
 
 Every failed or warning check says how to fix it. Exit codes: 0 all checks passed, 1 a check
-failed, 4 no check failed but some gave warnings.
+failed, 4 no check failed but some gave warnings (``--json``: ``ok`` is false then too, with the
+summary as ``error`` and the checks in ``data``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -100,8 +100,12 @@ def run(args: argparse.Namespace) -> int:
     overall = worst(checks)
     code = {"fail": EXIT_FAILED, "warn": EXIT_WARNINGS}.get(overall, 0)
     if args.json:
-        print(json.dumps({"ok": code == 0, "exit_code": code, "status": overall,
-                          "checks": [c.as_dict() for c in checks]}, indent=2))
-    else:
-        print(render(checks))
+        from edge.cli.output import emit
+        from edge.control.ops import OpResult
+
+        summary = render(checks).rsplit("\n", 1)[-1]  # "all checks passed", "1 check(s) failed"
+        return emit(OpResult(code == 0, summary, {"status": overall,
+                                                  "checks": [c.as_dict() for c in checks]}, code),
+                    True)
+    print(render(checks))
     return code

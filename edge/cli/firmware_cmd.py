@@ -7,7 +7,6 @@ boards, and stm32flash (the STM32's UART bootloader) or st-flash (an ST-Link) fo
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import subprocess
@@ -15,7 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edge.core.exc import EdgeError, UsageError
+from edge.cli.arguments import whole_number
+from edge.cli.output import emit
+from edge.control.ops import OpResult
+from edge.core.exc import EXIT_FAILED, EdgeError, UsageError
 
 STM32_BOARDS = ("netduinoplus2", "nucleo_f401re", "nucleo_f411re", "blackpill_f411")
 AVR_SIZE = re.compile(r"^(flash|ram) (\d+) of (\d+) bytes \(([\d.]+)%\)", re.M)
@@ -24,10 +26,13 @@ STM32FLASH_PROGRESS = re.compile(r"\((\d+(?:\.\d+)?)%\)")
 
 
 def source_dir(given: str | None) -> Path:
+    """The firmware sources: a wrong ``--source`` is bad usage (exit 2); an installation that
+    ships none cannot build (exit 1)."""
     path = Path(given) if given else Path(__file__).resolve().parents[2] / "firmware"
     if not (path / "arduino" / "Makefile").exists():
-        raise UsageError(f"no firmware sources at {path}; run from a git checkout of edge-agent "
-                         "or pass --source DIR")
+        error = UsageError if given else EdgeError
+        raise error(f"no firmware sources at {path}; run from a git checkout of edge-agent "
+                    "or pass --source DIR")
     return path
 
 
@@ -47,7 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
     flash.add_argument("--tool", choices=["avrdude", "stm32flash", "st-flash"],
                        help="flashing tool (default: avrdude for arduino, stm32flash for stm32, "
                             "st-flash when no port is given)")
-    flash.add_argument("--baud", type=int, default=115200, help="bootloader baud rate")
+    flash.add_argument("--baud", type=whole_number(at_least=1), default=115200, help="bootloader baud rate")
     flash.add_argument("--image", metavar="FILE", help="upload this file instead of building")
     flash.add_argument("--source", metavar="DIR", help="firmware source directory")
     flash.set_defaults(handler=flash_firmware)
@@ -83,8 +88,7 @@ def build(target: str, board: str, source: Path) -> dict[str, Any]:
 def build_firmware(args: argparse.Namespace) -> int:
     result = build(args.target, args.board, source_dir(args.source))
     if args.json:
-        print(json.dumps({"ok": True, "exit_code": 0, "data": result}, indent=2))
-        return 0
+        return emit(OpResult(True, f"built {result['image']}", result), True)
     flash, ram = result["flash"], result["ram"]
 
     def extra(s: dict[str, Any]) -> str:
@@ -180,17 +184,10 @@ def flash_firmware(args: argparse.Namespace) -> int:
         bar.feed(chunk.decode(errors="replace"))
     code = proc.wait()
     bar.done()
-    ok = code == 0
-    result: dict[str, object] = {"target": kind, "tool": tool, "port": port, "image": image,
-                                 "exit_status": code}
-    if args.json:
-        payload: dict[str, object] = {"ok": ok, "exit_code": 0 if ok else 1, "data": result}
-        if not ok:
-            payload["error"] = log.decode(errors="replace")[-2000:]
-        print(json.dumps(payload, indent=2))
-    elif ok:
-        print(f"flashed {image} to {port or 'the ST-Link'} with {tool}")
-    else:
-        print(f"edge-cli: {tool} failed (exit {code}):\n{log.decode(errors='replace')[-2000:]}",
-              file=sys.stderr)
-    return 0 if ok else 1
+    result: dict[str, Any] = {"target": kind, "tool": tool, "port": port, "image": image,
+                              "exit_status": code}
+    if code == 0:
+        return emit(OpResult(True, f"flashed {image} to {port or 'the ST-Link'} with {tool}",
+                             result), args.json)
+    return emit(OpResult(False, f"{tool} failed (exit {code}):\n"
+                         f"{log.decode(errors='replace')[-2000:]}", result, EXIT_FAILED), args.json)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from edge.cli.arguments import whole_number
 from edge.cli.output import emit
 from edge.config.locate import load_raw
 from edge.control.ops import OpResult
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     parser.add_argument("--since", metavar="DURATION", help="only this recent: 30m, 2h, 7d")
     parser.add_argument("--who", metavar="CALLER",
                         help="only this requester: telegram:42, or a door such as schedule, cli")
-    parser.add_argument("-n", "--limit", type=int, default=50, metavar="N",
+    parser.add_argument("-n", "--limit", type=whole_number(at_least=1), default=50, metavar="N",
                         help="at most N records, the newest (default 50)")
     parser.set_defaults(handler=run)
 

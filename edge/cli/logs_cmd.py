@@ -1,7 +1,9 @@
 """``edge-cli logs [-f] [-n N] [--json]``: the service's journal under systemd, else the log file
 that ``edge-cli run`` writes in the state directory (``[logging] file``).
 
-``--json`` prints one JSON object per event (JSON Lines), whichever format the agent logs in.
+``--json`` reads each event as an object, whichever format the agent logs in: one JSON object
+(``data.events``) as every command prints, or with ``-f`` one object per event as it comes (JSON
+Lines), since a stream has no end to wait for.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from edge.core.exc import EdgeError
+from edge.cli.arguments import whole_number
+from edge.core.exc import EXIT_FAILED, EdgeError
 
 UNIT = "edge-agent"
 POLL_SECONDS = 0.25
@@ -27,7 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
     parser = sub.add_parser("logs", parents=[common], help="show the agent's log (journal or file)",
                             description=__doc__)
     parser.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
-    parser.add_argument("-n", "--lines", type=int, default=50, metavar="N",
+    parser.add_argument("-n", "--lines", type=whole_number(at_least=0), default=50, metavar="N",
                         help="how many recent events to show first (default 50)")
     parser.add_argument("--source", choices=["auto", "journal", "file"], default="auto",
                         help="where to read (default: the journal if the service is installed)")
@@ -112,6 +116,16 @@ def emit_line(line: str, as_json: bool) -> None:
         sys.stdout.flush()
 
 
+def emit_events(lines: list[str], data: dict[str, Any]) -> int:
+    """``--json`` without ``-f``: the events as one JSON object, ``data.events``."""
+    from edge.cli.output import emit
+    from edge.control.ops import OpResult
+    from edge.core.logformat import parse_line
+
+    events = [parse_line(line) for line in lines if line.strip()]
+    return emit(OpResult(True, f"{len(events)} event(s)", {**data, "events": events}), True)
+
+
 def run(args: argparse.Namespace) -> int:
     source = args.source
     if source == "auto":
@@ -122,15 +136,23 @@ def run(args: argparse.Namespace) -> int:
         command = journal_command(args.follow, args.lines, args.json)
         if not args.json:
             os.execvp(command[0], command)
+        if not args.follow:
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise EdgeError(f"journalctl failed (exit {done.returncode}): "
+                                f"{done.stderr.strip()[-500:]}")
+            return emit_events(done.stdout.splitlines(), {"source": "journal", "unit": UNIT})
         with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as proc:
             for line in proc.stdout or ():
                 emit_line(line, True)
-            return proc.wait()
+            return 0 if proc.wait() == 0 else EXIT_FAILED
     path = log_file(args.config)
     if not path.is_file():
         raise EdgeError(f"no log file at {path} yet: start the agent with `edge-cli run` (as "
                         "this user), or read the service's journal: journalctl -u edge-agent")
     lines, offset = tail(path, args.lines)
+    if args.json and not args.follow:
+        return emit_events(lines, {"source": "file", "path": str(path)})
     for line in lines:
         emit_line(line, args.json)
     if args.follow:

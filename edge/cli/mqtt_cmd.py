@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from edge.cli.arguments import positive_seconds
+
 NOT_CONFIGURED = ("MQTT is not configured; set [mqtt] url = \"mqtt://HOST:1883\" (and node_id) in "
                   "the config, then restart the agent")
 
@@ -22,7 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
     test = msub.add_parser("test", parents=[common],
                            help="connect with the config's settings, publish a message and "
                                 "receive it back")
-    test.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+    test.add_argument("--timeout", type=positive_seconds, default=10.0, metavar="SECONDS",
                       help="how long to wait for the broker (default 10)")
     test.set_defaults(handler=round_trip)
 

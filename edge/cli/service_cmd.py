@@ -2,20 +2,23 @@
 
 ``install`` also repairs and regenerates the udev rules after board changes; ``install --upgrade``
 builds a new venv and rolls back if it fails its health check. ``status`` exits 0 when the service
-is active (or, under ``--root``, fully installed) and 1 otherwise.
+is active (or, under ``--root``, fully installed) and 1 otherwise. ``install`` and ``uninstall``
+exit as install.sh does (1 failed, 2 bad usage); with ``--json`` its output is kept for the one
+JSON object (``data.output``) instead of streaming to the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from edge.core.exc import EdgeError
+from edge.cli.output import emit
+from edge.control.ops import OpResult
+from edge.core.exc import EXIT_FAILED, EXIT_USAGE, EdgeError
 
 INSTALLED_SCRIPT = Path("/opt/edge-agent/share/install.sh")
 SHOWN_PROPERTIES = ("LoadState", "ActiveState", "SubState", "MainPID", "NRestarts", "StatusText",
@@ -95,27 +98,41 @@ def status(args: argparse.Namespace) -> int:
     props = None if args.root else systemd_properties()
     # under --root: whether all is installed; else systemd's word (none where it is not running)
     active = all(layout.values()) if args.root else props is not None and props.get("ActiveState") == "active"
-    if args.json:
-        print(json.dumps({"ok": active, "installed": layout, "systemd": props}, indent=2))
-        return 0 if active else 1
     missing = [name for name, present in layout.items() if not present]
-    print(f"installed under {root}: " + ("complete" if not missing else
-                                          f"missing {', '.join(missing)}"))
+    lines = [f"installed under {root}: " + ("complete" if not missing else
+                                            f"missing {', '.join(missing)}")]
     if props is None:
-        print("systemd: not running here" if not args.root else "systemd: not checked (--root)")
+        lines.append("systemd: not running here" if not args.root else "systemd: not checked (--root)")
     else:
-        print(f"service: {props.get('ActiveState')} ({props.get('SubState')}), "
-              f"pid {props.get('MainPID')}, restarts {props.get('NRestarts')}, "
-              f"since {props.get('ActiveEnterTimestamp') or '-'}")
+        lines.append(f"service: {props.get('ActiveState')} ({props.get('SubState')}), "
+                     f"pid {props.get('MainPID')}, restarts {props.get('NRestarts')}, "
+                     f"since {props.get('ActiveEnterTimestamp') or '-'}")
         if props.get("StatusText"):
-            print(f"status: {props['StatusText']}")
+            lines.append(f"status: {props['StatusText']}")
     if missing:
-        print("install it with: sudo edge-cli service install", file=sys.stderr)
-    return 0 if active else 1
+        lines.append("install it with: sudo edge-cli service install")
+    data = {"root": str(root), "installed": layout, "systemd": props}
+    if args.json:
+        return emit(OpResult(active, "; ".join(lines), data), True)
+    print("\n".join(lines[:-1] if missing else lines))
+    if missing:
+        print(lines[-1], file=sys.stderr)
+    return 0 if active else EXIT_FAILED
 
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "status":
         return status(args)
     command = script_command(args)
-    return subprocess.run(command).returncode
+    if not args.json:
+        return subprocess.run(command).returncode
+    done = subprocess.run(command, capture_output=True, text=True)
+    code = done.returncode if done.returncode in (0, EXIT_USAGE) else EXIT_FAILED
+    output = (done.stdout + done.stderr)[-4000:]
+    data = {"action": args.action, "command": command, "exit_status": done.returncode,
+            "output": output}
+    if code == 0:
+        return emit(OpResult(True, f"install.sh {args.action}: done", data), True)
+    last = next((line for line in reversed(done.stderr.splitlines()) if line.strip()),
+                f"install.sh exited {done.returncode}")
+    return emit(OpResult(False, last, data, code), True)

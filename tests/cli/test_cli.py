@@ -36,7 +36,7 @@ def test_config_init_check_show(isolated_env, tmp_path):
     env = dict(isolated_env, EDGE_PROVIDER__API_KEY="sk-very-secret")
     shown = cli("config", "show", "--json", "--config", str(path), env=env)
     data = json.loads(shown.stdout)
-    assert data["config"]["provider"]["api_key"] == "**********"
+    assert data["data"]["config"]["provider"]["api_key"] == "**********"
     assert "sk-very-secret" not in shown.stdout
     assert "sk-very-secret" not in cli("config", "show", env=env).stdout
 

@@ -43,7 +43,7 @@ def test_config_check_warns_about_a_wildcard_on_a_network_channel(write_config, 
     assert "OK (1 warning(s))" in out
     assert f'warning: channels.{channel}.{key} = ["*"]' in err and "drive its pins" in err
     assert main(["config", "check", "--json", "--config", str(path)]) == 0
-    assert "anyone on" in json.loads(capsys.readouterr().out)["warnings"][0]
+    assert "anyone on" in json.loads(capsys.readouterr().out)["data"]["warnings"][0]
 
 
 def test_the_terminal_wildcard_is_not_a_warning(write_config, isolated_env, capsys):

@@ -73,7 +73,7 @@ def test_mqtt_test_makes_a_round_trip_and_says_what_is_wrong(tmp_path, isolated_
         data = json.loads(done.stdout)["data"]
         assert data["round_trip_ms"] > 0 and data["node_id"] == "n1"
         doctor = json.loads(cli("doctor", "--json", env=env).stdout)
-        (check,) = [c for c in doctor["checks"] if c["name"] == "mqtt"]
+        (check,) = [c for c in doctor["data"]["checks"] if c["name"] == "mqtt"]
         assert check["status"] == "warn" and "no agent running" in check["detail"], check
         assert "plaintext connection without credentials" in check["detail"]  # anonymous
     with Mosquitto(tmp_path / "secure", users={"edge": "s3cret-pw"}, tls=True) as broker:
@@ -114,7 +114,7 @@ def test_status_and_doctor_report_the_broker_as_it_is(tmp_path, isolated_env):
         assert down.returncode == 1 and "NOT CONNECTED" in down.stderr
         assert "last error" in down.stderr and "keeps retrying" in down.stderr
         doctor = json.loads(cli("doctor", "--json", env=env).stdout)
-        (check,) = [c for c in doctor["checks"] if c["name"] == "mqtt"]
+        (check,) = [c for c in doctor["data"]["checks"] if c["name"] == "mqtt"]
         assert check["status"] == "fail" and "NOT CONNECTED" in check["detail"]
         broker.start()
         wait_for(lambda: mqtt_status(env)["connected"], timeout=15)

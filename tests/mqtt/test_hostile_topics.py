@@ -143,7 +143,7 @@ async def test_commands_from_an_anonymous_plaintext_broker_are_warned_about(
     assert "  warning: commands are taken over a plaintext" in format_status(status)
     env = dict(isolated_env, EDGE_CONFIG=str(path))
     doctor = json.loads((await asyncio.to_thread(cli, "doctor", "--json", env=env)).stdout)
-    (check,) = [c for c in doctor["checks"] if c["name"] == "mqtt"]
+    (check,) = [c for c in doctor["data"]["checks"] if c["name"] == "mqtt"]
     assert check["status"] == "warn" and "the running agent is connected" in check["detail"]
     assert "anyone the broker admits" in check["detail"] and "mqtts://" in check["fix"]
     publish_only = write_config(AGENT.format(url=broker.url, extra="allow_commands = false"),
@@ -162,7 +162,7 @@ def test_a_broker_with_tls_and_credentials_draws_no_warning(tmp_path, isolated_e
         checked = cli("config", "check", env=env)
         assert checked.returncode == 0 and "warning" not in checked.stderr, checked.stderr
         doctor = json.loads(cli("doctor", "--json", env=env).stdout)
-        (check,) = [c for c in doctor["checks"] if c["name"] == "mqtt"]
+        (check,) = [c for c in doctor["data"]["checks"] if c["name"] == "mqtt"]
         assert check["status"] == "ok", check
 
 

@@ -181,11 +181,11 @@ def test_doctor_command_exit_codes_and_json(server, tmp_path, capsys, monkeypatc
     monkeypatch.setenv("EDGE_PROVIDER__API_KEY", "sk-wrong")
     assert main(["doctor", "--config", str(config), "--user", "nobody", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    checks = {c["name"]: c for c in report["checks"]}
+    checks = {c["name"]: c for c in report["data"]["checks"]}
     assert checks["provider"]["status"] == "fail" and checks["provider"]["fix"]
     assert checks["config"]["status"] == "ok"
     assert checks["boards"]["status"] == "warn"  # simulated pins
-    assert all(c["fix"] for c in report["checks"] if c["status"] == "fail")
+    assert all(c["fix"] for c in report["data"]["checks"] if c["status"] == "fail")
 
     monkeypatch.setenv("EDGE_PROVIDER__API_KEY", GOOD_KEY)
     code = main(["doctor", "--config", str(config), "--user", "nobody"])
@@ -201,7 +201,7 @@ def test_config_errors_are_reported_with_a_fix(tmp_path, capsys):
     config = tmp_path / "config.toml"
     config.write_text("[provider]\nbase_urll = 'x'\n")
     assert main(["doctor", "--config", str(config), "--json"]) == 1
-    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["data"]["checks"]}
     assert checks["config"]["status"] == "fail" and "base_urll" in checks["config"]["detail"]
     assert "edge-cli config check" in checks["config"]["fix"]
 
@@ -237,5 +237,5 @@ def test_a_rule_the_policy_forbids_fails_the_config_check(tmp_path, capsys):
                       'then = "gpio write GPIO5 on"\n')
     assert main(["doctor", "--config", str(config), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    config_check = next(c for c in report["checks"] if c["name"] == "config")
+    config_check = next(c for c in report["data"]["checks"] if c["name"] == "config")
     assert config_check["status"] == "fail" and "rules[0] (boom)" in config_check["detail"]

@@ -92,7 +92,7 @@ def test_ready_watchdog_status_and_stopping(agent):
 
     shown = cli(env, "logs", "--source", "file", "-n", "2", "--json")
     assert shown.returncode == 0
-    assert [json.loads(line)["event"] for line in shown.stdout.splitlines()][-1] == "stopped"
+    assert [e["event"] for e in json.loads(shown.stdout)["data"]["events"]][-1] == "stopped"
 
 
 def test_memory_store_is_shown_only_when_it_exists(tmp_path):

@@ -159,7 +159,7 @@ def test_sensors_reads_it_without_an_agent(site, lux, tmp_path, isolated_env):
 def test_doctor_lists_it_and_names_the_entry_point_it_cannot_use(site, lux, tmp_path, isolated_env):
     env = with_package(isolated_env, site, tmp_path, lux)
     report = json.loads(cli("doctor", "--json", env=env).stdout)
-    checks = {check["name"]: check for check in report["checks"]}
+    checks = {check["name"]: check for check in report["data"]["checks"]}
     assert checks["config"]["status"] in ("ok", "warn")
     adapters = checks["adapters"]
     assert adapters["status"] == "warn"
