@@ -12,7 +12,7 @@ import socket
 from typing import Annotated, Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, SecretStr, model_validator
+from pydantic import AfterValidator, Field, SecretStr, field_validator, model_validator
 
 from edge.config.section import Seconds, Section
 
@@ -66,6 +66,42 @@ def _safe_topic(value: str) -> str:
     return _topic_safe(value, "a topic")
 
 
+BINARY_SENSOR_CLASSES = (
+    "battery", "battery_charging", "carbon_monoxide", "cold", "connectivity", "door",
+    "garage_door", "gas", "heat", "light", "lock", "moisture", "motion", "moving", "occupancy",
+    "opening", "plug", "power", "presence", "problem", "running", "safety", "smoke", "sound",
+    "tamper", "update", "vibration", "window")
+"""Home Assistant's binary_sensor device classes (BinarySensorDeviceClass): what on and off mean."""
+
+
+class InputPresentation(Section):
+    """How an input pin is shown to Home Assistant: ``[mqtt.inputs.NAME]`` (a pin name or alias).
+
+    An input is published as its logical state: ``ON`` while it is away from its pull (pressed:
+    the line low with ``pull = "up"``, high with ``pull = "down"``; the pin's logical value
+    without a pull), ``OFF`` at rest, as the rules' ``pressed`` means. ``invert = true`` turns
+    that round, ``ON`` at rest: a door's reed contact is closed (the line pulled away from its
+    pull) while the magnet holds it, that is while the door is shut, and Home Assistant's
+    ``door`` is ``ON`` when open.
+
+    >>> InputPresentation(device_class="door", invert=True).invert
+    True
+    """
+
+    device_class: str | None = None
+    """Any Home Assistant binary_sensor device class (``door``, ``motion``, ``problem``...)."""
+    invert: bool = False
+    """Publish ``ON`` when the input rests at its pull."""
+
+    @field_validator("device_class")
+    @classmethod
+    def _known_class(cls, value: str | None) -> str | None:
+        if value is not None and value not in BINARY_SENSOR_CLASSES:
+            raise ValueError(f"{value!r} is not a Home Assistant binary_sensor device class; "
+                             f"use one of {', '.join(BINARY_SENSOR_CLASSES)}")
+        return value
+
+
 class MqttConfig(Section):
     url: Annotated[str, AfterValidator(_known_url)] = ""
     """``mqtt://host:1883`` or ``mqtts://host:8883`` (TLS); empty: MQTT is off."""
@@ -103,6 +139,16 @@ class MqttConfig(Section):
     servos: list[str] = []
     """PWM pins (names or aliases) that drive hobby servos: their ``/set`` takes an angle and
     Home Assistant shows them as a number 0..180 instead of a dimmable light."""
+    inputs: dict[str, InputPresentation] = {}
+    """``[mqtt.inputs.NAME]``: how an input pin (a pin name or alias) is shown: its
+    ``device_class``, and ``invert``. Names that are not input pins stop ``config check``."""
+    analog_interval_seconds: Seconds = Field(default=5.0, ge=0.1)
+    """How often the analog pins are read for the broker; a value is published when it moved
+    by more than ``analog_deadband`` since the last one published, so at most once per
+    interval."""
+    analog_deadband: float = Field(default=0.01, ge=0, le=1)
+    """The smallest change of an analog pin (a fraction of its reference: 0.01 is 1 %) worth
+    publishing."""
     max_payload_bytes: int = Field(default=1024, ge=16, le=1_048_576)
     """Longer command payloads are refused (and reported on ``<base>/refused``)."""
     keepalive_seconds: int = Field(default=30, ge=5, le=3600)

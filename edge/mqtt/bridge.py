@@ -40,10 +40,10 @@ from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
 from edge.hardware import Hardware
 from edge.mqtt.commands import carry_out, parse_command, shown
-from edge.mqtt.discovery import discovery_configs, sweep_subscription
+from edge.mqtt.discovery import REFUSED_EVENT, discovery_configs, sweep_subscription
 from edge.mqtt.link import Backoff, client_identifier, explain, make_client
 from edge.mqtt.sensors import Reading, SensorFeed
-from edge.mqtt.topics import NodePins, Topics
+from edge.mqtt.topics import NodePins, PinTopic, Topics
 from peripherals.base import BoardEvent
 from peripherals.exc import BoardError
 
@@ -54,6 +54,8 @@ CHAT_INBOX_SIZE = 100
 SWEEP_TIMEOUT_SECONDS = 2.0
 CLOSE_TIMEOUT_SECONDS = 2.0
 REPORTED_EVENTS = frozenset({"input", "watchdog", "down", "up"})
+SENSOR_CHECK_SECONDS = 1.0
+"""How often the sensors' failures are looked for (a look at the hub's memory, no read)."""
 
 
 def _warning(config: MqttConfig) -> str | None:
@@ -82,7 +84,8 @@ class MqttBridge:
         self.hardware = hardware
         self.sensors = sensors
         self.topics = Topics(config.topic_base)
-        self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate)
+        self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate,
+                                   config.inputs)
         self.identifier = client_identifier(config.node_id, state_dir)
         self.connected = False
         self.since: float | None = None
@@ -94,6 +97,10 @@ class MqttBridge:
         self._outbox: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(OUTBOX_SIZE)
         self._task: SupervisedTask | None = None
         self._timers: list[SupervisedTask] = []
+        self._sensor_online: dict[str, bool] = {}
+        """What each sensor's availability topic says now (absent: not said since connecting)."""
+        self._analog_sent: dict[str, float] = {}
+        """Each analog pin's value last published."""
         self._commands: set[asyncio.Task[None]] = set()
         self._pin_locks: dict[str, asyncio.Lock] = {}
         """One per pin name: a pin's commands act in the order they came (a slider's last
@@ -113,10 +120,15 @@ class MqttBridge:
         self.since = time.time()
         self._task = SupervisedTask("mqtt-bridge", self._run).start()
         self._timers = [SupervisedTask("mqtt-health", self._refresh_health).start()]
+        if self.sensors is not None:
+            self._timers.append(SupervisedTask("mqtt-sensors", self._watch_sensors).start())
+        if self._analog_pins():
+            self._timers.append(SupervisedTask("mqtt-analog", self._poll_analog).start())
 
     def supervised_tasks(self) -> list[SupervisedTask]:
-        """The connection loop and the timers beside it (the health's refresh): a bug that
-        escapes one is logged, and it starts again."""
+        """The connection loop and the loops beside it (the health's refresh, the sensors'
+        availability, the analog pins' values): a bug that escapes one is logged, and it starts
+        again."""
         return ([self._task] if self._task is not None else []) + self._timers
 
     async def close(self) -> None:
@@ -257,7 +269,9 @@ class MqttBridge:
 
     def _discovery(self) -> dict[str, dict[str, Any]]:
         described = self.sensors.describe() if self.sensors is not None else {}
-        return discovery_configs(self.config, self.topics, self.pins, described)
+        kinds = ({row["name"]: row["kind"] for row in self.sensors.rows()}
+                 if self.sensors is not None else {})
+        return discovery_configs(self.config, self.topics, self.pins, described, kinds)
 
     async def _announce(self, client: aiomqtt.Client) -> None:
         """Discovery, ``online``, then every state as it is now, the sensors and the health."""
@@ -267,20 +281,81 @@ class MqttBridge:
         for topic, payload in self._current_states().items():
             await client.publish(topic, payload.encode(), qos=self.config.qos,
                                  retain=self.config.retain)
+        for sensor, online in self._sensors_now().items():
+            await client.publish(self.topics.sensor_availability(sensor),
+                                 b"online" if online else b"offline", qos=1, retain=True)
         await client.publish(self.topics.health, self._health(), qos=self.config.qos, retain=True)
 
     def _current_states(self) -> dict[str, str]:
         states: dict[str, str] = {}
+        self._analog_sent.clear()
         for board in self.hardware.status():
             for pin in board.pins:
                 row = self.pins.by_pin.get((board.name, pin.name))
                 if row is not None:
                     states |= row.state_payloads(self.topics, pin.value)
+                    if row.kind.name == "analog":
+                        self._analog_sent[row.slug] = pin.value
         latest = self.sensors.latest() if self.sensors is not None else {}
         for sensor, readings in latest.items():
             for reading in readings.values():
                 states[self.topics.sensor(sensor, reading.quantity)] = f"{reading.value:g}"
         return states
+
+    def _sensors_now(self) -> dict[str, bool]:
+        """Each sensor's availability now: online with readings and no error (a sensor not yet
+        read is offline until its first reading)."""
+        if self.sensors is None:
+            return {}
+        latest = self.sensors.latest()
+        self._sensor_online = {row["name"]: row["error"] is None and bool(latest.get(row["name"]))
+                               for row in self.sensors.rows()}
+        return dict(self._sensor_online)
+
+    def _sensor_available(self, sensor: str, online: bool) -> None:
+        if self._sensor_online.get(sensor) is online:
+            return
+        self._sensor_online[sensor] = online
+        log.info("mqtt_sensor_availability sensor=%s online=%s", sensor, online)
+        self._queue(self.topics.sensor_availability(sensor),
+                    b"online" if online else b"offline", True)
+
+    async def _watch_sensors(self) -> None:
+        """A sensor whose reads fail turns ``offline`` (its readings come back ``online``,
+        :meth:`_on_reading`); the hub records failures, and is asked every second."""
+        assert self.sensors is not None
+        while True:
+            await asyncio.sleep(SENSOR_CHECK_SECONDS)
+            if self.connected:
+                for row in self.sensors.rows():
+                    if row["error"] is not None:
+                        self._sensor_available(row["name"], False)
+
+    def _analog_pins(self) -> list[PinTopic]:
+        return [row for row in self.pins.by_slug.values() if row.kind.name == "analog"]
+
+    async def _poll_analog(self) -> None:
+        """Read each analog pin every ``analog_interval_seconds`` through the hardware's door
+        (caller ``mqtt:analog``) and publish a value that moved by more than
+        ``analog_deadband`` since the last one published (boards report analog values by
+        themselves to nobody: without this the entity kept its value from connecting)."""
+        requester = Requester("mqtt", "analog")
+        while True:
+            await asyncio.sleep(self.config.analog_interval_seconds)
+            if not self.connected:
+                continue
+            for row in self._analog_pins():
+                try:
+                    _, value = await self.hardware.read(row.spec, requester)
+                except (EdgeError, BoardError) as exc:  # a board down: its health says so
+                    log.debug("mqtt_analog_unread pin=%s error=%r", row.slug, str(exc))
+                    continue
+                last = self._analog_sent.get(row.slug)
+                if last is not None and abs(value - last) <= self.config.analog_deadband:
+                    continue
+                self._analog_sent[row.slug] = value
+                for topic, payload in row.state_payloads(self.topics, value).items():
+                    self._queue(topic, payload.encode(), self.config.retain)
 
     async def _refresh_health(self) -> None:
         """The retained health every ``health_interval_seconds`` while connected, whatever else
@@ -328,6 +403,7 @@ class MqttBridge:
             self._queue(self.topics.health, self._health(), True)
 
     def _on_reading(self, sensor: str, reading: Reading) -> None:
+        self._sensor_available(sensor, True)
         self._queue(self.topics.sensor(sensor, reading.quantity), f"{reading.value:g}".encode(),
                     self.config.retain)
 
@@ -398,6 +474,7 @@ class MqttBridge:
     def _refuse(self, slug: str, topic: str, command: str, reason: str) -> None:
         self.counts["refused"] += 1
         log.warning("mqtt_refused topic=%r command=%s reason=%r", topic, shown(command), reason)
-        body = {"pin": slug, "command": command[:80], "reason": reason, "topic": topic}
+        body = {"event_type": REFUSED_EVENT, "pin": slug, "command": command[:80],
+                "reason": reason, "topic": topic}
         self._queue(self.topics.refused, json.dumps(body).encode(), False)
 

@@ -2,9 +2,22 @@
 ``<discovery_prefix>/<component>/<node_id>/<object_id>/config``, all on one HA device per node.
 
 A pin is discovered as its entity kind says (:mod:`edge.mqtt.entities`: component and keys);
-sensor readings are ``sensor``s (with ``device_class``, ``unit_of_measurement`` and
-``state_class``). Every entity names ``<base>/availability``, so HA greys it out when the agent
-is offline. Keys follow Home Assistant's documented schema for each component;
+a sensor's quantity as :mod:`edge.mqtt.presentation` says (a ``sensor`` with its
+``device_class``, unit and ``state_class``, or a ``binary_sensor`` flag). Every entity is
+unavailable while the agent is offline (``<base>/availability``); a sensor's entities also while
+the sensor's reads fail (``<base>/<sensor>/availability``, both required: ``availability_mode:
+all``). Refused commands are an ``event`` entity on ``<base>/refused``.
+
+Names are words, and never begin with the node's name: Home Assistant shows each entity as the
+device's name and then the entity's, so a sensor named after its node (``greenhouse`` on node
+``greenhouse``) gives ``Temperature``, shown as "greenhouse Temperature".
+
+>>> entity_name("greenhouse", "greenhouse", "temperature")
+'Temperature'
+>>> entity_name("shed", "pi", "CPU temperature"), entity_name("shed", "water_pump")
+('pi CPU temperature', 'water pump')
+
+Keys follow Home Assistant's documented schema for each component;
 ``tests/mqtt/test_discovery.py`` pins them.
 """
 
@@ -15,30 +28,13 @@ from typing import Any
 
 from edge import __version__
 from edge.config.mqtt import MqttConfig
+from edge.mqtt.presentation import present
 from edge.mqtt.topics import NodePins, PinTopic, Topics, slugify
 
 MODEL = "edge-agent"
-
-DEVICE_CLASSES = {
-    # quantity -> (HA sensor device_class, the units HA accepts for it)
-    "temperature": ("temperature", {"°C", "°F", "K"}),
-    "humidity": ("humidity", {"%"}),
-    "pressure": ("pressure", {"Pa", "hPa", "kPa", "bar", "mbar", "mmHg", "inHg", "psi"}),
-    "illuminance": ("illuminance", {"lx"}),
-    "light": ("illuminance", {"lx"}),
-    "voltage": ("voltage", {"V", "mV"}),
-    "current": ("current", {"A", "mA"}),
-    "power": ("power", {"W", "kW"}),
-    "energy": ("energy", {"Wh", "kWh"}),
-    "co2": ("carbon_dioxide", {"ppm"}),
-    "carbon_dioxide": ("carbon_dioxide", {"ppm"}),
-    "pm25": ("pm25", {"µg/m³"}),
-    "distance": ("distance", {"mm", "cm", "m", "km"}),
-    "moisture": ("moisture", {"%"}),
-    "soil_moisture": ("moisture", {"%"}),
-}
-"""A device_class is only claimed when the unit is one HA accepts for it (HA rejects the entity
-otherwise); any other reading is a plain measurement with its unit."""
+REFUSED_OBJECT_ID = "refused"
+REFUSED_EVENT = "refused"
+"""The one event type of the ``refused`` event entity (what each ``<base>/refused`` says)."""
 
 
 def config_topic(cfg: MqttConfig, component: str, object_id: str) -> str:
@@ -55,7 +51,25 @@ def device(cfg: MqttConfig) -> dict[str, Any]:
             "manufacturer": "edge-agent", "model": MODEL, "sw_version": __version__}
 
 
-def _common(cfg: MqttConfig, topics: Topics, object_id: str, name: str) -> dict[str, Any]:
+def _spoken(name: str) -> str:
+    return " ".join(name.replace("_", " ").replace("-", " ").split())
+
+
+def entity_name(node_id: str, *parts: str) -> str | None:
+    """The entity's name in words, without a first word (or words) that repeat the node's name:
+    Home Assistant puts the device's name before it. None (the device's own name) when nothing
+    else is left."""
+    name = " ".join(p for p in map(_spoken, parts) if p)
+    node = _spoken(node_id).lower()
+    if name.lower() == node:
+        return None
+    if node and name.lower().startswith(node + " "):
+        rest = name[len(node) + 1:]
+        return rest[:1].upper() + rest[1:]
+    return name
+
+
+def _common(cfg: MqttConfig, topics: Topics, object_id: str, name: str | None) -> dict[str, Any]:
     return {"name": name, "unique_id": f"{cfg.node_id}_{object_id}",
             "availability_topic": topics.availability,
             "payload_available": "online", "payload_not_available": "offline",
@@ -63,32 +77,49 @@ def _common(cfg: MqttConfig, topics: Topics, object_id: str, name: str) -> dict[
 
 
 def pin_config(cfg: MqttConfig, topics: Topics, row: PinTopic) -> dict[str, Any]:
-    return _common(cfg, topics, row.slug, row.slug) | row.kind.discovery(topics, row.slug)
+    return (_common(cfg, topics, row.slug, entity_name(cfg.node_id, row.slug))
+            | row.kind.discovery(topics, row.slug) | row.discovery())
 
 
-def sensor_config(cfg: MqttConfig, topics: Topics, sensor: str, quantity: str,
-                  unit: str) -> dict[str, Any]:
-    object_id = f"{slugify(sensor)}_{slugify(quantity)}"
-    body = _common(cfg, topics, object_id, f"{sensor} {quantity}")
-    body |= {"state_topic": topics.sensor(sensor, quantity), "state_class": "measurement"}
-    if unit:
-        body["unit_of_measurement"] = unit
-    device_class, units = DEVICE_CLASSES.get(quantity.lower(), ("", set()))
-    if device_class and unit in units:
-        body["device_class"] = device_class
-    return body
+def sensor_object_id(sensor: str, quantity: str) -> str:
+    return f"{slugify(sensor)}_{slugify(quantity)}"
+
+
+def sensor_config(cfg: MqttConfig, topics: Topics, sensor: str, quantity: str, unit: str,
+                  kind: str = "") -> tuple[str, dict[str, Any]]:
+    """(component, config) of one quantity of a sensor of type ``kind``."""
+    shown = present(kind, quantity, unit)
+    body = _common(cfg, topics, sensor_object_id(sensor, quantity),
+                   entity_name(cfg.node_id, sensor, shown.words))
+    del body["availability_topic"], body["payload_available"], body["payload_not_available"]
+    body |= {"availability": [{"topic": topics.availability},
+                              {"topic": topics.sensor_availability(sensor)}],
+             "availability_mode": "all",
+             "state_topic": topics.sensor(sensor, quantity), **shown.keys}
+    return shown.component, body
+
+
+def refused_config(cfg: MqttConfig, topics: Topics) -> dict[str, Any]:
+    """The ``event`` entity each refused command fires (``{"event_type": "refused", "pin",
+    "command", "reason", "topic"}`` on ``<base>/refused``)."""
+    return (_common(cfg, topics, REFUSED_OBJECT_ID, "Refused command")
+            | {"state_topic": topics.refused, "event_types": [REFUSED_EVENT]})
 
 
 def discovery_configs(cfg: MqttConfig, topics: Topics, pins: NodePins,
-                      sensors: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, Any]]:
-    """Config topic -> payload for every entity this node has now (none when discovery is off)."""
+                      sensors: Mapping[str, Mapping[str, str]],
+                      kinds: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """Config topic -> payload for every entity this node has now (none when discovery is off).
+    ``sensors``: sensor -> quantity -> unit; ``kinds``: sensor -> its type (``pi``)."""
     if not cfg.discovery:
         return {}
     configs = {config_topic(cfg, row.kind.component, row.slug): pin_config(cfg, topics, row)
                for row in pins.by_slug.values()}
     for sensor, quantities in sensors.items():
         for quantity, unit in quantities.items():
-            object_id = f"{slugify(sensor)}_{slugify(quantity)}"
-            configs[config_topic(cfg, "sensor", object_id)] = sensor_config(
-                cfg, topics, sensor, quantity, unit)
+            component, body = sensor_config(cfg, topics, sensor, quantity, unit,
+                                            (kinds or {}).get(sensor, ""))
+            configs[config_topic(cfg, component, sensor_object_id(sensor, quantity))] = body
+    if cfg.allow_commands:
+        configs[config_topic(cfg, "event", REFUSED_OBJECT_ID)] = refused_config(cfg, topics)
     return configs

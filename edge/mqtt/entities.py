@@ -13,7 +13,6 @@ Outputs are ``switch``es, PWM pins dimmable ``light``s (brightness in percent on
 light.mqtt default schema, number.mqtt, binary_sensor.mqtt, sensor.mqtt);
 ``tests/mqtt/test_discovery.py`` pins them.
 
->>> from peripherals.base import PinMode
 >>> from edge.pins import Pin
 >>> kind = kind_for(Pin("gpio", "GPIO18", PinMode.PWM, aliases=("fan",)), Naming())
 >>> kind.name, kind.command("40"), kind.command("off")
@@ -23,11 +22,13 @@ light.mqtt default schema, number.mqtt, binary_sensor.mqtt, sensor.mqtt);
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from edge.config.mqtt import InputPresentation
 from edge.mqtt.commands import OFF, ON, BadPayload, Command, number, shown
-from peripherals.base import PinMode
+from peripherals.base import PinMode, Pull
 
 if TYPE_CHECKING:
     from edge.mqtt.topics import Topics
@@ -37,12 +38,18 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Naming:
     """What ``[mqtt]`` says of pins by name: ``servos`` holds the names, aliases and
-    ``board:pin`` of the PWM pins that drive servos."""
+    ``board:pin`` of the PWM pins that drive servos; ``inputs`` how each input is shown
+    (``board:pin`` -> its ``[mqtt.inputs.NAME]``)."""
 
     servos: frozenset[str] = frozenset()
+    inputs: Mapping[str, InputPresentation] = field(default_factory=dict, hash=False,
+                                                    compare=False)
 
     def is_servo(self, pin: Pin) -> bool:
         return bool({pin.pin, f"{pin.board}:{pin.pin}", *pin.aliases} & self.servos)
+
+    def input_options(self, pin: Pin) -> InputPresentation:
+        return self.inputs.get(f"{pin.board}:{pin.pin}") or InputPresentation()
 
 
 class EntityKind(abc.ABC):
@@ -65,8 +72,18 @@ class EntityKind(abc.ABC):
         return {"state_topic": topics.state(slug), "payload_on": "ON", "payload_off": "OFF"}
 
     def state_payloads(self, topics: Topics, slug: str, value: float) -> dict[str, str]:
-        """Topic -> payload for the pin's logical ``value`` (1/0, a duty 0..1, an angle)."""
+        """Topic -> payload for the pin's ``value`` as shown (:meth:`shown_value`)."""
         return {topics.state(slug): "ON" if value > 0 else "OFF"}
+
+    def shown_value(self, pin: Pin, naming: Naming, value: float) -> float:
+        """What the pin's logical ``value`` (1/0, a duty 0..1, an angle) is shown as; by
+        default the value itself."""
+        return value
+
+    def pin_discovery(self, pin: Pin, naming: Naming) -> dict[str, Any]:
+        """Discovery keys that depend on the pin and on what ``[mqtt]`` says of it (an input's
+        ``device_class``); by default none."""
+        return {}
 
     def command(self, text: str) -> Command:
         """What ``text`` (a ``/set`` payload, stripped) asks; BadPayload says what it takes."""
@@ -138,10 +155,31 @@ class Servo(EntityKind):
 
 
 class BinarySensor(EntityKind):
+    """An input, shown as its logical state: ``ON`` while the line is away from its pull (a
+    button pressed: low with ``pull = "up"``, high with ``pull = "down"``; without a pull, the
+    pin's logical value), as the rules' ``pressed`` means; ``[mqtt.inputs.NAME] invert = true``
+    shows ``ON`` at rest instead, and ``device_class`` says what on means (``door``: open).
+
+    >>> from edge.pins import Pin
+    >>> button = Pin("gpio", "GPIO27", PinMode.INPUT, pull=Pull.UP, aliases=("button",))
+    >>> kind = BinarySensor()
+    >>> kind.shown_value(button, Naming(), 1.0), kind.shown_value(button, Naming(), 0.0)
+    (0.0, 1.0)
+    """
+
     name = component = "binary_sensor"
 
     def claims(self, pin: Pin, naming: Naming) -> bool:
         return pin.mode is PinMode.INPUT
+
+    def shown_value(self, pin: Pin, naming: Naming, value: float) -> float:
+        line = (value > 0) != pin.active_low  # the electrical level (True: high)
+        pressed = {Pull.UP: not line, Pull.DOWN: line}.get(pin.pull, value > 0)
+        return float(pressed != naming.input_options(pin).invert)
+
+    def pin_discovery(self, pin: Pin, naming: Naming) -> dict[str, Any]:
+        device_class = naming.input_options(pin).device_class
+        return {"device_class": device_class} if device_class else {}
 
 
 class Analog(EntityKind):

@@ -1,4 +1,5 @@
-"""What the bridge needs from the sensors: a feed of readings. The sensor hub implements it.
+"""What the bridge needs from the sensors: a feed of readings, and which sensors are failing.
+The sensor hub implements it.
 
 A feed that describes ``{"greenhouse": {"temperature": "°C"}}`` publishes
 ``<base>/sensor/greenhouse/temperature`` and appears in Home Assistant as a temperature sensor.
@@ -7,7 +8,7 @@ A feed that describes ``{"greenhouse": {"temperature": "°C"}}`` publishes
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Reading(Protocol):
@@ -30,6 +31,11 @@ class SensorFeed(Protocol):
 
     def latest(self) -> Mapping[str, Mapping[str, Reading]]:
         """The newest reading of each sensor's quantities (sensor -> quantity -> reading)."""
+        ...
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Each sensor as status shows it; the bridge reads ``name``, ``kind`` (its type:
+        ``pi``) and ``error`` (why its latest read failed; None while its reads succeed)."""
         ...
 
     def subscribe(self, listener: Callable[[str, Reading], None]) -> Callable[[], None]:

@@ -25,11 +25,16 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
+from edge.config.mqtt import InputPresentation
+from edge.core.exc import ConfigError
 from edge.mqtt.entities import EntityKind, Naming, kind_for
 from edge.pins import Pin
+from peripherals.base import PinMode
+from peripherals.exc import BoardError
 
 SET_SUFFIX = "/set"
 
@@ -79,6 +84,10 @@ class Topics:
     def sensor(self, sensor: str, quantity: str) -> str:
         return f"{self.base}/sensor/{slugify(sensor)}/{slugify(quantity)}"
 
+    def sensor_availability(self, sensor: str) -> str:
+        """``online`` while the sensor's reads succeed, ``offline`` while they fail."""
+        return f"{self.base}/{slugify(sensor)}/availability"
+
     def command_slug(self, topic: str, slugs: Collection[str]) -> str | None:
         """The published pin named by a command topic ``<base>/<slug>/set``; None for any other
         topic, another spelling of a pin among them."""
@@ -94,6 +103,7 @@ class PinTopic:
     pin: Pin
     slug: str
     kind: EntityKind
+    naming: Naming = field(default_factory=Naming)
 
     @property
     def spec(self) -> str:
@@ -101,8 +111,14 @@ class PinTopic:
         return f"{self.pin.board}:{self.pin.pin}"
 
     def state_payloads(self, topics: Topics, value: float) -> dict[str, str]:
-        """Topic -> payload for the pin's logical ``value`` (1/0, a duty 0..1, an angle)."""
-        return self.kind.state_payloads(topics, self.slug, value)
+        """Topic -> payload for the pin's logical ``value`` (1/0, a duty 0..1, an angle), as
+        its kind shows it (an input: pressed or not)."""
+        shown = self.kind.shown_value(self.pin, self.naming, value)
+        return self.kind.state_payloads(topics, self.slug, shown)
+
+    def discovery(self) -> dict[str, Any]:
+        """The discovery keys that depend on this pin (an input's ``device_class``)."""
+        return self.kind.pin_discovery(self.pin, self.naming)
 
 
 @dataclass(frozen=True)
@@ -112,16 +128,43 @@ class NodePins:
 
     @classmethod
     def build(cls, pins: Iterable[Pin], servos: Iterable[str],
-              locate: Callable[[str], tuple[str, str]] | None = None) -> NodePins:
+              locate: Callable[[str], tuple[str, str]] | None = None,
+              inputs: Mapping[str, InputPresentation] | None = None) -> NodePins:
         """``servos`` names PWM pins (names, aliases, ``board:pin``) that drive servos;
-        ``locate`` (the hardware's) resolves names the pins' aliases do not hold."""
+        ``locate`` (the hardware's) resolves names the pins' aliases do not hold; ``inputs``
+        (``[mqtt.inputs]``) says how inputs are shown, by pin name or alias. An ``inputs`` name
+        that is no allowlisted input pin is a ConfigError naming its key."""
         wanted = set(servos)
         if locate is not None:
             wanted |= {f"{board}:{pin}" for board, pin in map(locate, servos)}
         pins = list(pins)
         names = [slugify(p.aliases[0] if p.aliases else p.pin) for p in pins]
         clashes = {n for n in names if names.count(n) > 1}
-        naming = Naming(frozenset(wanted))
-        rows = [PinTopic(p, f"{slugify(p.board)}-{n}" if n in clashes else n, kind_for(p, naming))
+        naming = Naming(frozenset(wanted), _inputs_by_pin(inputs or {}, pins, locate))
+        rows = [PinTopic(p, f"{slugify(p.board)}-{n}" if n in clashes else n, kind_for(p, naming),
+                         naming)
                 for p, n in zip(pins, names, strict=True)]
         return cls({r.slug: r for r in rows}, {(r.pin.board, r.pin.pin): r for r in rows})
+
+
+def _inputs_by_pin(inputs: Mapping[str, InputPresentation], pins: list[Pin],
+                   locate: Callable[[str], tuple[str, str]] | None) -> dict[str, InputPresentation]:
+    """``[mqtt.inputs]`` keyed by ``board:pin``; each name must be an allowlisted input pin."""
+    known = {(p.board, p.pin): p for p in pins}
+    found: dict[str, InputPresentation] = {}
+    for name, options in inputs.items():
+        pin = next((p for p in pins if name in (p.pin, f"{p.board}:{p.pin}", *p.aliases)), None)
+        if pin is None and locate is not None:
+            try:
+                pin = known.get(locate(name))
+            except (BoardError, LookupError):
+                pin = None
+        if pin is None:
+            raise ConfigError(f"mqtt.inputs.{name}: no allowlisted pin is called {name!r}; name "
+                              "an input pin (its name or alias) from [boards.NAME.pins]")
+        if pin.mode is not PinMode.INPUT:
+            raise ConfigError(f"mqtt.inputs.{name}: {pin.label} is configured as "
+                              f"{pin.mode.value}, not input; [mqtt.inputs] says how input pins "
+                              "are shown")
+        found[f"{pin.board}:{pin.pin}"] = options
+    return found

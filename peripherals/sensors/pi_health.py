@@ -8,8 +8,9 @@ firmware driver's sysfs node; its bits mean:
 >>> [name for name, on in flags.items() if on]
 ['under_voltage', 'throttled', 'under_voltage_occurred', 'throttled_occurred']
 
-On a machine that is not a Pi some sources are missing: a read returns what it could measure
-and logs each missing source once.
+On a machine that is not a Pi some sources are missing: the sensor yields (and announces, in
+``units``) only the quantities whose sources exist when it is built (a file's presence, nothing
+read or run), a read returns what it could measure, and each source that fails is logged once.
 """
 
 from __future__ import annotations
@@ -47,6 +48,20 @@ UNITS: dict[str, str] = {
 }
 
 
+LABELS: dict[str, str] = {
+    "cpu_temperature": "CPU temperature",
+    "under_voltage": "under-voltage", "freq_capped": "frequency capped",
+    "throttled": "throttled", "soft_temp_limit": "soft temperature limit",
+    "under_voltage_occurred": "under-voltage occurred",
+    "freq_capped_occurred": "frequency capped occurred",
+    "throttled_occurred": "throttled occurred",
+    "soft_temp_limit_occurred": "soft temperature limit occurred",
+    "load_1m": "load (1 min)", "load_5m": "load (5 min)", "load_15m": "load (15 min)",
+    "disk_used": "disk used", "memory_used": "memory used",
+}
+"""Each quantity in words, for people (Home Assistant's entity names)."""
+
+
 def decode_throttled(value: int) -> dict[str, bool]:
     """The get_throttled bit field as named flags."""
     return {flag: bool(value >> bit & 1) for flag, bit in THROTTLE_BITS.items()}
@@ -71,11 +86,29 @@ class PiHealthSensor(Sensor):
 
     def __init__(self, name: str, *, root: str | Path = "/", vcgencmd: str | None = "auto"):
         self.name, self.root = name, Path(root)
-        self.units = dict(UNITS)
         if vcgencmd == "auto":
             vcgencmd = shutil.which("vcgencmd") if self.root == Path("/") else None
         self.vcgencmd = vcgencmd
+        self.units = {q: UNITS[q] for q in self._present()}
+        """Only what this machine has sources for: a quantity it can never read is not
+        announced (Home Assistant would show it unknown for ever)."""
         self._reported: set[str] = set()
+
+    def _present(self) -> list[str]:
+        """The quantities whose sources exist (checked once, by their files' presence)."""
+        def there(relative: str) -> bool:
+            return (self.root / relative).is_file()
+
+        found = ["cpu_temperature"] if there(THERMAL_ZONE) else []
+        if self.vcgencmd or there(THROTTLED_NODE):
+            found += list(THROTTLE_BITS)
+        if there(LOADAVG):
+            found += ["load_1m", "load_5m", "load_15m"]
+        if self.root.is_dir():
+            found.append("disk_used")
+        if there(MEMINFO):
+            found.append("memory_used")
+        return found
 
     def describe(self) -> str:
         return "pi health" + (f" (root {self.root})" if self.root != Path("/") else "")
@@ -92,7 +125,7 @@ class PiHealthSensor(Sensor):
         if not values:
             raise SensorError(f"none of the Pi's health sources could be read under {self.root} "
                               "(the agent is not on Linux, or /proc and /sys are not mounted)")
-        return {q: Reading(q, v, self.units[q]) for q, v in values.items()}
+        return {q: Reading(q, v, UNITS[q]) for q, v in values.items()}
 
     def _missing(self, source: str, exc: Exception, level: int = logging.WARNING) -> None:
         if source not in self._reported:

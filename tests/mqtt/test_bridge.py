@@ -79,8 +79,8 @@ async def test_changes_from_any_door_are_published(broker, write_config, isolate
         await hardware.write("pump", True, asker("telegram:42"))  # a chat command
         await seen.wait(f"{BASE}/pump", "ON", after=mark)
         await seen.wait(f"{BASE}/pump", "OFF", after=mark)  # max_on_seconds ran out
-        mock_factory.pin(27).drive_low()
-        await seen.wait(f"{BASE}/button", "OFF", after=mark)
+        mock_factory.pin(27).drive_low()  # the pull-up button pressed
+        await seen.wait(f"{BASE}/button", "ON", after=mark)
         event = json.loads(await seen.wait(f"{BASE}/events"))
         assert (event["kind"], event["pin"], event["value"]) == ("input", "button", 0.0)
 

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import json
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+
+import pytest
 
 from edge import __version__
 from edge.config.loader import load_config
+from edge.config.mqtt import MqttConfig
 from edge.hardware import build_hardware
 from edge.mqtt.bridge import MqttBridge
-from edge.mqtt.discovery import discovery_configs
+from edge.mqtt.discovery import discovery_configs, sensor_config
+from edge.mqtt.topics import Topics
 from tests.fakes.mosquitto import Watcher
 from tests.helpers import until
+from tests.mqtt.feeds import Feed
 
 PREFIX = "homeassistant"
 BASE = "edge-agent/shed"
@@ -32,45 +36,78 @@ ALL_PINS = dict(
 
 # What Home Assistant requires of each component (the MQTT integration docs, *.mqtt pages):
 # switch, light (default schema) and number need command_topic; binary_sensor and sensor need
-# state_topic. Device registry entries need unique_id and device.identifiers.
+# state_topic; event needs state_topic and event_types. Device registry entries need unique_id
+# and device.identifiers.
 REQUIRED = {"switch": {"command_topic"}, "light": {"command_topic"}, "number": {"command_topic"},
-            "binary_sensor": {"state_topic"}, "sensor": {"state_topic"}}
+            "binary_sensor": {"state_topic"}, "sensor": {"state_topic"},
+            "event": {"state_topic", "event_types"}}
 DOCUMENTED = {
     "common": {"name", "unique_id", "availability_topic", "payload_available",
-               "payload_not_available", "device", "qos"},
+               "payload_not_available", "availability", "availability_mode", "device", "qos",
+               "entity_category"},
     "switch": {"command_topic", "state_topic", "payload_on", "payload_off", "state_on", "state_off"},
     "light": {"command_topic", "state_topic", "payload_on", "payload_off", "brightness_command_topic",
               "brightness_state_topic", "brightness_scale", "on_command_type"},
     "number": {"command_topic", "state_topic", "min", "max", "step", "mode", "unit_of_measurement"},
-    "binary_sensor": {"state_topic", "payload_on", "payload_off"},
+    "binary_sensor": {"state_topic", "payload_on", "payload_off", "device_class"},
     "sensor": {"state_topic", "device_class", "unit_of_measurement", "state_class"},
+    "event": {"state_topic", "event_types", "device_class"},
 }
 """Every key we send is one HA documents for the component (HA rejects unknown keys)."""
 STATE_CLASSES = {"measurement", "total", "total_increasing"}
+ALLOWED_STATE_CLASSES = {
+    # homeassistant/components/sensor/const.py, DEVICE_CLASS_STATE_CLASSES, for the classes we
+    # claim: a meter (energy, gas, water, volume) is a total, never a measurement
+    "energy": {"total", "total_increasing"}, "gas": {"total", "total_increasing"},
+    "water": {"total", "total_increasing"}, "volume": {"total", "total_increasing"},
+    "temperature": {"measurement"}, "humidity": {"measurement"}, "pressure": {"measurement"},
+    "illuminance": {"measurement"}, "voltage": {"measurement"}, "current": {"measurement"},
+    "power": {"measurement"}, "carbon_dioxide": {"measurement"}, "pm25": {"measurement"},
+    "moisture": {"measurement"}, "distance": STATE_CLASSES,
+}
+BINARY_SENSOR_CLASSES = {  # BinarySensorDeviceClass
+    "battery", "battery_charging", "carbon_monoxide", "cold", "connectivity", "door",
+    "garage_door", "gas", "heat", "light", "lock", "moisture", "motion", "moving", "occupancy",
+    "opening", "plug", "power", "presence", "problem", "running", "safety", "smoke", "sound",
+    "tamper", "update", "vibration", "window"}
+ENTITY_CATEGORIES = {"config", "diagnostic"}
 
 
-@dataclass(frozen=True)
-class Reading:
-    quantity: str
-    value: float
-    unit: str
+def meets_home_assistants_schema(topic: str, body: dict, node: str) -> None:
+    """What HA checks of a discovery payload, and what it warns about."""
+    component = topic.split("/")[1]
+    assert REQUIRED[component] <= set(body), topic
+    assert set(body) <= DOCUMENTED["common"] | DOCUMENTED[component], (
+        topic, set(body) - DOCUMENTED["common"] - DOCUMENTED[component])
+    # availability_topic and availability are exclusive; the list takes {topic} items
+    assert ("availability_topic" in body) != ("availability" in body), topic
+    for item in body.get("availability", []):
+        assert set(item) <= {"topic", "payload_available", "payload_not_available"}
+    assert body.get("availability_mode", "all") in ("all", "any", "latest")
+    assert body["device"]["identifiers"] and body["unique_id"].startswith(node + "_")
+    name = body["name"]
+    assert name is None or (isinstance(name, str) and name and "_" not in name), (topic, name)
+    # HA composes the device's name and the entity's: a name must not repeat the device's
+    assert name is None or not name.lower().startswith(node.lower()), (topic, name)
+    assert body.get("entity_category", "diagnostic") in ENTITY_CATEGORIES
+    if component == "sensor":
+        assert body.get("entity_category") != "config"  # HA refuses config sensors
+        device_class = body.get("device_class")
+        if device_class is not None:
+            allowed = ALLOWED_STATE_CLASSES[device_class]
+            assert body.get("state_class") in allowed, (topic, device_class, body.get("state_class"))
+        assert body.get("state_class", "measurement") in STATE_CLASSES
+    if component == "binary_sensor" and "device_class" in body:
+        assert body["device_class"] in BINARY_SENSOR_CLASSES, topic
+        assert "state_class" not in body and "unit_of_measurement" not in body
+    if component == "event":
+        assert isinstance(body["event_types"], list) and body["event_types"], topic
+        assert all(isinstance(t, str) for t in body["event_types"])
+        assert body.get("device_class", "button") in ("button", "doorbell", "motion")
 
 
-class Greenhouse:
-    """A sensor feed as the sensor hub provides one (edge.mqtt.sensors.SensorFeed)."""
-
-    def __init__(self):
-        self.listeners = []
-
-    def describe(self):
-        return {"greenhouse": {"temperature": "°C", "humidity": "%", "soil": "raw"}}
-
-    def latest(self):
-        return {"greenhouse": {"temperature": Reading("temperature", 21.5, "°C")}}
-
-    def subscribe(self, listener):
-        self.listeners.append(listener)
-        return lambda: self.listeners.remove(listener)
+def greenhouse() -> Feed:
+    return Feed({"greenhouse": {"temperature": "°C", "humidity": "%", "soil": "raw"}})
 
 
 @asynccontextmanager
@@ -99,7 +136,8 @@ def configs(seen: Watcher) -> dict[str, dict]:
 
 async def test_each_entity_meets_home_assistants_schema(broker, write_config, isolated_env,
                                                         mock_factory):
-    feed = Greenhouse()
+    feed = greenhouse()
+    feed.read("greenhouse", "temperature", 21.5)
     async with Watcher(broker, f"{PREFIX}/#", f"{BASE}/#") as seen, \
             node(broker, write_config, isolated_env, mock_factory, sensors=feed):
         await seen.wait(f"{BASE}/availability", "online")
@@ -108,29 +146,46 @@ async def test_each_entity_meets_home_assistants_schema(broker, write_config, is
                               f"{PREFIX}/binary_sensor/shed/button/config",
                               f"{PREFIX}/sensor/shed/greenhouse_temperature/config",
                               f"{PREFIX}/sensor/shed/greenhouse_humidity/config",
-                              f"{PREFIX}/sensor/shed/greenhouse_soil/config"}
+                              f"{PREFIX}/sensor/shed/greenhouse_soil/config",
+                              f"{PREFIX}/event/shed/refused/config"}
         for topic, body in found.items():
-            component = topic.split("/")[1]
-            assert REQUIRED[component] <= set(body), topic
-            assert set(body) <= DOCUMENTED["common"] | DOCUMENTED[component], topic
-            assert body["availability_topic"] == f"{BASE}/availability"
+            meets_home_assistants_schema(topic, body, "shed")
             assert body["device"] == {"identifiers": ["edge-agent-shed"], "name": "shed",
                                       "manufacturer": "edge-agent", "model": "edge-agent",
                                       "sw_version": __version__}
-            assert body["unique_id"].startswith("shed_")
         assert len({b["unique_id"] for b in found.values()}) == len(found)
         light = found[f"{PREFIX}/light/shed/fan/config"]
         assert light["brightness_scale"] == 100 and light["command_topic"] == f"{BASE}/fan/set"
+        assert light["availability_topic"] == f"{BASE}/availability"
         temperature = found[f"{PREFIX}/sensor/shed/greenhouse_temperature/config"]
         assert (temperature["device_class"], temperature["unit_of_measurement"],
                 temperature["state_class"]) == ("temperature", "°C", "measurement")
         soil = found[f"{PREFIX}/sensor/shed/greenhouse_soil/config"]
         assert "device_class" not in soil and soil["unit_of_measurement"] == "raw"
-        assert all(b.get("state_class", "measurement") in STATE_CLASSES for b in found.values())
         # the states the entities point at are there, retained
         assert await seen.wait(f"{BASE}/sensor/greenhouse/temperature") == b"21.5"
-        feed.listeners[0]("greenhouse", Reading("humidity", 55.0, "%"))
+        feed.read("greenhouse", "humidity", 55.0)
         await seen.wait(f"{BASE}/sensor/greenhouse/humidity", "55")
+
+
+@pytest.mark.parametrize("quantity, unit, device_class, state_class", [
+    ("energy", "kWh", "energy", "total_increasing"),
+    ("energy", "Wh", "energy", "total_increasing"),
+    ("gas", "m³", "gas", "total_increasing"),
+    ("water", "L", "water", "total_increasing"),
+    ("volume", "L", "volume", "total_increasing"),
+    ("power", "W", "power", "measurement"),
+    ("temperature", "°C", "temperature", "measurement"),
+    ("energy", "raw", None, "measurement"),  # a unit HA does not take for energy: no class
+])
+def test_the_state_class_follows_the_device_class(quantity, unit, device_class, state_class):
+    """Energy was ``measurement``, which HA logs as impossible and the Energy dashboard
+    refuses: a meter that counts up is ``total_increasing``."""
+    cfg = MqttConfig(url="mqtt://broker.lan", node_id="meter")
+    component, body = sensor_config(cfg, Topics("edge-agent/meter"), "mains", quantity, unit)
+    assert component == "sensor"
+    assert (body.get("device_class"), body["state_class"]) == (device_class, state_class)
+    meets_home_assistants_schema(f"{PREFIX}/sensor/meter/mains_{quantity}/config", body, "meter")
 
 
 async def test_servos_are_numbers_from_0_to_180(broker, write_config, isolated_env, mock_factory):
@@ -159,4 +214,4 @@ async def test_a_pin_that_leaves_the_allowlist_leaves_home_assistant(broker, wri
     async with Watcher(broker, f"{PREFIX}/#") as later:  # what HA finds when it (re)starts
         await later.wait(f"{PREFIX}/switch/shed/led/config")
         assert {t for t, p, retained in later.messages if retained and p} == {
-            f"{PREFIX}/switch/shed/led/config"}
+            f"{PREFIX}/switch/shed/led/config", f"{PREFIX}/event/shed/refused/config"}

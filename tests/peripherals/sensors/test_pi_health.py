@@ -98,3 +98,25 @@ def test_nothing_readable_at_all_is_an_error(tmp_path):
 
 def test_a_fake_root_never_runs_the_hosts_vcgencmd(sysfs):
     assert PiHealthSensor("pi", root=sysfs.root).vcgencmd is None
+
+
+def test_only_what_this_machine_can_read_is_announced(sysfs):
+    """A quantity without a source here (no thermal zone, no throttling flags: not a Pi) is not
+    among the sensor's units, so it is never announced to stay unknown for ever."""
+    sysfs.pi(throttled=None)
+    (sysfs.root / "sys/class/thermal/thermal_zone0/temp").unlink()
+    sensor = PiHealthSensor("pi", root=sysfs.root, vcgencmd=None)
+    assert set(sensor.units) == {"load_1m", "load_5m", "load_15m", "disk_used", "memory_used"}
+    assert set(values(sensor)) == set(sensor.units)
+    everything = PiHealthSensor("pi", root=sysfs.root, vcgencmd="/usr/bin/vcgencmd")
+    assert set(decode_throttled(0)) <= set(everything.units)  # a vcgencmd to ask: flags too
+    sysfs.pi()
+    assert set(PiHealthSensor("pi", root=sysfs.root, vcgencmd=None).units) == set(UNITS)
+
+
+def test_every_quantity_has_words():
+    from peripherals.sensors.pi_health import LABELS
+
+    assert set(LABELS) == set(UNITS)
+    assert LABELS["cpu_temperature"] == "CPU temperature"
+    assert not [words for words in LABELS.values() if "_" in words]
