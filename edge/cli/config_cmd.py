@@ -12,7 +12,7 @@ from edge.cli.output import emit
 from edge.config.edit import CONFIG_MODE, example_text
 from edge.config.locate import user_config_path
 from edge.control.ops import OpResult
-from edge.core.exc import UsageError
+from edge.core.exc import EdgeError, UsageError
 from edge.core.files import write_atomically
 
 
@@ -37,7 +37,11 @@ def init(args: argparse.Namespace) -> int:
     path = Path(args.path).expanduser() if args.path else user_config_path()
     if path.exists() and not args.force:
         raise UsageError(f"{path} already exists; edit it, or pass --force to overwrite it")
-    write_atomically(path, text, CONFIG_MODE)
+    try:
+        write_atomically(path, text, CONFIG_MODE)
+    except OSError as exc:
+        raise EdgeError(f"cannot write {path}: {exc.strerror or exc}; choose another path, or "
+                        "run it as a user who may write there") from None
     return emit(OpResult(True, f"wrote {path}; edit it, then run `edge-cli config check`",
                          {"path": str(path)}), args.json)
 

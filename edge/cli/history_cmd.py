@@ -16,6 +16,7 @@ from edge.cli.arguments import whole_number
 from edge.cli.output import emit
 from edge.config.locate import load_raw
 from edge.control.ops import OpResult
+from edge.core.exc import EdgeError
 from edge.core.paths import state_dir
 
 
@@ -34,6 +35,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 
 
 def run(args: argparse.Namespace) -> int:
+    import sqlite3
+
     from edge.audit import AUDIT_FILE, history_text, read_history
     from edge.core.durations import parse_duration
 
@@ -44,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
         since = time.time() - parse_duration(args.since) if args.since else None
     except ValueError as exc:
         return emit(OpResult(False, str(exc), exit_code=2), args.json)
-    records = read_history(path, args.pin, since=since, who=args.who, limit=args.limit)
+    try:
+        records = read_history(path, args.pin, since=since, who=args.who, limit=args.limit)
+    except sqlite3.DatabaseError as exc:  # a damaged or foreign file: say which, exit 1
+        raise EdgeError(f"cannot read the audit trail {path}: {exc}; the agent starts a new "
+                        "one if you move this file away") from None
     return emit(OpResult(True, history_text(records, args.pin),
                          {"records": [a.as_dict() for a in records]}), args.json)

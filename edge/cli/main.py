@@ -13,7 +13,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from edge import __version__
-from edge.core.exc import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE, EdgeError, UsageError
+from edge.core.exc import (
+    EXIT_CODES,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    EdgeError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -144,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `edge-cli config show | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a file, device or socket the system refused: its words, exit 1
+        where = f"{exc.filename}: " if exc.filename else ""
+        return fail(f"{where}{exc.strerror or exc}", EXIT_FAILED, args.json)
 
 
 class CommandLineError(UsageError):

@@ -27,6 +27,11 @@ def a_bad_config(tmp: Path) -> None:
     (tmp / "bad.toml").write_text('[boards.gpio.pins]\nGPIO99 = { mode = "output" }\n')
 
 
+def a_damaged_audit_trail(tmp: Path) -> None:
+    (tmp / "state").mkdir(exist_ok=True)
+    (tmp / "state" / "audit.db").write_text("not a database\n")
+
+
 def a_log_file(tmp: Path) -> None:
     state = tmp / "state"
     state.mkdir(exist_ok=True)
@@ -43,6 +48,8 @@ CASES: list[tuple[str, list[str], set[int], Setup | None]] = [
     ("config init", ["config", "init", "{tmp}/new.toml"], {0}, None),
     ("config init -", ["config", "init", "-"], {0}, None),
     ("config init, file exists", ["config", "init", "{tmp}/taken.toml"], {2}, an_existing_file),
+    ("config init, cannot write", ["config", "init", "{tmp}/taken.toml/config.toml"], {1},
+     an_existing_file),
     ("config, no action", ["config"], {2}, None),
     # service (on a scratch root)
     ("service status, not installed", ["service", "status", "--root", "{tmp}/root"], {1}, None),
@@ -70,6 +77,7 @@ CASES: list[tuple[str, list[str], set[int], Setup | None]] = [
     ("firmware flash, zero baud", ["firmware", "flash", "arduino", "--baud", "0"], {2}, None),
     # history, resume, safe-state, models, completion
     ("history", ["history"], {0}, None),
+    ("history, damaged trail", ["history"], {1}, a_damaged_audit_trail),
     ("history, bad --since", ["history", "--since", "soon"], {2}, None),
     ("history, zero -n", ["history", "-n", "0"], {2}, None),
     ("resume", ["resume"], {0}, None),
