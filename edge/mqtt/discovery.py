@@ -12,9 +12,9 @@ Names are words, and never begin with the node's name: Home Assistant shows each
 device's name and then the entity's, so a sensor named after its node (``greenhouse`` on node
 ``greenhouse``) gives ``Temperature``, shown as "greenhouse Temperature".
 
->>> entity_name("greenhouse", "greenhouse", "temperature")
+>>> entity_name("greenhouse", "greenhouse", words="temperature")
 'Temperature'
->>> entity_name("shed", "pi", "CPU temperature"), entity_name("shed", "water_pump")
+>>> entity_name("shed", "pi", words="CPU temperature"), entity_name("shed", "water_pump")
 ('pi CPU temperature', 'water pump')
 
 Keys follow Home Assistant's documented schema for each component;
@@ -55,17 +55,20 @@ def _spoken(name: str) -> str:
     return " ".join(name.replace("_", " ").replace("-", " ").split())
 
 
-def entity_name(node_id: str, *parts: str) -> str | None:
-    """The entity's name in words, without a first word (or words) that repeat the node's name:
-    Home Assistant puts the device's name before it. None (the device's own name) when nothing
-    else is left."""
-    name = " ".join(p for p in map(_spoken, parts) if p)
+def entity_name(node_id: str, *names: str, words: str = "") -> str | None:
+    """The entity's name: ``names`` (a pin's, a sensor's) spoken (``water_pump``: ``water
+    pump``), then ``words`` as they are, without a first word (or words) that repeat the node's
+    name: Home Assistant puts the device's name before it. None (the device's own name) when
+    nothing else is left."""
+    name = " ".join(p for p in [*map(_spoken, names), words] if p)
     node = _spoken(node_id).lower()
-    if name.lower() == node:
+    if name.lower() in (node, node_id.lower()):
         return None
     if node and name.lower().startswith(node + " "):
-        rest = name[len(node) + 1:]
-        return rest[:1].upper() + rest[1:]
+        name = name[len(node) + 1:]
+        name = name[:1].upper() + name[1:]
+    if name.startswith(node_id):  # a word that only begins like it (``pipe`` on node ``pi``):
+        name = name[:1].swapcase() + name[1:]  # HA would cut the node's name off it
     return name
 
 
@@ -90,7 +93,7 @@ def sensor_config(cfg: MqttConfig, topics: Topics, sensor: str, quantity: str, u
     """(component, config) of one quantity of a sensor of type ``kind``."""
     shown = present(kind, quantity, unit)
     body = _common(cfg, topics, sensor_object_id(sensor, quantity),
-                   entity_name(cfg.node_id, sensor, shown.words))
+                   entity_name(cfg.node_id, sensor, words=shown.words))
     del body["availability_topic"], body["payload_available"], body["payload_not_available"]
     body |= {"availability": [{"topic": topics.availability},
                               {"topic": topics.sensor_availability(sensor)}],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,8 @@ from edge.hardware import build_hardware
 from edge.mqtt.bridge import MqttBridge
 from edge.mqtt.discovery import discovery_configs, sensor_config
 from edge.mqtt.topics import Topics
+from edge.sensors import DriverMeasure, SensorHub, SensorState
+from peripherals.sensors.pi_health import PiHealthSensor
 from tests.fakes.mosquitto import Watcher
 from tests.helpers import until
 from tests.mqtt.feeds import Feed
@@ -87,8 +90,10 @@ def meets_home_assistants_schema(topic: str, body: dict, node: str) -> None:
     assert body["device"]["identifiers"] and body["unique_id"].startswith(node + "_")
     name = body["name"]
     assert name is None or (isinstance(name, str) and name and "_" not in name), (topic, name)
-    # HA composes the device's name and the entity's: a name must not repeat the device's
-    assert name is None or not name.lower().startswith(node.lower()), (topic, name)
+    # HA composes the device's name and the entity's; it warns about (and cuts) an entity name
+    # that is the device's name or begins with it (mqtt/entity.py _set_entity_name)
+    assert name is None or not (name == node or name.startswith(node)), (topic, name)
+    assert name is None or not name.lower().startswith(node.lower() + " "), (topic, name)
     assert body.get("entity_category", "diagnostic") in ENTITY_CATEGORIES
     if component == "sensor":
         assert body.get("entity_category") != "config"  # HA refuses config sensors
@@ -215,3 +220,44 @@ async def test_a_pin_that_leaves_the_allowlist_leaves_home_assistant(broker, wri
         await later.wait(f"{PREFIX}/switch/shed/led/config")
         assert {t for t, p, retained in later.messages if retained and p} == {
             f"{PREFIX}/switch/shed/led/config", f"{PREFIX}/event/shed/refused/config"}
+
+
+def pi_root(folder: Path, *, thermal: bool) -> Path:
+    """A fake /sys and /proc: load and memory always; the CPU temperature when ``thermal``."""
+    files = {"proc/loadavg": "0.52 0.58 0.59 1/389 12345\n",
+             "proc/meminfo": "MemTotal: 3884328 kB\nMemAvailable: 2913246 kB\n"}
+    if thermal:
+        files["sys/class/thermal/thermal_zone0/temp"] = "48312\n"
+    for relative, text in files.items():
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(text)
+    return folder
+
+
+def pi_hub(root: Path) -> SensorHub:
+    sensor = PiHealthSensor("pi", root=root, vcgencmd=None)
+    return SensorHub([SensorState("pi", "pi", DriverMeasure(sensor), 0.2)])
+
+
+async def test_what_this_machine_cannot_read_is_not_announced_and_old_configs_go(
+        broker, write_config, isolated_env, mock_factory, tmp_path):
+    """The Pi's health on a machine without a thermal zone or throttling flags announces load,
+    disk and memory only; what an earlier run announced for the rest (a CPU temperature, the
+    flags as numeric sensors, as before the flags were binary_sensors) is removed."""
+    stale = [f"{PREFIX}/sensor/shed/pi_cpu_temperature/config",
+             f"{PREFIX}/sensor/shed/pi_under_voltage/config"]
+    async with Watcher(broker, f"{PREFIX}/#") as seen:
+        for topic in stale:  # left on the broker by an earlier version, or another machine
+            await seen.publish(topic, json.dumps({"name": "old", "state_topic": "x"}), retain=True)
+        hub = pi_hub(pi_root(tmp_path / "root", thermal=False))
+        mark = len(seen.messages)
+        async with node(broker, write_config, isolated_env, mock_factory, sensors=hub):
+            for topic in stale:
+                await seen.wait(topic, b"", after=mark)
+            await seen.wait(f"{PREFIX}/sensor/shed/pi_memory_used/config", after=mark)
+        found = {t: b for t, b in configs(seen).items() if b and "/pi_" in t}
+        assert {t.split("/")[3] for t in found} == {
+            "pi_load_1m", "pi_load_5m", "pi_load_15m", "pi_disk_used", "pi_memory_used"}
+        for topic, body in found.items():
+            meets_home_assistants_schema(topic, body, "shed")
+            assert body["entity_category"] == "diagnostic"
