@@ -135,6 +135,12 @@ class EmbeddingProvider(Protocol):
         return (await self.embed([text]))[0]
 
     @property
+    def known_model_id(self) -> str | None:
+        """``model_id`` when it is known without preparing the model (finding, hashing or
+        re-quantising its file), else None: for reports such as ``edge-cli memory stats``."""
+        return self.model_id
+
+    @property
     def loaded(self) -> bool:
         """Whether ``embed`` can answer without first loading a model (slow on a Pi)."""
         return True

@@ -46,12 +46,14 @@ def create_embedder(config: MemoryConfig, state_dir: Path) -> EmbeddingProvider:
             log.warning("memory_embedder_unavailable embedder=onnx reason=\"onnxruntime or numpy "
                         "not installed (no wheels on 32-bit Pi OS)\" fallback=keyword-recall")
             return NoopEmbedding()
-        from edge.memory.model_file import resolve_model
+        from edge.memory.model_file import expected_model_id, resolve_model
         from edge.memory.onnx_embedder import OnnxEmbedding
 
         cache_dir = state_dir / MODEL_CACHE_DIR
         return OnnxEmbedding(lambda: resolve_model(config.model_path, config.model_sha256,
-                                                   config.quantize, cache_dir))
+                                                   config.quantize, cache_dir),
+                             expected_model_id=expected_model_id(config.model_path,
+                                                                 config.model_sha256, config.quantize))
     from edge.memory.http_embedder import OPENAI_BASE_URL, HttpEmbedding
 
     base_url = OPENAI_BASE_URL if choice == "openai" else choice[len("custom:"):]

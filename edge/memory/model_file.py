@@ -124,6 +124,25 @@ def _quantize(source: Path, target: Path, cache_dir: Path) -> Path:
     return target
 
 
+def expected_model_id(model_path: str | None, expected_sha256: str | None,
+                      quantize: bool) -> str | None:
+    """The id :func:`resolve_model` gives when the file matches its expected digest, known
+    without reading the file: the packaged model, or ``model_path`` with ``model_sha256``.
+
+    >>> expected_model_id(None, None, True)
+    'all-MiniLM-L6-v2-int8@8199be6f699a+q8dyn'
+    >>> expected_model_id("/m/mini.onnx", None, False) is None
+    True
+    """
+    if model_path and not expected_sha256:
+        return None
+    if model_path and expected_sha256:
+        base = source_id(Path(model_path).expanduser(), expected_sha256.lower(), packaged=False)
+    else:
+        base = source_id(Path(), PACKAGED_SHA256, packaged=True)
+    return f"{base}+{QUANTIZED_SUFFIX}" if quantize else base
+
+
 def resolve_model(model_path: str | None, expected_sha256: str | None, quantize: bool,
                   cache_dir: Path) -> ModelFile:
     source, digest = verified_source(model_path, expected_sha256)

@@ -34,10 +34,12 @@ class OnnxEmbedding(EmbeddingProvider):
     name = "onnx"
 
     def __init__(self, locate_model: Callable[[], ModelFile], *, threads: int = 1,
-                 model_id: str | None = None):
+                 model_id: str | None = None, expected_model_id: str | None = None):
         self._locate_model = locate_model
         self._threads = threads
         self._model_id = model_id
+        self._expected_model_id = expected_model_id
+        """What ``model_id`` will be once the file checks out (from the configured digest)."""
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: WordPiece | None = None
@@ -54,6 +56,11 @@ class OnnxEmbedding(EmbeddingProvider):
         if self._model_id is None:
             self._model_id = self._locate_model().model_id
         return self._model_id
+
+    @property
+    def known_model_id(self) -> str | None:
+        """The id found so far, or the one the configured digest promises; never a file read."""
+        return self._model_id or self._expected_model_id
 
     @property
     def loaded(self) -> bool:
@@ -98,7 +105,8 @@ class OnnxEmbedding(EmbeddingProvider):
 
     def bulk(self) -> OnnxEmbedding:
         """A second instance with two threads, spinning off, for re-indexing many texts."""
-        return OnnxEmbedding(self._locate_model, threads=2, model_id=self._model_id)
+        return OnnxEmbedding(self._locate_model, threads=2, model_id=self._model_id,
+                             expected_model_id=self._expected_model_id)
 
     def embed_sync(self, texts: list[str]) -> list[Any]:
         """Blocking: float32 numpy rows, one per text."""

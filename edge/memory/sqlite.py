@@ -342,6 +342,12 @@ class SqliteMemory(Memory):
         self._stale = None
         return done
 
+    def _model_label(self) -> str:
+        """The model for reports, never prepared for them (``memory stats`` needs no model)."""
+        if not self.semantic:
+            return "none"
+        return self.embedder.known_model_id or f"{self.embedder.name} (not prepared yet)"
+
     async def stats(self) -> dict[str, Any]:
         db = await self.db()
         async with db.execute("SELECT category, COUNT(*) FROM memories GROUP BY category") as cur:
@@ -352,6 +358,6 @@ class SqliteMemory(Memory):
         cache = await EmbeddingCache(db, "", self.cache_size).size()
         return {"backend": self.name, "path": str(self.path), "count": sum(by_category.values()),
                 "by_category": by_category, "embedder": self.embedder.name,
-                "model": self.embedder.model_id if self.semantic else "none",
+                "model": self._model_label(),
                 "vectors_by_model": by_model, "embedding_cache": cache,
                 "bytes": self.path.stat().st_size if self.path.exists() else 0}

@@ -108,3 +108,28 @@ def test_the_first_memory_command_says_the_model_is_being_prepared(cli_state, ca
     from edge.config.loader import load_config
 
     assert model_not_prepared(load_config(None))
+
+
+@pytest.mark.parametrize("action", [["stats"], ["list"], ["forget", "nothing"]])
+def test_commands_that_embed_nothing_never_prepare_the_model(tmp_path, monkeypatch, capsys,
+                                                              embedder, action):
+    """A fresh state directory: stats, list and forget neither re-quantise the model nor say
+    they would (only store, search and reindex embed)."""
+    monkeypatch.setenv("EDGE_STATE_DIR", str(tmp_path))
+    (tmp_path / "config.toml").write_text('[memory]\nbackend = "sqlite"\nembedder = "onnx"\n')
+    monkeypatch.setenv("EDGE_CONFIG", str(tmp_path / "config.toml"))
+    code, out, err = run_cli(capsys, *action, "--json")
+    assert code == (1 if action[0] == "forget" else 0)
+    assert "preparing the embedding model" not in err
+    assert not (tmp_path / "models").exists()
+    if action == ["stats"]:  # the model stats name is the one vectors will carry
+        assert json.loads(out)["model"] == embedder.model_id
+
+
+def test_stats_names_a_model_it_cannot_know_without_reading_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EDGE_STATE_DIR", str(tmp_path))
+    (tmp_path / "config.toml").write_text('[memory]\nbackend = "sqlite"\nembedder = "onnx"\n'
+                                          f'model_path = "{tmp_path / "mine.onnx"}"\n')
+    monkeypatch.setenv("EDGE_CONFIG", str(tmp_path / "config.toml"))
+    code, out, _ = run_cli(capsys, "stats", "--json")
+    assert code == 0 and json.loads(out)["model"] == "onnx (not prepared yet)"
