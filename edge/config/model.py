@@ -6,8 +6,18 @@ import functools
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+from urllib.parse import urlsplit
 
-from pydantic import Field, PrivateAttr, SecretStr, TypeAdapter, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from edge.config.channels import ChannelsConfig
 from edge.config.interlocks import InterlockConfig
@@ -69,6 +79,20 @@ class SessionsConfig(Section):
     idle_timeout_minutes: Minutes | None = Field(default=None, gt=0)
 
 
+def _http_url(value: str) -> str:
+    """A base URL httpx can open: ``http://`` or ``https://`` and a host."""
+    if not value:
+        return value
+    parts = urlsplit(value.strip())
+    if parts.scheme.lower() not in ("http", "https"):
+        bare = value.strip().split("://", 1)[-1]
+        raise ValueError(f"must start with http:// or https:// (got {value!r}); write "
+                         f"\"http://{bare}\" for a server on your network, https:// for a service")
+    if not parts.hostname:
+        raise ValueError(f"names no host (got {value!r}); write it as \"http://HOST:PORT/v1\"")
+    return value
+
+
 class EndpointConfig(Section):
     """One LLM endpoint. Without ``kind``/``preset`` it is an OpenAI-compatible chat-completions
     endpoint (OpenAI, Ollama, OpenRouter, llama.cpp…) at ``base_url``."""
@@ -79,8 +103,11 @@ class EndpointConfig(Section):
     preset: str = ""
     """openai, ollama, llamacpp, openrouter, groq, deepseek, mistral, xai, together, fireworks,
     anthropic, gemini: fills kind, base_url, auth style and the key's environment variable."""
-    base_url: str = ""
+    base_url: Annotated[str, AfterValidator(_http_url)] = ""
+    """``http://`` or ``https://``; empty: the preset's (or the kind's service)."""
     model: str = ""
+    """Required once an endpoint is named (``base_url``, ``preset`` or ``kind``): no preset
+    implies a model. Empty everywhere: no model; direct commands only."""
     api_key: SecretStr | None = None
     api_keys: list[SecretStr] = []
     """More keys, rotated round-robin when the endpoint answers 429."""
@@ -93,6 +120,18 @@ class EndpointConfig(Section):
     tool_mode: Literal["auto", "native", "prompt"] = "auto"
     """auto: native tools, falling back to the <tool_call> text protocol if the endpoint refuses."""
     fallback_models: list[str] = []
+
+    @field_validator("model")
+    @classmethod
+    def _model_for_endpoint(cls, model: str, info: ValidationInfo) -> str:
+        named = [key for key in ("base_url", "preset", "kind") if info.data.get(key)]
+        if named and not model.strip():
+            names = "names" if len(named) == 1 else "name"
+            raise ValueError(f"is empty, but {' and '.join(named)} {names} an endpoint: no model "
+                             "would ever be asked; set model = \"...\" (its name at that "
+                             "endpoint, e.g. \"qwen2.5:1.5b\" on Ollama), or remove "
+                             f"{' and '.join(named)} to run with direct commands only")
+        return model
 
     @model_validator(mode="after")
     def check(self) -> Self:
