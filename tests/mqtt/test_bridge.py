@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shutil
 from contextlib import asynccontextmanager
 
 import aiomqtt
@@ -15,6 +16,8 @@ import pytest
 from edge.config.loader import load_config
 from edge.hardware import build_hardware
 from edge.mqtt.bridge import MqttBridge
+from edge.sensors import DriverMeasure, SensorHub, SensorState
+from peripherals.sensors.pi_health import PiHealthSensor
 from tests.fakes.mosquitto import Mosquitto, Watcher
 from tests.helpers import asker, until
 from tests.mqtt.feeds import Feed
@@ -324,3 +327,54 @@ async def test_the_health_is_refreshed_on_its_own_timer_while_readings_flow(
         assert later["uptime_seconds"] > first["uptime_seconds"]
         assert len(seen.payloads(f"{BASE}/sensor/greenhouse/temperature")) > 5
         assert "mqtt-health" in [task.name for task in bridge.supervised_tasks()]
+
+
+async def test_a_failing_sensor_turns_unavailable_and_comes_back(broker, write_config,
+                                                                isolated_env, mock_factory,
+                                                                tmp_path):
+    """Each sensor has its own availability beside the node's: a sensor whose reads fail is
+    ``offline`` (Home Assistant greys its entities instead of showing the last value as if it
+    were fresh), and ``online`` again with its next good reading."""
+    root = tmp_path / "root"
+    write_pi_files(root)
+    hub = SensorHub([SensorState("host", "pi", DriverMeasure(
+        PiHealthSensor("host", root=root, vcgencmd=None)), 0.2)])
+    async with Watcher(broker, f"{BASE}/#", "homeassistant/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory, sensors=hub):
+        hub.start()
+        try:
+            await seen.wait(f"{BASE}/host/availability", "online")
+            config = json.loads(await seen.wait("homeassistant/sensor/kitchen/host_memory_used/config"))
+            assert config["availability"] == [{"topic": f"{BASE}/availability"},
+                                              {"topic": f"{BASE}/host/availability"}]
+            assert config["availability_mode"] == "all"
+            mark = len(seen.messages)
+            shutil.rmtree(root)  # every source gone: the reads fail
+            await seen.wait(f"{BASE}/host/availability", "offline", after=mark)
+            assert hub.rows()[0]["error"]
+            mark = len(seen.messages)
+            write_pi_files(root)
+            await seen.wait(f"{BASE}/host/availability", "online", after=mark)
+        finally:
+            await hub.aclose()
+
+
+def write_pi_files(root) -> None:
+    for relative, text in {"proc/loadavg": "0.52 0.58 0.59 1/389 12345\n",
+                           "proc/meminfo": "MemTotal: 3884328 kB\nMemAvailable: 2913246 kB\n"}.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+
+
+async def test_a_sensor_not_read_yet_is_unavailable(broker, write_config, isolated_env,
+                                                    mock_factory):
+    feed = Feed({"soil": {"temperature": "°C"}})
+    async with Watcher(broker, f"{BASE}/#") as seen:
+        await seen.publish(f"{BASE}/soil/availability", "online", retain=True)  # an earlier run's
+        await seen.wait(f"{BASE}/soil/availability", "online")
+        mark = len(seen.messages)
+        async with running(broker, write_config, isolated_env, mock_factory, sensors=feed):
+            await seen.wait(f"{BASE}/soil/availability", "offline", after=mark)
+            feed.read("soil", "temperature", 12.5)
+            await seen.wait(f"{BASE}/soil/availability", "online", after=mark)
+            await seen.wait(f"{BASE}/sensor/soil/temperature", "12.5")
