@@ -378,3 +378,37 @@ async def test_a_sensor_not_read_yet_is_unavailable(broker, write_config, isolat
             feed.read("soil", "temperature", 12.5)
             await seen.wait(f"{BASE}/soil/availability", "online", after=mark)
             await seen.wait(f"{BASE}/sensor/soil/temperature", "12.5")
+
+
+async def test_each_refused_command_is_an_event_in_home_assistant(broker, write_config,
+                                                                  isolated_env, mock_factory):
+    """Home Assistant's MQTT ``event`` entity on ``<base>/refused`` fires for each refusal (a
+    bad payload, the policy, a rate limit, an interlock), with the pin and the reason."""
+    limited = "[security]\nmax_actuations_per_minute = 1\n"
+    async with Watcher(broker, f"{BASE}/#", "homeassistant/#") as seen, \
+            running(broker, write_config, isolated_env, mock_factory, security=limited):
+        entity = json.loads(await seen.wait("homeassistant/event/kitchen/refused/config"))
+        assert (entity["state_topic"], entity["event_types"]) == (f"{BASE}/refused", ["refused"])
+        await seen.publish(f"{BASE}/led/set", "maybe")  # a bad payload
+        await seen.publish(f"{BASE}/button/set", "ON")  # an input: the policy refuses
+        await seen.publish(f"{BASE}/led/set", "ON")
+        await seen.publish(f"{BASE}/led/set", "OFF")  # over the rate limit
+        await until(lambda: len(seen.payloads(f"{BASE}/refused")) == 3)
+        events = [json.loads(p) for p in seen.payloads(f"{BASE}/refused")]
+        assert {e["event_type"] for e in events} == {"refused"}  # HA takes only its event_types
+        assert [e["pin"] for e in events] == ["led", "button", "led"]
+        assert "takes ON or OFF" in events[0]["reason"]
+        assert "does not allow write" in events[1]["reason"]
+        assert "rate limit" in events[2]["reason"]
+        retained = [r for t, _, r in seen.messages if t == f"{BASE}/refused"]
+        assert not any(retained)  # HA ignores a replayed retained event
+
+
+async def test_a_publish_only_node_announces_no_refusals(broker, write_config, isolated_env,
+                                                         mock_factory):
+    async with Watcher(broker, "homeassistant/#", f"{BASE}/availability") as seen, \
+            running(broker, write_config, isolated_env, mock_factory,
+                    extra="allow_commands = false"):
+        await seen.wait(f"{BASE}/availability", "online")  # after every discovery config
+        assert "homeassistant/switch/kitchen/led/config" in {t for t, _, _ in seen.messages}
+        assert "homeassistant/event/kitchen/refused/config" not in {t for t, _, _ in seen.messages}

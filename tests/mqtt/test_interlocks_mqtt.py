@@ -45,6 +45,7 @@ async def test_an_mqtt_command_is_refused_on_the_refused_topic(broker, write_con
             await seen.publish(f"{BASE}/cooler/set", "ON")
             refusal = json.loads(await seen.wait(f"{BASE}/refused"))
             assert refusal["reason"] == "cooler: refused by interlock heat-or-cool (heater is on)"
+            assert (refusal["event_type"], refusal["pin"]) == ("refused", "cooler")  # an HA event
             assert mock_factory.pin(22).state == 0
     finally:
         await bridge.close()
