@@ -5,14 +5,19 @@ Topics under ``<base>`` (``[mqtt] base_topic``, default ``edge-agent/<node_id>``
 - ``<base>/availability``: ``online`` while connected, ``offline`` (the last will, retained) when
   the agent stops or vanishes;
 - ``<base>/<pin>``: each allowlisted pin's state, retained, on every change whoever made it
-  (``ON``/``OFF``; a servo's angle; an analog input's value); a PWM pin also has
-  ``<base>/<pin>/duty`` (percent);
+  (``ON``/``OFF``; a servo's angle; an analog input's value, read every
+  ``analog_interval_seconds`` and published when it moved by more than ``analog_deadband``);
+  an input is ``ON`` while away from its pull (pressed), unless ``[mqtt.inputs.NAME] invert``;
+  a PWM pin also has ``<base>/<pin>/duty`` (percent);
 - ``<base>/<pin>/set``: commands (``ON``/``OFF``, a PWM duty in percent, a servo angle), each
   through the hardware's one door as ``mqtt:<topic>`` (the caller's rate limit, then the pin's
-  own ``max_switches_per_minute``); refusals go to ``<base>/refused``. Only the published name
+  own ``max_switches_per_minute``); refusals go to ``<base>/refused`` (a Home Assistant event,
+  ``{"event_type": "refused", "pin", "command", "reason", "topic"}``). Only the published name
   is a command topic: ``GPIO17/set`` or ``BOARD11/set`` for the pin published as ``led`` find
   nothing;
 - ``<base>/sensor/<sensor>/<quantity>``: sensor readings, retained;
+- ``<base>/<sensor>/availability``: ``online`` while the sensor's reads succeed, ``offline``
+  while they fail (and until its first reading), retained;
 - ``<base>/events``: what the boards reported (inputs, watchdog trips, down and up);
 - ``<base>/health``: version, uptime and boards, retained, every ``health_interval_seconds``
   (its own timer, whatever else is published) and when a board goes down or comes back;

@@ -412,3 +412,54 @@ async def test_a_publish_only_node_announces_no_refusals(broker, write_config, i
         await seen.wait(f"{BASE}/availability", "online")  # after every discovery config
         assert "homeassistant/switch/kitchen/led/config" in {t for t, _, _ in seen.messages}
         assert "homeassistant/event/kitchen/refused/config" not in {t for t, _, _ in seen.messages}
+
+
+async def test_inputs_publish_their_logical_state(broker, write_config, isolated_env,
+                                                  mock_factory):
+    """A pull-up button rests high and reads OFF (it showed ON at rest); pressed (pulled low),
+    ON, as the rules' ``pressed``. A pull-down input is ON while high. ``invert`` turns it round
+    and ``device_class`` says what ON means to Home Assistant."""
+    pins = """
+[boards.gpio.aliases]
+button = "GPIO27"
+door = "GPIO5"
+float = "GPIO6"
+[boards.gpio.pins]
+button = {{ mode = "input" }}
+door = {{ mode = "input", pull = "up" }}
+float = {{ mode = "input", pull = "down" }}
+[mqtt]
+url = "{url}"
+node_id = "kitchen"
+[mqtt.inputs.door]
+device_class = "door"
+invert = true
+"""
+    config = load_config(str(write_config(pins.format(url=broker.url))), env=isolated_env).config
+    hardware = build_hardware(config, resident=True, pin_factory=mock_factory)
+    await hardware.start()
+    bridge = MqttBridge(config.mqtt, hardware)
+    try:
+        async with Watcher(broker, f"{BASE}/#", "homeassistant/#") as seen:
+            await bridge.start()
+            await until(lambda: bridge.connected)
+            assert await seen.wait(f"{BASE}/button") == b"OFF"  # at rest, pulled up
+            assert await seen.wait(f"{BASE}/door") == b"ON"  # at rest, inverted: open
+            assert await seen.wait(f"{BASE}/float") == b"OFF"  # at rest, pulled down
+            door = json.loads(await seen.wait("homeassistant/binary_sensor/kitchen/door/config"))
+            assert door["device_class"] == "door"
+            button = json.loads(await seen.wait("homeassistant/binary_sensor/kitchen/button/config"))
+            assert "device_class" not in button
+            mark = len(seen.messages)
+            mock_factory.pin(27).drive_low()  # pressed
+            mock_factory.pin(5).drive_low()  # the magnet closes the contact: shut
+            mock_factory.pin(6).drive_high()
+            await seen.wait(f"{BASE}/button", "ON", after=mark)
+            await seen.wait(f"{BASE}/door", "OFF", after=mark)
+            await seen.wait(f"{BASE}/float", "ON", after=mark)
+            mark = len(seen.messages)
+            mock_factory.pin(27).drive_high()  # released
+            await seen.wait(f"{BASE}/button", "OFF", after=mark)
+    finally:
+        await bridge.close()
+        await hardware.shutdown()

@@ -11,6 +11,8 @@ import pytest
 from edge.config.loader import load_config
 from edge.config.mqtt import MqttConfig, default_node_id
 from edge.core.exc import ConfigError
+from edge.hardware import build_hardware
+from edge.mqtt.topics import NodePins
 from tests.helpers import cli
 
 
@@ -72,3 +74,56 @@ def test_the_commented_example_is_valid(write_config, isolated_env):
     mqtt = load_config(str(write_config(uncommented)), env=isolated_env).config.mqtt
     assert (mqtt.url, mqtt.node_id, mqtt.topic_base) == (
         "mqtt://192.168.1.10:1883", "greenhouse", "edge-agent/greenhouse")
+
+
+INPUTS = """
+[boards.gpio.aliases]
+led = "GPIO17"
+door = "GPIO27"
+[boards.gpio.pins]
+led = {{ mode = "output" }}
+door = {{ mode = "input" }}
+[mqtt]
+url = "mqtt://127.0.0.1:1"
+node_id = "hall"
+{extra}
+"""
+
+
+def test_an_input_is_shown_as_its_mqtt_inputs_section_says(write_config, isolated_env,
+                                                           mock_factory):
+    text = INPUTS.format(extra='[mqtt.inputs.door]\ndevice_class = "door"\ninvert = true\n')
+    config = load_config(str(write_config(text)), env=isolated_env).config
+    hardware = build_hardware(config, resident=False, pin_factory=mock_factory)
+    pins = NodePins.build(hardware.pin_list(), (), hardware.locate, config.mqtt.inputs)
+    door = pins.by_slug["door"]
+    assert door.discovery() == {"device_class": "door"}
+    assert pins.by_slug["led"].discovery() == {}
+    by_pin = NodePins.build(hardware.pin_list(), (), hardware.locate,
+                            {"GPIO27": config.mqtt.inputs["door"]})  # its pin name does too
+    assert by_pin.by_slug["door"].discovery() == {"device_class": "door"}
+
+
+@pytest.mark.parametrize("extra, error", [
+    ('[mqtt.inputs.door]\ndevice_class = "doors"',
+     "mqtt.inputs.door.device_class: .*'doors' is not a Home Assistant binary_sensor device class"),
+    ('[mqtt.inputs.door]\ninverted = true', "mqtt.inputs.door.inverted"),
+])
+def test_bad_input_sections_are_config_errors(extra, error, write_config, isolated_env):
+    with pytest.raises(ConfigError, match=error):
+        load_config(str(write_config(INPUTS.format(extra=extra))), env=isolated_env)
+
+
+@pytest.mark.parametrize("name, error", [
+    ("nosuch", "mqtt.inputs.nosuch: no allowlisted pin is called 'nosuch'"),
+    ("led", r"mqtt.inputs.led: gpio:GPIO17 \(led\) is configured as output, not input"),
+    ("GPIO5", "mqtt.inputs.GPIO5: no allowlisted pin"),  # a real pin, not allowlisted
+])
+def test_inputs_must_name_input_pins(name, error, write_config, isolated_env, mock_factory):
+    text = INPUTS.format(extra=f'[mqtt.inputs.{name}]\ndevice_class = "door"\n')
+    config = load_config(str(write_config(text)), env=isolated_env).config
+    hardware = build_hardware(config, resident=False, pin_factory=mock_factory)
+    with pytest.raises(ConfigError, match=error):
+        NodePins.build(hardware.pin_list(), (), hardware.locate, config.mqtt.inputs)
+    run = cli("run", env=dict(isolated_env, EDGE_CONFIG=str(write_config(text))), stdin="")
+    assert run.returncode == 2 and f"mqtt.inputs.{name}:" in run.stderr, run.stderr
