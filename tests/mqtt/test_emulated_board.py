@@ -1,5 +1,6 @@
 """A ``/set`` from the broker drives firmware in an emulated Arduino Uno (simavr): the LED's pin
-makes an edge, a servo pin takes its angle, a pin outside the allowlist makes none."""
+makes an edge, a servo pin takes its angle, a pin outside the allowlist makes none; an analog
+pin's value is published as it moves."""
 
 from __future__ import annotations
 
@@ -52,6 +53,54 @@ async def test_mqtt_commands_reach_the_firmware(simavr_uno, broker, write_config
             await seen.publish(f"{BASE}/D12/set", "ON")  # not a published pin: finds nothing
             await asyncio.sleep(0.2)
             assert simavr_uno.levels("D12") == [] and seen.payloads(f"{BASE}/refused") == []
+    finally:
+        await bridge.close()
+        await hardware.shutdown()
+
+
+async def test_an_analog_pin_is_published_as_it_moves(simavr_uno, broker, write_config,
+                                                      isolated_env):
+    """The raw analog pin's entity follows the pin (it kept its value from connecting): read
+    through the door every ``analog_interval_seconds``, published when it moved by more than
+    ``analog_deadband``, and not for less."""
+    text = f"""
+[boards.gpio]
+pins = {{}}
+aliases = {{}}
+[boards.uno]
+type = "arduino"
+port = "{simavr_uno.link}"
+aliases = {{ knob = "A0" }}
+[boards.uno.pins]
+knob = {{ mode = "analog" }}
+[mqtt]
+url = "{broker.url}"
+node_id = "uno-node"
+analog_interval_seconds = 0.2
+analog_deadband = 0.02
+"""
+    config = load_config(str(write_config(text)), env=isolated_env).config
+    hardware = build_hardware(config, resident=True)
+    await hardware.start()
+    bridge = MqttBridge(config.mqtt, hardware)
+    await bridge.start()
+
+    def values() -> list[float]:
+        return [float(p) for p in seen.payloads(f"{BASE}/knob")]
+
+    try:
+        async with Watcher(broker, f"{BASE}/#") as seen:
+            await until(lambda: bridge.connected)
+            assert "mqtt-analog" in [task.name for task in bridge.supervised_tasks()]
+            simavr_uno.set_adc("A0", 1000)  # 0.2 of the 5 V reference
+            await until(lambda: any(abs(v - 0.2) < 0.01 for v in values()), timeout=10)
+            published = len(values())
+            simavr_uno.set_adc("A0", 1040)  # 0.008 more: inside the deadband
+            await asyncio.sleep(1.0)  # five rounds of reads
+            assert len(values()) == published, values()
+            simavr_uno.set_adc("A0", 4000)
+            await until(lambda: any(abs(v - 0.8) < 0.01 for v in values()), timeout=10)
+            assert all(abs(v - 0.208) > 0.002 for v in values())
     finally:
         await bridge.close()
         await hardware.shutdown()
