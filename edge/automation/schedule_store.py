@@ -95,6 +95,20 @@ class ScheduleStore:
         return store
 
     @classmethod
+    def peek(cls, state_dir: Path) -> ScheduleStore | None:
+        """The store in ``state_dir`` as it is, read only (a corrupt file is left where it is):
+        what a command checks its input against before it asks the agent. None when it cannot
+        be read or is not a store this version reads."""
+        store = cls(Path(state_dir) / "schedules.json")
+        try:
+            store._load(json.loads(store.path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            return store
+        except (OSError, ValueError, TypeError, AttributeError):
+            return None
+        return store
+
+    @classmethod
     def in_state_dir(cls, state_dir: Path) -> ScheduleStore:
         return cls.open(Path(state_dir) / "schedules.json")
 

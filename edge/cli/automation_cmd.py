@@ -1,14 +1,26 @@
 """``edge-cli sensors``, ``edge-cli rules`` and ``edge-cli schedules``: through the running agent
 when there is one (its live readings, what its rules did, when its jobs run next), else from the
-config (sensors are read directly; rules and schedules are listed as configured)."""
+config (sensors are read directly; rules and schedules are listed as configured).
+
+Input that could never work is bad usage, exit 2, before anything is asked (``--json``: ``ok``
+false, ``error``, ``exit_code`` 2): an unknown sensor, a job with a bad cron, zone, time, name or
+action, an action on a pin the boards do not have or the policy forbids, a name that is taken,
+removing a job that does not exist or lives in the config file. Checks that need the config or
+the state directory are made when this user can read them; the agent checks everything again.
+"""
 
 from __future__ import annotations
 
 import argparse
 from argparse import ArgumentTypeError, RawDescriptionHelpFormatter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edge.cli.oneshot import perform
+from edge.core.exc import EdgeError, UsageError
+
+if TYPE_CHECKING:
+    from edge.config.loader import LoadedConfig
+    from edge.config.schedules import ScheduleConfig
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
@@ -67,9 +79,24 @@ def _every(text: str) -> str:
     return text
 
 
+def _readable_config(args: argparse.Namespace) -> LoadedConfig | None:
+    """The config this command would run with, or None when this user cannot read it or it is
+    wrong (then the agent, or the direct run, says why)."""
+    from edge.config.loader import load_config
+
+    try:
+        return load_config(args.config)
+    except (EdgeError, OSError):
+        return None
+
+
 def show_sensors(args: argparse.Namespace) -> int:
     op_args: dict[str, Any] = {"fresh": args.fresh}
     if args.name:
+        loaded = _readable_config(args)
+        if loaded is not None and args.name not in loaded.config.sensors:
+            known = ", ".join(loaded.config.sensors) or "none configured"
+            raise UsageError(f"no sensor {args.name!r} (sensors: {known})")
         op_args["name"] = args.name
     return perform(args, "sensors", op_args)[0]
 
@@ -88,7 +115,77 @@ def schedules_command(args: argparse.Namespace) -> int:
                    "action": " ".join(args.words)}
         timing = {"cron": args.cron, "every": args.every, "at": args.at}
         op_args.update({key: value for key, value in timing.items() if value is not None})
+        check_new_job(args, op_args)
         return perform(args, "schedules.add", op_args)[0]
     if args.action == "remove":
+        check_removal(args, args.name)
         return perform(args, "schedules.remove", {"name": args.name})[0]
     return perform(args, "schedules", {})[0]
+
+
+def check_new_job(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+    """A UsageError (exit 2) saying why the job could never be added or run: its timing, zone,
+    name or action as written, an ``at`` that has passed, a name that is taken, a pin or sensor
+    the config does not allow it."""
+    from datetime import UTC, datetime
+
+    from edge.automation.actions import PinAction, SensorReadAction, parse_action
+    from edge.config.schedules import ScheduleConfig, at_instant, parse_at
+
+    job = ScheduleConfig.checked(**fields)
+    try:
+        action = parse_action(job.action)
+    except ValueError as exc:
+        raise UsageError(f"schedule {job.name!r}: {exc}") from None
+    if job.at is not None and at_instant(parse_at(job.at), job.zone()) <= datetime.now(UTC):
+        raise UsageError(f"schedule {job.name!r}: {job.spec} has already passed; give a later time")
+    loaded = _readable_config(args)
+    if loaded is None:
+        return
+    _name_is_free(loaded, job.name)
+    if isinstance(action, PinAction | SensorReadAction):  # notices and prompts: the agent's
+        _action_can_run(loaded, job)                       # channels and keys decide
+
+
+def _name_is_free(loaded: LoadedConfig, name: str) -> None:
+    from edge.automation.schedule_store import ScheduleStore
+
+    if name in {job.name for job in loaded.config.schedules}:
+        raise UsageError(f"schedule {name!r} already exists (it is in the config file); choose "
+                         "another name")
+    store = ScheduleStore.peek(loaded.state_dir)
+    if store is not None and name in {job.config.name for job in store.runtime_jobs()}:
+        raise UsageError(f"schedule {name!r} already exists (it was added at runtime); choose "
+                         f"another name, or remove it first (edge-cli schedules remove {name})")
+
+
+def _action_can_run(loaded: LoadedConfig, job: ScheduleConfig) -> None:
+    """The job's pin or sensor action against the boards, the policy and the sensors."""
+    from edge.automation.assembly import Automation
+    from edge.hardware import build_hardware
+
+    try:
+        automation = Automation(loaded.config, build_hardware(loaded.config, resident=False))
+    except EdgeError:
+        return  # a config that is wrong: the agent (or the direct run) says why
+    try:
+        automation.check_schedule(job)
+    except ValueError as exc:
+        raise UsageError(f"schedule {job.name!r}: {exc}") from None
+
+
+def check_removal(args: argparse.Namespace, name: str) -> None:
+    """A UsageError (exit 2) when ``name`` is no job this command could remove."""
+    from edge.automation.schedule_store import ScheduleStore
+
+    loaded = _readable_config(args)
+    if loaded is None:
+        return
+    if name in {job.name for job in loaded.config.schedules}:
+        raise UsageError(f"schedule {name!r} is in the config file ([[schedules]]); remove it "
+                         "there or set enabled = false")
+    store = ScheduleStore.peek(loaded.state_dir)
+    runtime = [job.config.name for job in store.runtime_jobs()] if store is not None else None
+    if runtime is not None and name not in runtime:
+        known = [job.name for job in loaded.config.schedules] + runtime
+        raise UsageError(f"no schedule named {name!r}; known: {', '.join(known) or 'none'}")
