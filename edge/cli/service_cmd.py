@@ -120,14 +120,20 @@ def status(args: argparse.Namespace) -> int:
     return 0 if active else EXIT_FAILED
 
 
+def script_exit(status: int) -> int:
+    """edge-cli's code for how install.sh (or sudo) ended: 0 and 2 (bad usage) as they are,
+    anything else (a failure, a signal) 1."""
+    return status if status in (0, EXIT_USAGE) else EXIT_FAILED
+
+
 def run(args: argparse.Namespace) -> int:
     if args.action == "status":
         return status(args)
     command = script_command(args)
     if not args.json:
-        return subprocess.run(command).returncode
+        return script_exit(subprocess.run(command).returncode)
     done = subprocess.run(command, capture_output=True, text=True)
-    code = done.returncode if done.returncode in (0, EXIT_USAGE) else EXIT_FAILED
+    code = script_exit(done.returncode)
     output = (done.stdout + done.stderr)[-4000:]
     data = {"action": args.action, "command": command, "exit_status": done.returncode,
             "output": output}
