@@ -323,17 +323,28 @@ class ActionRunner:
         self._holds.clear()
 
 
-_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_FIELD = re.compile(r"(?P<space> ?)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def fill(template: str, context: Mapping[str, object]) -> str:
     """``template`` with ``{value}`` etc. filled in. Only plain names are filled (no attribute or
-    index lookups, no format specs); anything else, unknown names included, stays as written.
+    index lookups, no format specs); anything else, unknown names included, stays as written. A
+    field that fills in empty takes the space before it along (no double space where a sensor
+    has no unit). ``{time}`` is the context's (a schedule's: the time the job was due), else now.
 
     >>> fill("{sensor} at {value} {unit}, {nope}, {value.__class__}", {"sensor": "greenhouse",
     ...      "value": 28.4, "unit": "°C"})
     'greenhouse at 28.4 °C, {nope}, {value.__class__}'
+    >>> fill("{sensor} at {value} {unit} now", {"sensor": "pot", "value": 0.5, "unit": ""})
+    'pot at 0.5 now'
     """
     values = {k: "" if v is None else str(v) for k, v in context.items()}
     values.setdefault("time", time.strftime("%Y-%m-%d %H:%M"))
-    return _FIELD.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+    def one(match: re.Match[str]) -> str:
+        value = values.get(match.group("name"))
+        if value is None:
+            return match.group(0)
+        return match.group("space") + value if value else ""
+
+    return _FIELD.sub(one, template).strip()

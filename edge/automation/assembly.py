@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -265,13 +266,14 @@ class Automation:
             raise UsageError("schedules need the agent's state directory")
         self.scheduler.remove(name, by)
 
-    async def _run_job(self, job: Schedule, occurrence: Any) -> str | None:
+    async def _run_job(self, job: Schedule, occurrence: datetime) -> str | None:
         """One occurrence of a job, as caller ``schedule:NAME``; a refusal is raised (the
         scheduler records it) and told to the admins once, until the job succeeds again."""
         action = parse_action(job.config.action)
         requester = Requester("schedule", job.name)
-        try:
-            result = await self.runner.run(action, requester, {"schedule": job.name})
+        due = occurrence.astimezone(job.config.zone()).strftime("%Y-%m-%d %H:%M")
+        try:  # {time}: when the job was due, not the clock as it fires (06:00, never 05:59)
+            result = await self.runner.run(action, requester, {"schedule": job.name, "time": due})
         except PolicyDenied as exc:
             if job.name not in self._refusals_told:
                 self._refusals_told.add(job.name)

@@ -173,3 +173,21 @@ action = "gpio write valve on for 0.3s"
     assert simavr_uno.levels("D13")[seen:] == []  # 07:29:59: not yet
     await clock.advance(timedelta(seconds=1))
     await until(lambda: simavr_uno.levels("D13")[seen:][:2] == [1, 0], timeout=10)
+
+
+async def test_a_schedules_time_is_the_minute_it_was_due(telegram, start_agent, mock_factory):
+    """``{time}`` is the job's own minute in its zone (06:00, not the clock as it fires, which
+    may read 05:59, nor the machine's zone)."""
+    jobs = """
+[[schedules]]
+name = "morning"
+cron = "0 6 * * *"
+timezone = "Europe/Berlin"
+action = "notify Watering at {time} ({schedule})"
+"""
+    clock = ManualClock(datetime(2026, 11, 24, 5, 59, 59, tzinfo=ZoneInfo("Europe/Berlin")))
+    await start_agent(telegram_config(telegram, extra='admins = ["42"]') + PUMP + jobs,
+                      clock=clock)
+    await clock.advance(timedelta(seconds=1))
+    texts = await until(lambda: texts_to(telegram, 42), timeout=10)
+    assert texts == ["Watering at 2026-11-24 06:00 (morning)"]

@@ -271,3 +271,17 @@ async def test_for_switches_back_and_a_newer_action_replaces_the_hold(hardware, 
     finally:
         await runner.aclose()
         await hardware.shutdown()
+
+
+@pytest.mark.parametrize("template, context, text", [
+    ("{sensor} at {value} {unit}", {"sensor": "pot", "value": 0.4995, "unit": ""}, "pot at 0.4995"),
+    ("{sensor} at {value} {unit} now", {"sensor": "pot", "value": 1, "unit": None}, "pot at 1 now"),
+    ("{unit} {sensor}", {"sensor": "pot", "unit": ""}, "pot"),
+    ("{sensor} at {value} {unit}", {"sensor": "air", "value": 21.5, "unit": "°C"}, "air at 21.5 °C"),
+    ("at {time}", {"time": "2026-11-24 06:00"}, "at 2026-11-24 06:00"),
+    ("keep  {nope} as written", {}, "keep  {nope} as written"),
+])
+def test_a_template_leaves_no_double_space_where_a_field_is_empty(template, context, text):
+    from edge.automation.actions import fill
+
+    assert fill(template, context) == text
