@@ -7,6 +7,11 @@ discovery, ``online``, every pin's state, the sensors' latest readings and the h
 published, so whoever acts on ``online`` is heard. When the broker goes away
 the bridge reconnects with backoff and publishes all of it again.
 
+Beside the connection, supervised loops (``mqtt-health``, ``mqtt-sensors``, ``mqtt-analog``)
+refresh the retained health every ``health_interval_seconds``, turn a failing sensor's
+availability ``offline``, and publish the analog pins' values as they move
+(:mod:`edge.mqtt.followers`).
+
 The command topics are exactly the published ones, ``<base>/<slug>/set``: a pin's other
 spellings (``GPIO17``, ``17``, ``BOARD11``, ``gpio:GPIO17``) are not subscribed and are ignored
 if they come, so each pin is one caller on the broker. A command runs through the hardware's
@@ -25,9 +30,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
 import time
-from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +44,11 @@ from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
 from edge.hardware import Hardware
 from edge.mqtt.commands import carry_out, parse_command, shown
-from edge.mqtt.discovery import REFUSED_EVENT, discovery_configs, sweep_subscription
+from edge.mqtt.discovery import REFUSED_EVENT, discovery_configs, sweep_stale
+from edge.mqtt.followers import AnalogFollower, SensorAvailability
 from edge.mqtt.link import Backoff, client_identifier, explain, make_client
 from edge.mqtt.sensors import Reading, SensorFeed
-from edge.mqtt.topics import NodePins, PinTopic, Topics
+from edge.mqtt.topics import NodePins, Topics
 from peripherals.base import BoardEvent
 from peripherals.exc import BoardError
 
@@ -51,11 +56,8 @@ log = logging.getLogger(__name__)
 
 OUTBOX_SIZE = 1000
 CHAT_INBOX_SIZE = 100
-SWEEP_TIMEOUT_SECONDS = 2.0
 CLOSE_TIMEOUT_SECONDS = 2.0
 REPORTED_EVENTS = frozenset({"input", "watchdog", "down", "up"})
-SENSOR_CHECK_SECONDS = 1.0
-"""How often the sensors' failures are looked for (a look at the hub's memory, no read)."""
 
 
 def _warning(config: MqttConfig) -> str | None:
@@ -97,10 +99,11 @@ class MqttBridge:
         self._outbox: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(OUTBOX_SIZE)
         self._task: SupervisedTask | None = None
         self._timers: list[SupervisedTask] = []
-        self._sensor_online: dict[str, bool] = {}
-        """What each sensor's availability topic says now (absent: not said since connecting)."""
-        self._analog_sent: dict[str, float] = {}
-        """Each analog pin's value last published."""
+        self._availability = (SensorAvailability(sensors, self.topics, self._queue)
+                              if sensors is not None else None)
+        self._analog = AnalogFollower(config, hardware, [
+            row for row in self.pins.by_slug.values() if row.kind.name == "analog"],
+            self.topics, self._queue)
         self._commands: set[asyncio.Task[None]] = set()
         self._pin_locks: dict[str, asyncio.Lock] = {}
         """One per pin name: a pin's commands act in the order they came (a slider's last
@@ -120,10 +123,12 @@ class MqttBridge:
         self.since = time.time()
         self._task = SupervisedTask("mqtt-bridge", self._run).start()
         self._timers = [SupervisedTask("mqtt-health", self._refresh_health).start()]
-        if self.sensors is not None:
-            self._timers.append(SupervisedTask("mqtt-sensors", self._watch_sensors).start())
-        if self._analog_pins():
-            self._timers.append(SupervisedTask("mqtt-analog", self._poll_analog).start())
+        if self._availability is not None:
+            self._timers.append(SupervisedTask(
+                "mqtt-sensors", partial(self._availability.watch, self._is_connected)).start())
+        if self._analog.pins:
+            self._timers.append(SupervisedTask(
+                "mqtt-analog", partial(self._analog.follow, self._is_connected)).start())
 
     def supervised_tasks(self) -> list[SupervisedTask]:
         """The connection loop and the loops beside it (the health's refresh, the sensors'
@@ -212,7 +217,7 @@ class MqttBridge:
                 self._outbox.task_done()
             self._client = client
             messages = client.messages
-            await self._sweep_discovery(client, messages)
+            await sweep_stale(client, messages, self.config, self.topics, set(self._discovery()))
             # subscribed before ``online``: a client that waits for it and then sends is heard
             # (what arrives meanwhile waits in ``messages`` until the announcement is out)
             if self.config.allow_commands and self.pins.by_slug:
@@ -241,32 +246,6 @@ class MqttBridge:
         qos: int = self.config.qos
         return [(self.topics.set(slug), qos) for slug in self.pins.by_slug]
 
-    async def _sweep_discovery(self, client: aiomqtt.Client,
-                               messages: AsyncIterator[aiomqtt.Message]) -> None:
-        """Remove this node's retained discovery configs that are not current (a pin that left
-        the allowlist). The retained configs arrive after the subscription; a marker published
-        after it comes back behind them."""
-        current = set(self._discovery())
-        marker = f"{self.topics.base}/sync/{secrets.token_hex(4)}"
-        await client.subscribe(sweep_subscription(self.config), qos=1)
-        await client.subscribe(marker, qos=1)
-        await client.publish(marker, b"", qos=1)
-        stale: list[str] = []
-        try:
-            async with asyncio.timeout(SWEEP_TIMEOUT_SECONDS):
-                async for message in messages:
-                    topic = message.topic.value
-                    if topic == marker:
-                        break
-                    if message.retain and message.payload and topic not in current:
-                        stale.append(topic)
-        except TimeoutError:
-            log.warning("mqtt_discovery_sweep_incomplete seconds=%g", SWEEP_TIMEOUT_SECONDS)
-        await client.unsubscribe([sweep_subscription(self.config), marker])
-        for topic in stale:
-            await client.publish(topic, b"", qos=1, retain=True)
-            log.info("mqtt_discovery_removed topic=%s", topic)
-
     def _discovery(self) -> dict[str, dict[str, Any]]:
         described = self.sensors.describe() if self.sensors is not None else {}
         kinds = ({row["name"]: row["kind"] for row in self.sensors.rows()}
@@ -281,81 +260,30 @@ class MqttBridge:
         for topic, payload in self._current_states().items():
             await client.publish(topic, payload.encode(), qos=self.config.qos,
                                  retain=self.config.retain)
-        for sensor, online in self._sensors_now().items():
+        available = self._availability.now() if self._availability is not None else {}
+        for sensor, online in available.items():
             await client.publish(self.topics.sensor_availability(sensor),
                                  b"online" if online else b"offline", qos=1, retain=True)
         await client.publish(self.topics.health, self._health(), qos=self.config.qos, retain=True)
 
     def _current_states(self) -> dict[str, str]:
         states: dict[str, str] = {}
-        self._analog_sent.clear()
+        self._analog.sent.clear()
         for board in self.hardware.status():
             for pin in board.pins:
                 row = self.pins.by_pin.get((board.name, pin.name))
                 if row is not None:
                     states |= row.state_payloads(self.topics, pin.value)
                     if row.kind.name == "analog":
-                        self._analog_sent[row.slug] = pin.value
+                        self._analog.sent[row.slug] = pin.value
         latest = self.sensors.latest() if self.sensors is not None else {}
         for sensor, readings in latest.items():
             for reading in readings.values():
                 states[self.topics.sensor(sensor, reading.quantity)] = f"{reading.value:g}"
         return states
 
-    def _sensors_now(self) -> dict[str, bool]:
-        """Each sensor's availability now: online with readings and no error (a sensor not yet
-        read is offline until its first reading)."""
-        if self.sensors is None:
-            return {}
-        latest = self.sensors.latest()
-        self._sensor_online = {row["name"]: row["error"] is None and bool(latest.get(row["name"]))
-                               for row in self.sensors.rows()}
-        return dict(self._sensor_online)
-
-    def _sensor_available(self, sensor: str, online: bool) -> None:
-        if self._sensor_online.get(sensor) is online:
-            return
-        self._sensor_online[sensor] = online
-        log.info("mqtt_sensor_availability sensor=%s online=%s", sensor, online)
-        self._queue(self.topics.sensor_availability(sensor),
-                    b"online" if online else b"offline", True)
-
-    async def _watch_sensors(self) -> None:
-        """A sensor whose reads fail turns ``offline`` (its readings come back ``online``,
-        :meth:`_on_reading`); the hub records failures, and is asked every second."""
-        assert self.sensors is not None
-        while True:
-            await asyncio.sleep(SENSOR_CHECK_SECONDS)
-            if self.connected:
-                for row in self.sensors.rows():
-                    if row["error"] is not None:
-                        self._sensor_available(row["name"], False)
-
-    def _analog_pins(self) -> list[PinTopic]:
-        return [row for row in self.pins.by_slug.values() if row.kind.name == "analog"]
-
-    async def _poll_analog(self) -> None:
-        """Read each analog pin every ``analog_interval_seconds`` through the hardware's door
-        (caller ``mqtt:analog``) and publish a value that moved by more than
-        ``analog_deadband`` since the last one published (boards report analog values by
-        themselves to nobody: without this the entity kept its value from connecting)."""
-        requester = Requester("mqtt", "analog")
-        while True:
-            await asyncio.sleep(self.config.analog_interval_seconds)
-            if not self.connected:
-                continue
-            for row in self._analog_pins():
-                try:
-                    _, value = await self.hardware.read(row.spec, requester)
-                except (EdgeError, BoardError) as exc:  # a board down: its health says so
-                    log.debug("mqtt_analog_unread pin=%s error=%r", row.slug, str(exc))
-                    continue
-                last = self._analog_sent.get(row.slug)
-                if last is not None and abs(value - last) <= self.config.analog_deadband:
-                    continue
-                self._analog_sent[row.slug] = value
-                for topic, payload in row.state_payloads(self.topics, value).items():
-                    self._queue(topic, payload.encode(), self.config.retain)
+    def _is_connected(self) -> bool:
+        return self.connected
 
     async def _refresh_health(self) -> None:
         """The retained health every ``health_interval_seconds`` while connected, whatever else
@@ -403,7 +331,8 @@ class MqttBridge:
             self._queue(self.topics.health, self._health(), True)
 
     def _on_reading(self, sensor: str, reading: Reading) -> None:
-        self._sensor_available(sensor, True)
+        if self._availability is not None:
+            self._availability.read(sensor)
         self._queue(self.topics.sensor(sensor, reading.quantity), f"{reading.value:g}".encode(),
                     self.config.retain)
 

@@ -23,15 +23,24 @@ Keys follow Home Assistant's documented schema for each component;
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import asyncio
+import logging
+import secrets
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from edge import __version__
 from edge.config.mqtt import MqttConfig
 from edge.mqtt.presentation import present
 from edge.mqtt.topics import NodePins, PinTopic, Topics, slugify
 
+if TYPE_CHECKING:
+    import aiomqtt
+
+log = logging.getLogger(__name__)
+
 MODEL = "edge-agent"
+SWEEP_TIMEOUT_SECONDS = 2.0
 REFUSED_OBJECT_ID = "refused"
 REFUSED_EVENT = "refused"
 """The one event type of the ``refused`` event entity (what each ``<base>/refused`` says)."""
@@ -126,3 +135,30 @@ def discovery_configs(cfg: MqttConfig, topics: Topics, pins: NodePins,
     if cfg.allow_commands:
         configs[config_topic(cfg, "event", REFUSED_OBJECT_ID)] = refused_config(cfg, topics)
     return configs
+
+
+async def sweep_stale(client: aiomqtt.Client, messages: AsyncIterator[aiomqtt.Message],
+                      cfg: MqttConfig, topics: Topics, current: set[str]) -> None:
+    """Remove this node's retained discovery configs that are not ``current`` (a pin that left
+    the allowlist, a quantity this machine cannot read, an entity whose component changed) with
+    an empty retained payload. The retained configs arrive after the subscription; a marker
+    published after it comes back behind them."""
+    marker = f"{topics.base}/sync/{secrets.token_hex(4)}"
+    await client.subscribe(sweep_subscription(cfg), qos=1)
+    await client.subscribe(marker, qos=1)
+    await client.publish(marker, b"", qos=1)
+    stale: list[str] = []
+    try:
+        async with asyncio.timeout(SWEEP_TIMEOUT_SECONDS):
+            async for message in messages:
+                topic = message.topic.value
+                if topic == marker:
+                    break
+                if message.retain and message.payload and topic not in current:
+                    stale.append(topic)
+    except TimeoutError:
+        log.warning("mqtt_discovery_sweep_incomplete seconds=%g", SWEEP_TIMEOUT_SECONDS)
+    await client.unsubscribe([sweep_subscription(cfg), marker])
+    for topic in stale:
+        await client.publish(topic, b"", qos=1, retain=True)
+        log.info("mqtt_discovery_removed topic=%s", topic)
