@@ -9,12 +9,13 @@ it must end with, so both sides of the contract, success and each kind of failur
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli
+from tests.helpers import cli, start_agent
 
 Setup = Callable[[Path], None]
 
@@ -134,3 +135,49 @@ def test_json_output_is_one_object_that_agrees_with_the_exit_code(
     else:
         assert isinstance(payload["error"], str) and payload["error"], payload
     assert out.returncode in codes, (payload, out.stderr[-2000:])
+
+
+WITH_AGENT: list[tuple[list[str], set[int]]] = [
+    (["status"], {0}),
+    (["pins"], {0}),
+    (["gpio", "write", "led", "on"], {0}),
+    (["gpio", "write", "GPIO22", "on"], {1}),
+    (["boards", "list"], {0}),
+    (["models"], {1}),
+    (["models", "use", "other"], {1}),
+    (["mqtt", "status"], {1}),
+    (["resume"], {0}),
+    (["safe-state"], {0}),
+    (["history"], {0}),
+    (["config", "check"], {0}),
+    (["sensors"], {0}),
+    (["rules"], {0}),
+    (["schedules"], {0}),
+    (["interlocks"], {0}),
+]
+
+
+def test_through_a_running_agent_the_json_agrees_with_the_exit_code_too(isolated_env):
+    """The same contract when the answers come from an agent over its control socket."""
+    agent = start_agent(isolated_env)
+    try:
+        broken = []
+        for argv, codes in WITH_AGENT:
+            out = cli(*argv, "--json", env=isolated_env)
+            try:
+                payload = json.loads(out.stdout)
+            except json.JSONDecodeError:
+                broken.append((argv, out.returncode, out.stdout[:300]))
+                continue
+            agrees = (isinstance(payload, dict) and payload.get("exit_code") == out.returncode
+                      and payload.get("ok") is (out.returncode == 0)
+                      and (payload.get("error") is None) is payload["ok"]
+                      and out.returncode in codes)
+            if argv[0] in ("status", "pins", "gpio", "boards", "mqtt", "resume"):
+                agrees = agrees and payload.get("via") == "daemon"
+            if not agrees:
+                broken.append((argv, out.returncode, payload))
+        assert broken == []
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=30)
