@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,8 +26,9 @@ from edge.core.exc import ConfigError, PolicyDenied
 from edge.core.ratelimit import SharedWindow
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask
-from edge.holds import AutoOffTimers, oneshot_refusal
+from edge.holds import AutoOffTimers, hold_refusal, oneshot_refusal
 from edge.outcomes import Outcomes
+from edge.pin_values import PinMeanings, PinValue
 from edge.pins import Pin, locate, logical, pin_table
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import RATE_WINDOW_SECONDS, Action, SecurityPolicy, SwitchBudget
@@ -53,12 +54,17 @@ class Guard(Protocol):
 class Hardware:
     def __init__(self, boards: dict[str, Board], pins: list[Pin], policy: SecurityPolicy, *,
                  resident: bool, hold_seconds: float | None = None,
-                 recorders: Sequence[ActuationRecorder] = ()):
+                 recorders: Sequence[ActuationRecorder] = (),
+                 meanings: PinMeanings | None = None,
+                 details: Mapping[str, str] | None = None):
         """``resident``: a long-lived daemon that claims every allowlisted pin and runs timers.
         ``hold_seconds``: a one-shot command that stays this long to hold what it set, then
         returns it to its safe level (``edge-cli gpio write --hold``). ``recorders``: told of
         every actuation, refusal, auto-off and safe state (the audit trail, receipts), awaited
-        before the caller hears of it (:meth:`add_recorder` adds one later)."""
+        before the caller hears of it (:meth:`add_recorder` adds one later). ``meanings``: the
+        sensors that scale analog pins, for :meth:`value_of`.
+        ``details``: what status says of a board instead of its own detail (how the config
+        made it simulated)."""
         self.boards = boards
         self.pins = {(p.board, p.pin): p for p in pins}
         self._policy = policy
@@ -66,6 +72,9 @@ class Hardware:
         self.hold_seconds = hold_seconds
         self._timers = AutoOffTimers(self._auto_off)
         self._claimed: set[tuple[str, str]] = set()
+        self._details = dict(details or {})
+        self._meanings = meanings or PinMeanings()
+        """Each servo's last angle through this door, and the sensors that scale analog pins."""
         self.guard: Guard | None = None
         """The interlocks, set once by the automation that builds them (:meth:`set_guard`)."""
         self._supervisor: SupervisedTask | None = None
@@ -89,6 +98,7 @@ class Hardware:
                     act: Coroutine[Any, Any, None], on: bool) -> Actuation:
         """Act (claim, timer, the board call), read the pin back and record the outcome: ok
         with the read-back value, or failed with the board's words (then re-raised)."""
+        self._meanings.driven(rule)  # a servo turns it again once done
         try:
             await self._actuate(rule, on, act)
         except BoardError as exc:
@@ -102,7 +112,7 @@ class Hardware:
 
     def locate(self, spec: str) -> tuple[str, str]:
         """(board, canonical pin) for ``led``, ``GPIO17``, ``BOARD11`` or ``board:pin``."""
-        return locate(self.boards, spec)
+        return locate(self.boards, spec, self.pins.values())
 
     async def start(self) -> None:
         """Connect every board. One that is down is reported (its status says why) and calls
@@ -174,13 +184,30 @@ class Hardware:
 
     # the one door: name a pin and who asks; the policy, approvals and guards run here --------
 
+    def hold_refusal(self, spec: str, seconds: float, *, named: str = "--hold") -> str | None:
+        """Why holding the pin ``spec`` on for ``seconds`` cannot keep its promise (its
+        ``max_on_seconds`` ends the on-time first), or None: the one check every door uses
+        (``gpio write --hold``, the tools' ``hold_seconds``, an automation's ``for``;
+        ``named`` is what the caller calls the hold). Raises UnknownPin for an unknown pin."""
+        rule = self.pins.get(self.locate(spec))
+        return hold_refusal(rule, seconds, named=named) if rule is not None else None
+
     async def _permit(self, spec: str, action: Action, requester: Requester,
                       summary: str, value: float | None = None, *,
-                      oneshot: bool | None = None) -> Pin:
+                      oneshot: bool | None = None, hold_seconds: float | None = None) -> Pin:
         """:meth:`_ask` and, for a change, the one-shot guards (``oneshot``: whether it turns
-        the pin on); a refusal of a change is recorded (who, why) before it is raised."""
+        the pin on) and the hold's (``hold_seconds``: how long the caller will hold what it
+        sets); a refusal of a change is recorded (who, why) before it is raised."""
         try:
             rule = await self._ask(spec, action, requester, summary, value)
+            if hold_seconds is None and not self.resident:
+                hold_seconds = self.hold_seconds  # this command's own --hold
+            if oneshot and hold_seconds is not None and (
+                    refusal := hold_refusal(rule, hold_seconds)):
+                log.warning("hold_refused board=%s pin=%s hold=%g max_on_seconds=%g by=%s",
+                            rule.board, rule.pin, hold_seconds, rule.max_on_seconds or 0,
+                            requester.caller)
+                raise PolicyDenied(refusal)
             if oneshot is not None:
                 self._check_oneshot(rule, oneshot)
             return rule
@@ -216,14 +243,26 @@ class Hardware:
 
     async def read(self, spec: str, requester: Requester) -> tuple[Pin, float]:
         """The pin's rule and logical value: 1 is on (a low line on an active-low pin); PWM pins
-        report their duty."""
+        report their duty, analog pins their fraction of the reference, and a servo the angle
+        it was last turned to here (:meth:`value_of` says which)."""
         rule = await self._permit(spec, Action.READ, requester, "read {pin}")
-        return rule, await self._read(rule)
+        angle = self._meanings.angle(rule.board, rule.pin)
+        return rule, angle if angle is not None else await self._read(rule)
 
-    async def write(self, spec: str, on: bool, requester: Requester) -> Pin:
-        """Switch an output on or off (after the policy, approvals and one-shot guards)."""
+    def value_of(self, rule: Pin, value: float) -> PinValue:
+        """What ``value`` (from :meth:`read`) means on ``rule``: a level, a duty, a servo's
+        angle, or an analog fraction (with the reading of the sensor that scales it, where
+        that sensor gives a unit)."""
+        return self._meanings.of(rule, value)
+
+    async def write(self, spec: str, on: bool, requester: Requester, *,
+                    hold_seconds: float | None = None) -> Pin:
+        """Switch an output on or off (after the policy, approvals and one-shot guards);
+        ``hold_seconds``: the caller holds it on that long (refused when the pin's
+        ``max_on_seconds`` is shorter, :meth:`hold_refusal`)."""
         rule = await self._permit(spec, Action.WRITE, requester,
-                                  "switch {pin} " + ("on" if on else "off"), float(on), oneshot=on)
+                                  "switch {pin} " + ("on" if on else "off"), float(on), oneshot=on,
+                                  hold_seconds=hold_seconds)
         await self._done(rule, "write", float(on), requester,
                          self.boards[rule.board].write(rule.pin, rule.line(on)), on)
         log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
@@ -232,9 +271,10 @@ class Hardware:
         return rule
 
     async def pwm(self, spec: str, duty: float, frequency: float | None,
-                  requester: Requester) -> Pin:
+                  requester: Requester, *, hold_seconds: float | None = None) -> Pin:
         rule = await self._permit(spec, Action.PWM, requester,
-                                  f"set {{pin}} PWM duty to {duty:.2f}", duty, oneshot=duty > 0)
+                                  f"set {{pin}} PWM duty to {duty:.2f}", duty, oneshot=duty > 0,
+                                  hold_seconds=hold_seconds)
         line_duty = 1.0 - duty if rule.active_low else duty
         await self._done(rule, "pwm", duty, requester,
                          self.boards[rule.board].pwm(rule.pin, line_duty, frequency), duty > 0)
@@ -249,6 +289,7 @@ class Hardware:
                                   oneshot=True)
         await self._done(rule, "servo", angle, requester,
                          self.boards[rule.board].servo(rule.pin, angle), True)
+        self._meanings.turned(rule, angle)
         log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, angle,
                  requester.caller)
         self._events.output_changed(rule, angle)
@@ -291,6 +332,7 @@ class Hardware:
     async def _auto_off(self, rule: Pin) -> None:
         """``max_on_seconds`` ran out: off, through the board, whoever switched it on."""
         self._policy.switches.force(rule.rule, 0.0)  # counted, never refused
+        self._meanings.driven(rule)
         try:
             await self.boards[rule.board].write(rule.pin, rule.line(False))
             log.info("auto_off board=%s pin=%s after=%gs", rule.board, rule.pin, rule.max_on_seconds)
@@ -321,6 +363,7 @@ class Hardware:
             except BoardError as exc:
                 log.error("board_shutdown_failed board=%s error=%r", name, exc)
         self._claimed.clear()
+        self._meanings.forget()
 
     def _log_safe_state(self, board: str, levels: dict[str, bool], failed: list[str]) -> None:
         for pin, line in levels.items():
@@ -357,6 +400,10 @@ class Hardware:
                 known = self.pins.get((status.name, state.name))
                 if known is not None:
                     state.value = logical(known, state.value)
+                angle = self._meanings.angle(status.name, state.name)
+                state.value = state.value if angle is None else angle
+            if status.simulated and status.name in self._details:
+                status.detail = self._details[status.name]
             statuses.append(status)
         return statuses
 
@@ -390,4 +437,18 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
         switches = SwitchBudget(SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_SWITCHES))
     policy = SecurityPolicy([p.rule for p in pins], config.security.max_actuations_per_minute,
                             approvals=gate, rates=rates, switches=switches)
-    return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds)
+    return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds,
+                    meanings=PinMeanings.from_config(config, boards, pins),
+                    details={} if pin_factory is not None else _simulation_details(config))
+
+
+def _simulation_details(config: Config) -> dict[str, str]:
+    """How each simulated Pi-header board came to be simulated, in the config's own words."""
+    details = {}
+    for name, section in config.boards.items():
+        if section.type == "gpio" and getattr(section, "simulate", False):
+            how = ("simulate = true" if "simulate" in section.model_fields_set else
+                   "simulate is on by default")
+            details[name] = (f"simulated pins ({how}; set [boards.{name}] simulate = false on "
+                             "a Pi to drive the real header)")
+    return details

@@ -8,7 +8,10 @@ lasts only as long as something holds it, or the board keeps it).
 True
 >>> oneshot_refusal(pump, on=True, board_holds_levels=True, hold_seconds=None).split(";")[0]
 'gpio:GPIO22 (pump) has max_on_seconds = 30'
-
+>>> hold_refusal(pump, 45).split(";")[0]
+'gpio:GPIO22 (pump) has max_on_seconds = 30: it goes off after 30 s, before a hold of 45 s ends'
+>>> hold_refusal(pump, 30) is None
+True
 """
 
 from __future__ import annotations
@@ -19,23 +22,36 @@ from collections.abc import Awaitable, Callable
 from edge.pins import Pin
 
 
+def hold_refusal(rule: Pin, seconds: float, *, named: str = "--hold") -> str | None:
+    """Why holding ``rule`` on for ``seconds`` would not keep its promise, or None: its
+    ``max_on_seconds`` switches it off first. The one check for every hold, whoever asks
+    (``edge-cli gpio write --hold``, directly or through the agent; an automation's ``for``:
+    ``named`` is what the caller calls the hold, shown in the advice)."""
+    limit = rule.max_on_seconds
+    if not limit or seconds <= limit:
+        return None
+    return (f"{rule.label} has max_on_seconds = {limit:g}: it goes off after {limit:g} s, before "
+            f"a hold of {seconds:g} s ends; hold it for at most {limit:g} s ({named} {limit:g}), "
+            f"or raise max_on_seconds in [boards.{rule.board}.pins]")
+
+
 def oneshot_refusal(rule: Pin, *, on: bool, board_holds_levels: bool,
                     hold_seconds: float | None) -> str | None:
     """Why a command without a running agent may not set ``rule`` (``on``: to a level other
     than off), or None: what would not be true once the command exits (a level on a board that
     does not keep it, such as the Pi header, unless ``--hold`` keeps it; an on-time nobody would
-    end)."""
+    end). A hold that ``max_on_seconds`` would cut short is :func:`hold_refusal`'s."""
     if not board_holds_levels and hold_seconds is None:
         return (f"{rule.label}: board {rule.board} does not keep a level once this command exits "
                 "and no agent is running; start the agent (`edge-cli run` or `sudo systemctl "
                 "start edge-agent`) and try again, or add --hold SECONDS to drive it from this "
                 "command for that long and then return it to its safe level")
     limit = rule.max_on_seconds
-    if on and limit and (hold_seconds is None or hold_seconds > limit):
+    if on and limit and hold_seconds is None:
         return (f"{rule.label} has max_on_seconds = {limit:g}; only the running agent can time "
                 "it out, so start it with `edge-cli run` (or hold it from this command with "
                 f"--hold of at most {limit:g} s)")
-    return None
+    return None  # a hold longer than max_on_seconds: the door asks hold_refusal, for every caller
 
 
 class AutoOffTimers:

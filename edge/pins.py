@@ -12,7 +12,7 @@ name are ConfigErrors naming the key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,19 +63,20 @@ def logical(pin: Pin, level: float) -> float:
     return level
 
 
-def locate(boards: Mapping[str, Board], spec: str) -> tuple[str, str]:
+def locate(boards: Mapping[str, Board], spec: str, pins: Iterable[Pin] = ()) -> tuple[str, str]:
     """(board, canonical pin) for ``led``, ``GPIO17``, ``BOARD11`` or ``board:pin``; UnknownPin
-    says why not (no such pin, or one on several boards)."""
+    says why not in one sentence: no such board, no such pin (naming the allowlisted ``pins``),
+    or a pin on several boards."""
     spec = str(spec).strip()
     prefix, sep, rest = spec.partition(":")
     if sep and prefix in boards:
         return prefix, boards[prefix].resolve(rest)
-    found, errors = [], []
+    found = []
     for name, board in boards.items():
         try:
             found.append((name, board.resolve(spec)))
-        except UnknownPin as exc:
-            errors.append(str(exc))
+        except UnknownPin:
+            continue
     if len(found) == 1:
         return found[0]
     if found:
@@ -83,7 +84,14 @@ def locate(boards: Mapping[str, Board], spec: str) -> tuple[str, str]:
         raise UnknownPin(f"{spec!r} is on several boards; say which: {names}")
     if not boards:
         raise UnknownPin("no boards are configured; add a [boards.NAME] section")
-    raise UnknownPin(errors[0] if len(errors) == 1 else f"{spec!r} is not a pin on any board")
+    allowlisted = ", ".join(p.label for p in pins)
+    known = f"; the allowlisted pins are {allowlisted}" if allowlisted else ""
+    if sep and prefix and " " not in prefix:
+        raise UnknownPin(f"there is no board {prefix!r} (boards: {', '.join(boards)}); write "
+                         f"BOARD:PIN with one of them{known}")
+    where = f"board {next(iter(boards))}" if len(boards) == 1 else \
+        f"any board ({', '.join(boards)})"
+    raise UnknownPin(f"{spec!r} is not a pin on {where}{known}")
 
 
 def pin_table(name: str, section: BoardConfig, board: Board) -> list[Pin]:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from edge.config.loader import load_config
-from edge.core.exc import ConfigError
+from edge.core.exc import ConfigError, PolicyDenied
 from edge.hardware import build_hardware
 from peripherals.exc import BoardError, UnknownPin
 from tests.helpers import asker
@@ -86,7 +86,7 @@ async def test_one_shot_mode_refuses_what_would_not_hold(write_config, isolated_
     with pytest.raises(BoardError, match="does not keep a level once this command exits"):
         await hw.write("pump", True, asker("t"))  # the Pi header: no agent, no --hold
     hw.hold_seconds = 5
-    with pytest.raises(BoardError, match="only the running agent.*at most 0.2 s"):
+    with pytest.raises(PolicyDenied, match=r"max_on_seconds = 0.2: .*at most 0.2 s \(--hold 0.2\)"):
         await hw.write("pump", True, asker("t"))  # held longer than max_on_seconds allows
     hw.hold_seconds = 0.1
     await hw.write("pump", True, asker("t"))
@@ -268,3 +268,62 @@ async def test_a_cancelled_turn_never_leaves_an_output_on_without_its_timer(mock
     await asyncio.sleep(0.5)
     assert mock_factory.pin(22).state == 0  # ...and its auto-off timer was armed before it
     await hw.shutdown()
+
+
+async def test_a_hold_longer_than_max_on_seconds_is_refused_by_the_door(write_config, isolated_env,
+                                                                       mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)  # a running agent's
+    await hw.start()
+    with pytest.raises(PolicyDenied, match=r"^gpio:GPIO22 \(pump\) has max_on_seconds = 0.2: it "
+                       r"goes off after 0.2 s, before a hold of 5 s ends; hold it for at most "
+                       r"0.2 s \(--hold 0.2\), or raise max_on_seconds in \[boards.gpio.pins\]$"):
+        await hw.write("pump", True, asker("cli:me"), hold_seconds=5)
+    assert mock_factory.pin(22).state == 0
+    refused = hw.last_actuation[("gpio", "GPIO22")]
+    assert refused.outcome == "refused" and "max_on_seconds = 0.2" in refused.reason
+    await hw.write("pump", False, asker("cli:me"), hold_seconds=5)  # off: nothing to cut short
+    await hw.write("pump", True, asker("cli:me"), hold_seconds=0.2)
+    assert mock_factory.pin(22).state == 1
+    # the same check, for callers that name a pin and a hold before anything acts
+    assert "for' 0.2" in hw.hold_refusal("pump", 500, named="'for'")
+    assert hw.hold_refusal("pump", 0.2) is None and hw.hold_refusal("GPIO23", 500) is None
+    with pytest.raises(UnknownPin):
+        hw.hold_refusal("GPIO99", 1)
+    await hw.shutdown()
+
+
+def test_an_unknown_pin_or_board_is_said_once_with_what_there_is(write_config, isolated_env,
+                                                                  mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
+    with pytest.raises(UnknownPin) as unknown:
+        hw.locate("nosuchpin")
+    assert str(unknown.value) == ("'nosuchpin' is not a pin on board gpio; the allowlisted pins "
+                                  "are gpio:GPIO22 (pump), gpio:GPIO23, gpio:GPIO17")
+    with pytest.raises(UnknownPin, match=r"^there is no board 'uno' \(boards: gpio\); write "
+                                         "BOARD:PIN with one of them"):
+        hw.locate("uno:D2")
+    assert hw.locate("J8:13") == ("gpio", "GPIO27")  # a header name with a colon is still a pin
+
+
+async def test_values_say_what_they_are(write_config, isolated_env, mock_factory):
+    hw = hardware_for(TIMED, write_config, isolated_env, mock_factory)
+    await hw.start()
+    await hw.pwm("BOARD11", 0.25, None, asker("t"))
+    rule, value = await hw.read("BOARD11", asker("t"))
+    assert hw.value_of(rule, value).sentence == "gpio:GPIO17 is at PWM duty 0.25"
+    rule, value = await hw.read("GPIO23", asker("t"))
+    assert hw.value_of(rule, value).sentence == "gpio:GPIO23 is on"
+    await hw.shutdown()
+
+
+@pytest.mark.parametrize("text,detail", [
+    ("", "simulated pins (simulate is on by default; set [boards.gpio] simulate = false on a Pi "
+         "to drive the real header)"),
+    ("[boards.gpio]\nsimulate = true\n", "simulated pins (simulate = true; set [boards.gpio] "
+                                         "simulate = false on a Pi to drive the real header)"),
+])
+def test_status_says_how_the_config_made_the_pins_simulated(write_config, isolated_env, text,
+                                                            detail):
+    cfg = load_config(str(write_config(text)), env=isolated_env).config
+    (board,) = build_hardware(cfg, resident=False).status()
+    assert board.simulated and board.detail == detail

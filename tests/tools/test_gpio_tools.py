@@ -65,3 +65,40 @@ async def test_board_status_lists_pins_and_simulation(tools):
     assert result.data["boards"][0]["simulated"] is True
     assert [p["pin"] for p in result.data["pins"]] == ["GPIO17", "GPIO27"]
     assert "gpio:GPIO17 (led) output = off, safe off" in result.output
+
+
+async def test_a_hold_the_pins_max_on_seconds_would_cut_short_is_refused(write_config,
+                                                                         isolated_env, mock_factory):
+    from edge.config.loader import load_config
+
+    text = '[boards.gpio.pins]\nled = { mode = "output", safe = "off", max_on_seconds = 3 }\n'
+    hw = build_hardware(load_config(str(write_config(text)), env=isolated_env).config,
+                        resident=True, pin_factory=mock_factory)
+    await hw.start()
+    write = next(t for t in hardware_tools(hw) if t.name == "gpio_write")
+    assert "hold_seconds" not in write.parameters_schema()["properties"]  # the CLI's, not the model's
+    refused = await write.execute({"pin": "led", "value": "on", "hold_seconds": 6}, asker("cli:me"))
+    assert not refused.success and "max_on_seconds = 3" in refused.error and "--hold 3" in refused.error
+    assert mock_factory.pin(17).state == 0
+    held = await write.execute({"pin": "led", "value": "on", "hold_seconds": 3}, asker("cli:me"))
+    assert held.success and mock_factory.pin(17).state == 1
+    await hw.shutdown()
+
+
+async def test_a_pwm_pin_shows_its_duty_and_an_input_on_or_off(write_config, isolated_env,
+                                                               mock_factory):
+    from edge.config.loader import load_config
+
+    text = '[boards.gpio.pins]\nGPIO18 = { mode = "pwm" }\nbutton = { mode = "input" }\n'
+    hw = build_hardware(load_config(str(write_config(text)), env=isolated_env).config,
+                        resident=True, pin_factory=mock_factory)
+    await hw.start()
+    tools = {t.name: t for t in hardware_tools(hw)}
+    assert (await tools["gpio_pwm"].execute({"pin": "GPIO18", "duty": 0.3}, asker("t"))).success
+    read = await tools["gpio_read"].execute({"pin": "GPIO18"}, asker("t"))
+    assert read.output == "gpio:GPIO18 is at PWM duty 0.30" and read.data["kind"] == "duty"
+    assert read.data["value"] == pytest.approx(0.3)  # --json keeps its fields
+    pins = await tools["board_status"].execute({}, asker("t"))
+    assert "  gpio:GPIO18 pwm = duty 0.30" in pins.output.splitlines()
+    assert "  gpio:GPIO27 (button) input = on" in pins.output.splitlines()  # pulled up at rest
+    await hw.shutdown()
