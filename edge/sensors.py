@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
-from edge.status import readings_text
+from edge.status import ago, readings_text
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading, Scaling, Sensor
 
@@ -208,7 +208,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
     lines = []
     for row in rows:
         values = readings_text(row["readings"])
-        age = f" ({row['age_seconds']:g} s ago)" if row["age_seconds"] is not None else ""
+        age = f" ({ago(row['age_seconds'])})" if row["age_seconds"] is not None else ""
         error = f"  FAILING: {row['error']}" if row["error"] else ""
         lines.append(f"{row['name']} ({row['where']}): {values}{age}{error}")
     return "\n".join(lines)

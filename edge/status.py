@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from edge.core.durations import format_duration
 from edge.core.redaction import Redactor
 
 RECENT_ERRORS_SHOWN = 5
@@ -133,14 +132,52 @@ def task_line(task: dict[str, Any], *, full: bool = True) -> str:
     'task scheduler: DOWN since 2026-01-01T10:00:00, restarted 2 times (last error: RuntimeError: boom)'
     """
     since = f" since {task['down_since']}" if task.get("down_since") else ""
-    restarts = f", restarted {task['restarts']} times" if task.get("restarts") else ""
+    restarts = f", restarted {times(task['restarts'])}" if task.get("restarts") else ""
     error = f" (last error: {task['last_error']})" if full and task.get("last_error") else ""
     return f"task {task['name']}: DOWN{since}{restarts}{error}"
 
 
+SPAN_UNITS = (("d", 86400), ("h", 3600), ("min", 60), ("s", 1))
+
+
+def span(seconds: float) -> str:
+    """A length of time as people read it, in its two largest units, whole seconds.
+
+    >>> span(0.003), span(3.4), span(125), span(3 * 3600 + 61), span(2 * 86400 + 7200 + 5)
+    ('less than a second', '3 s', '2 min 5 s', '3 h 1 min', '2 d 2 h')
+    """
+    rest = round(max(0.0, seconds))
+    if rest == 0:
+        return "less than a second"
+    parts: list[tuple[int, str]] = []
+    for unit, size in SPAN_UNITS:
+        count, rest = divmod(rest, size)
+        if count or parts:
+            parts.append((count, unit))
+    return " ".join(f"{count} {unit}" for count, unit in parts[:2] if count)
+
+
+def ago(seconds: float) -> str:
+    """How long ago something was, ``seconds`` ago.
+
+    >>> ago(0.00296497), ago(3), ago(125)
+    ('just now', '3 s ago', '2 min 5 s ago')
+    """
+    return "just now" if seconds < 0.5 else f"{span(seconds)} ago"
+
+
+def times(count: int) -> str:
+    """``once``, ``2 times``.
+
+    >>> times(1), times(0), times(3)
+    ('once', '0 times', '3 times')
+    """
+    return "once" if count == 1 else f"{count} times"
+
+
 def _ago(moment: float) -> str:
-    """How long ago ``moment`` (epoch seconds) was, in its two largest units."""
-    return format_duration(max(0.0, time.time() - moment), most=2)
+    """How long ago ``moment`` (epoch seconds) was."""
+    return ago(time.time() - moment)
 
 
 def format_status(status: dict[str, Any], *, full: bool = True) -> str:
@@ -149,7 +186,7 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
     daemon = status.get("daemon") or {}
     if daemon.get("running"):
         lines = [f"edge-agent {daemon.get('version')}: running (pid {daemon.get('pid')}, "
-                 f"up {format_duration(daemon.get('uptime_seconds', 0), most=2)})"]
+                 f"up {span(daemon.get('uptime_seconds', 0))})"]
     else:
         lines = [f"edge-agent {daemon.get('version')}: daemon not running "
                  "(start it with `edge-cli run` or `systemctl start edge-agent`)"]
@@ -171,7 +208,7 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
     for event in (status.get("board_events") or [])[-3:]:
         ago = _ago(event["time"])
         where = f" {event['pin']}={event['value']:g}" if event.get("pin") else ""
-        lines.append(f"  {ago} ago: {event['board']} {event['kind']}{where}")
+        lines.append(f"  {ago}: {event['board']} {event['kind']}{where}")
     for channel in status.get("channels", []):
         state = "up" if channel["healthy"] else (
             f"down since {channel['down_since']}" if channel.get("down_since") else "down")
@@ -204,7 +241,7 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
         fired = sum(r["fired"] for r in rules)
         errors = [r["name"] for r in rules if r.get("last_error")]
         failed_rules = f", last action failed: {', '.join(errors)}" if errors else ""
-        lines.append(f"rules: {len(rules)}, fired {fired} times{failed_rules}")
+        lines.append(f"rules: {len(rules)}, fired {times(fired)}{failed_rules}")
     interlocks = status.get("interlocks") or []
     if interlocks:
         lines.append(f"interlocks: {len(interlocks)}")
@@ -236,5 +273,5 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
         lines.append(f"last errors ({len(errors)} recent, newest last):")
         for event in errors[-RECENT_ERRORS_SHOWN:]:
             ago = _ago(event["time"])
-            lines.append(f"  {ago} ago {event['level']} {event['logger']}: {event['message']}")
+            lines.append(f"  {ago} {event['level']} {event['logger']}: {event['message']}")
     return "\n".join(lines)

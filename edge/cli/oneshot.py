@@ -233,11 +233,20 @@ async def _hold_via_daemon(paths: list[Path], op: str, op_args: dict[str, Any], 
 def run(args: argparse.Namespace) -> int:
     op, op_args = operation(args)
     hold = args.hold if op in ("gpio.write", "gpio.pwm") else None
-    code, result = perform(args, op, op_args, hold=hold,
-                           render=format_status if op == "status" else None)
-    if op == "status" and code == 0 and not result.data.get("daemon", {}).get("running"):
-        return STATUS_NOT_RUNNING
+    if hold is not None:  # the door refuses a hold the pin's max_on_seconds would cut short
+        op_args["hold_seconds"] = hold
+    code, _ = perform(args, op, op_args, hold=hold,
+                      render=format_status if op == "status" else None)
     return code
+
+
+def _status_outcome(result: OpResult) -> OpResult:
+    """``status`` with no agent running: still the status, but not ok and exit code 3, in the
+    JSON as in the process's exit."""
+    if result.ok and not result.data.get("daemon", {}).get("running"):
+        return OpResult(False, "no agent is running; start it with `edge-cli run` or `sudo "
+                        "systemctl start edge-agent`", result.data, STATUS_NOT_RUNNING)
+    return result
 
 
 def perform(args: argparse.Namespace, op: str, op_args: dict[str, Any], *,
@@ -263,4 +272,6 @@ def perform(args: argparse.Namespace, op: str, op_args: dict[str, Any], *,
         result, via = run_direct(args.config, op, op_args, hold, args.json), "direct"
         if not args.json and op in BOARD_OPS and result.ok:
             print("edge-cli: no running agent; acted on the board directly", file=sys.stderr)
+    if op == "status":
+        result = _status_outcome(result)
     return emit(result, args.json, via=via, render=render), result

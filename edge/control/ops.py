@@ -34,7 +34,10 @@ class OpResult:
             self.exit_code = 1
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"ok": self.ok, "exit_code": self.exit_code, "data": self.data}
+        """``ok``, ``error`` (None when ok), ``exit_code`` (what the process exits with) and
+        ``data``; an outcome that is ok also has its ``message``."""
+        out: dict[str, Any] = {"ok": self.ok, "exit_code": self.exit_code, "data": self.data,
+                               "error": None}
         out["message" if self.ok else "error"] = self.message
         return out
 

@@ -1,0 +1,36 @@
+"""The status as text (``edge-cli status``, ``/status``): ages people can read, counts in words."""
+
+from __future__ import annotations
+
+import time
+
+from edge.status import format_status
+
+
+def status(**parts):
+    return {"daemon": {"running": True, "version": "x", "pid": 1, "uptime_seconds": 0.00296497},
+            **parts}
+
+
+def test_ages_and_uptimes_are_rounded_to_what_a_person_reads():
+    now = time.time()
+    text = format_status(status(
+        board_events=[{"time": now - 0.003, "board": "uno", "kind": "input", "pin": "D2", "value": 1.0},
+                      {"time": now - 125.2, "board": "uno", "kind": "down", "pin": None,
+                       "value": None}],
+        recent_errors=[{"time": now - 3.2, "level": "warning", "logger": "edge.x", "message": "m"}]))
+    lines = text.splitlines()
+    assert lines[0] == "edge-agent x: running (pid 1, up less than a second)"
+    assert "  just now: uno input D2=1" in lines
+    assert "  2 min 5 s ago: uno down" in lines
+    assert "  3 s ago warning edge.x: m" in lines
+    assert "0.00" not in text
+
+
+def test_counts_read_as_words():
+    rule = {"name": "lamp", "fired": 1}
+    task = {"name": "scheduler", "healthy": False, "restarts": 1}
+    text = format_status(status(rules=[rule], tasks=[task]))
+    assert "rules: 1, fired once" in text and "task scheduler: DOWN, restarted once" in text
+    text = format_status(status(rules=[rule, {"name": "fan", "fired": 2}]))
+    assert "rules: 2, fired 3 times" in text
