@@ -130,6 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv in (["--version"], ["-V"]):  # the fast path: no argparse, nothing else imported
         print(f"edge-cli {__version__}")
         return 0
+    if sorted(argv) in (["--json", "--version"], ["--json", "-V"]):
+        from edge.cli.output import emit
+        from edge.control.ops import OpResult
+
+        return emit(OpResult(True, f"edge-cli {__version__}", {"version": __version__}), True)
     import argparse
 
     as_json = "--json" in argv

@@ -88,6 +88,7 @@ CASES: list[tuple[str, list[str], set[int], Setup | None]] = [
     ("completion", ["completion", "bash"], {0}, None),
     ("completion, unknown shell", ["completion", "fish"], {2}, None),
     # the command line itself
+    ("version", ["--version"], {0}, None),
     ("no command", [], {2}, None),
     ("unknown command", ["frobnicate"], {2}, None),
     ("run", ["run"], {2}, None),
