@@ -29,7 +29,7 @@ from edge.channels.outbox import Outbox
 from edge.channels.pairing import Pair, Strangers
 from edge.channels.spec import ApprovalAnswers
 from edge.channels.telegram_api import TelegramAPI, TelegramError, TelegramNetworkError
-from edge.channels.telegram_send import MAX_MESSAGE_LENGTH, TelegramSender
+from edge.channels.telegram_send import FINAL_ANSWERS, MAX_MESSAGE_LENGTH, TelegramSender
 from edge.channels.telegram_updates import KINDS, CallbackQuery, Message, parse_update, update_id_of
 from edge.core.files import make_durable, write_atomically
 from edge.core.requester import Requester
@@ -221,6 +221,8 @@ class TelegramChannel(Channel):
         parts = (query.data or "").split(":")
         if len(parts) == 3 and parts[0] == "appr" and self.approvals is not None:
             text = self.approvals.answer(self.name, parts[1], responder, parts[2])
+            if text in FINAL_ANSWERS:
+                self.sender.approval_answered(parts[1])
         else:
             text = "Unknown button."
         if responder not in self.allowed and not self.strangers.may_reply(responder):
@@ -246,6 +248,10 @@ class TelegramChannel(Channel):
 
     async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
         await self.sender.request_approval(ctx, prompt, token)
+
+    async def approval_expired(self, ctx: Requester, token: str) -> None:
+        """The approval ``token`` timed out unanswered: its prompt says so and loses its buttons."""
+        await self.sender.approval_expired(token)
 
     # -- health ----------------------------------------------------------------------------
 

@@ -7,7 +7,11 @@
   holds that chat only (:class:`ChatPacing`).
 - Replies to strangers and answers to buttons are best-effort: sent in the background, dropped on
   any error (403 bot blocked, 400 stale query, 429), never raised into the poll loop.
-- Approvals are inline buttons Approve / Deny / Always; the answer edits the prompt's message.
+- Approvals are inline buttons Approve / Deny / Always; the answer edits the prompt's message and
+  removes the buttons, and so does an approval that expires unanswered (:meth:`approval_expired`).
+- No edit repeats what a message shows already (Telegram refuses it with 400 "message is not
+  modified", and each call counts against the bot's limits): a draft that already shows the
+  whole reply is not edited again, unless the reply's Markdown would render differently.
 
 :class:`TelegramSender` is the channel's sending half; :mod:`edge.channels.telegram` receives.
 """
@@ -37,6 +41,13 @@ MAX_BACKGROUND_REPLIES = 50
 """Best-effort replies in flight at once; beyond this they are dropped."""
 IMAGE_MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
 FINAL_ANSWERS = ("Approved.", "Denied.", "Approved, and remembered.")
+MAX_OPEN_PROMPTS = 100
+"""Approval prompts remembered for :meth:`TelegramSender.approval_expired` at once."""
+EXPIRED = "Expired: nobody answered in time, so it was denied."
+NO_BUTTONS: dict[str, list[Any]] = {"inline_keyboard": []}
+"""``reply_markup`` that removes a message's inline keyboard."""
+MARKDOWN_MARKS = re.compile(r"[*_`\[]")
+"""Characters that make Telegram's (legacy) Markdown render a text differently from plain text."""
 
 
 class TelegramSender:
@@ -49,12 +60,16 @@ class TelegramSender:
         """Where ``[IMAGE:path]`` files may come from; None: no image is ever sent."""
         self.pacing = ChatPacing()
         self.draft_interval = draft_interval
-        self._background: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[object]] = set()
         self._last_edit: dict[str, float] = {}
+        self._shown: dict[str, str] = {}
+        """Draft message id -> the text it shows now (sent as plain text)."""
+        self._prompts: dict[str, tuple[str, int, str]] = {}
+        """Approval token -> (chat, message id, prompt) while it waits for an answer."""
 
     # -- best-effort replies ---------------------------------------------------------------
 
-    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, work: Coroutine[Any, Any, object]) -> None:
         """Run a best-effort reply in the background: the poll loop never waits for one."""
         if len(self._background) >= MAX_BACKGROUND_REPLIES:
             work.close()
@@ -64,32 +79,51 @@ class TelegramSender:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def best_effort(self, method: str, params: dict[str, Any], chat_id: str | None = None) -> None:
-        """Call ``method``; any failure (403 blocked, 400 stale, 429, network) is logged only."""
+    async def best_effort(self, method: str, params: dict[str, Any], chat_id: str | None = None) -> bool:
+        """Call ``method``; any failure (403 blocked, 400 stale, 429, network) is logged only.
+        True when the message now says what was asked (done, or it said so already)."""
         if chat_id is not None and self.pacing.remaining(chat_id):
             log.info("telegram_reply_dropped method=%s chat=%s reason=flood_wait", method, chat_id)
-            return
+            return False
         try:
             await self.api.call(method, params)
+            return True
         except TelegramError as exc:
             if exc.not_modified:
-                return
+                return True
             if exc.code == 429 and chat_id is not None:
                 self.pacing.hold(chat_id, exc.retry_after or 1.0)
             log.info("telegram_reply_failed method=%s chat=%s code=%d", method, chat_id, exc.code)
         except Exception as exc:
             log.info("telegram_reply_failed method=%s chat=%s error=%s", method, chat_id,
                      type(exc).__name__)
+        return False
 
     async def answer_button(self, query: CallbackQuery, text: str) -> None:
-        """Answer a pressed button; a final approval answer is also added to the prompt."""
+        """Answer a pressed button; a final approval answer is also added to the prompt, whose
+        buttons go."""
         await self.best_effort("answerCallbackQuery", {"callback_query_id": query.id, "text": text})
         button = query.message
         if button is not None and text in FINAL_ANSWERS:
             chat_id = str(button.chat.id)
             await self.best_effort("editMessageText", {
                 "chat_id": chat_id, "message_id": button.message_id,
-                "text": f"{button.text or ''}\n{text}"[:MAX_MESSAGE_LENGTH]}, chat_id)
+                "text": f"{button.text or ''}\n{text}"[:MAX_MESSAGE_LENGTH],
+                "reply_markup": NO_BUTTONS}, chat_id)
+
+    def approval_answered(self, token: str) -> None:
+        """The approval ``token`` has its answer: it will not expire (the answer edits it)."""
+        self._prompts.pop(token, None)
+
+    async def approval_expired(self, token: str) -> None:
+        """Nobody answered the approval ``token`` in time: its prompt says so, without buttons."""
+        prompt = self._prompts.pop(token, None)
+        if prompt is None:
+            return
+        chat_id, message_id, text = prompt
+        await self.best_effort("editMessageText", {
+            "chat_id": chat_id, "message_id": message_id,
+            "text": f"{text}\n{EXPIRED}"[:MAX_MESSAGE_LENGTH], "reply_markup": NO_BUTTONS}, chat_id)
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -148,28 +182,39 @@ class TelegramSender:
                                recipient)
 
     async def send_draft(self, message: SendMessage) -> str:
-        sent = await self.send_text(message.recipient, message.content or "…", markdown=False,
+        text = (message.content or "…")[:MAX_MESSAGE_LENGTH]
+        sent = await self.send_text(message.recipient, text, markdown=False,
                                     thread_id=message.thread_id)
-        return str(sent["message_id"])
+        message_id = str(sent["message_id"])
+        self._shown[message_id] = text
+        return message_id
 
     async def update_draft(self, recipient: str, message_id: str, text: str) -> None:
-        """Edit the draft, at most once per ``draft_interval`` (Telegram rate-limits edits);
-        best-effort: the final text comes with :meth:`finalize_draft`."""
+        """Edit the draft, at most once per ``draft_interval`` (Telegram rate-limits edits) and
+        never to the text it shows; best-effort: the final text comes with :meth:`finalize_draft`."""
+        text = text[:MAX_MESSAGE_LENGTH]
         now = time.monotonic()
-        if now - self._last_edit.get(message_id, 0.0) < self.draft_interval:
+        if (now - self._last_edit.get(message_id, 0.0) < self.draft_interval
+                or self._shown.get(message_id) == text):
             return
         self._last_edit[message_id] = now
-        await self.best_effort("editMessageText", {"chat_id": recipient, "message_id": int(message_id),
-                                                   "text": text[:MAX_MESSAGE_LENGTH]}, recipient)
+        if await self.best_effort("editMessageText", {"chat_id": recipient, "message_id": int(message_id),
+                                                      "text": text}, recipient):
+            self._shown[message_id] = text
 
     async def finalize_draft(self, recipient: str, message_id: str, text: str) -> None:
+        """The reply in full, with Markdown. No call when the draft shows it already and its
+        Markdown would change nothing; a draft showing it whose Markdown Telegram rejects stays."""
         self._last_edit.pop(message_id, None)
-        params = {"chat_id": recipient, "message_id": int(message_id),
-                  "text": text[:MAX_MESSAGE_LENGTH]}
+        text = text[:MAX_MESSAGE_LENGTH]
+        shown = self._shown.pop(message_id, None) == text
+        if shown and not MARKDOWN_MARKS.search(text):
+            return
+        params = {"chat_id": recipient, "message_id": int(message_id), "text": text}
         try:
             await self.chat_call(recipient, "editMessageText", {**params, "parse_mode": "Markdown"})
         except TelegramError as exc:
-            if exc.not_modified:  # the draft already shows the whole reply
+            if exc.not_modified or (shown and exc.markdown_rejected):  # it says this already
                 return
             if not exc.markdown_rejected:
                 raise
@@ -182,8 +227,11 @@ class TelegramSender:
     async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
         buttons = [[{"text": label, "callback_data": f"appr:{token}:{label.lower()}"}
                     for label in ("Approve", "Deny", "Always")]]
-        await self.send_text(ctx.reply_target, prompt, markdown=False, thread_id=ctx.thread_id,
-                             extra={"reply_markup": {"inline_keyboard": buttons}})
+        sent = await self.send_text(ctx.reply_target, prompt, markdown=False, thread_id=ctx.thread_id,
+                                    extra={"reply_markup": {"inline_keyboard": buttons}})
+        self._prompts[token] = (ctx.reply_target, int(sent["message_id"]), prompt)
+        while len(self._prompts) > MAX_OPEN_PROMPTS:  # answered or expired without a word to us
+            self._prompts.pop(next(iter(self._prompts)))
 
     async def aclose(self) -> None:
         """Cancel the best-effort replies still in flight; the API client is the channel's."""

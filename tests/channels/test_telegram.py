@@ -187,7 +187,7 @@ async def test_streamed_reply_is_a_draft_edited_in_place(telegram, start_agent):
     assert len(edits) < 10  # edits are rate-bounded, not one per chunk
 
 
-async def test_an_edit_to_identical_text_counts_as_delivered(telegram, start_agent, caplog):
+async def test_a_reply_the_draft_already_shows_costs_one_call(telegram, start_agent, caplog):
     text = "short"  # one chunk: the draft already shows the whole reply when it is finalised
     with OpenAIServer([(200, completion(text))]) as model:
         extra = (f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n')
@@ -196,6 +196,8 @@ async def test_an_edit_to_identical_text_counts_as_delivered(telegram, start_age
         await until(lambda: texts_to(telegram, 42))
         await asyncio.sleep(0.5)
     assert texts_to(telegram, 42) == ["short"]  # sent once, never again as a "retry"
+    replies = [m for m, _ in telegram.calls if m in ("sendMessage", "editMessageText")]
+    assert replies == ["sendMessage"]  # and never edited to the text it shows: one call a reply
     assert "delivery_failed" not in caplog.text and "not modified" not in caplog.text
     await agent.stop()
 

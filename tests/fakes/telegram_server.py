@@ -41,6 +41,9 @@ class FakeTelegram(LoopbackServer):
         self.next_message_id = 1
         self.texts: dict[int, str] = {}
         """Each sent message's current text (an edit to the same text is refused, as by Telegram)."""
+        self.markups: dict[int, dict[str, Any] | None] = {}
+        """Each sent message's current inline keyboard (None: none). An edit of the text without
+        ``reply_markup`` removes it, as Telegram does."""
         self.flood_limit: tuple[int, float] | None = None
         """(messages, seconds): more sends than this to one chat within the window get 429."""
         self.blocked: set[int] = set()
@@ -211,6 +214,9 @@ class FakeTelegram(LoopbackServer):
         self._chat_sends[chat] = [*recent, now]
         return None
 
+    CANNOT_PARSE = ("Bad Request: can't parse entities: Can't find end of the entity starting at "
+                    "byte offset 3")
+
     def m_sendMessage(self, params: dict[str, Any]) -> Reply:
         refused = self._refused("sendMessage", params.get("chat_id"))
         if refused:
@@ -220,22 +226,38 @@ class FakeTelegram(LoopbackServer):
         if len(params["text"]) > 4096:
             return self.error(400, "Bad Request: message is too long")
         if self.reject_markdown and params.get("parse_mode"):
-            return self.error(400, "Bad Request: can't parse entities: Can't find end of the entity "
-                                   "starting at byte offset 3")
+            return self.error(400, self.CANNOT_PARSE)
         message = {"message_id": self.next_message_id, "date": int(time.time()),
                    "chat": {"id": params["chat_id"], "type": "private"}, "text": params["text"]}
         self.next_message_id += 1
         self.delivered.append(params)
         self.texts[message["message_id"]] = params["text"]
+        self.markups[message["message_id"]] = _keyboard(params.get("reply_markup"))
         return self.ok(message)
 
+    NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and "
+                    "reply markup are exactly the same as a current content and reply markup of "
+                    "the message")
+
     def m_editMessageText(self, params: dict[str, Any]) -> Reply:
-        if self.texts.get(params["message_id"]) == params["text"]:  # as the real Bot API does
-            return self.error(400, "Bad Request: message is not modified: specified new message "
-                                   "content and reply markup are exactly the same as a current "
-                                   "content and reply markup of the message")
-        self.texts[params["message_id"]] = params["text"]
-        return self.ok({"message_id": params["message_id"], "text": params["text"],
+        message_id, markup = params["message_id"], _keyboard(params.get("reply_markup"))
+        if self.reject_markdown and params.get("parse_mode"):
+            return self.error(400, self.CANNOT_PARSE)
+        if (self.texts.get(message_id), self.markups.get(message_id)) == (params["text"], markup):
+            return self.error(400, self.NOT_MODIFIED)  # as the real Bot API does
+        self.texts[message_id] = params["text"]
+        self.markups[message_id] = markup
+        return self.ok({"message_id": message_id, "text": params["text"],
+                        "chat": {"id": params["chat_id"], "type": "private"}, "date": 0})
+
+    def m_editMessageReplyMarkup(self, params: dict[str, Any]) -> Reply:
+        message_id, markup = params["message_id"], _keyboard(params.get("reply_markup"))
+        if message_id not in self.texts:
+            return self.error(400, "Bad Request: message to edit not found")
+        if self.markups.get(message_id) == markup:
+            return self.error(400, self.NOT_MODIFIED)
+        self.markups[message_id] = markup
+        return self.ok({"message_id": message_id, "text": self.texts[message_id],
                         "chat": {"id": params["chat_id"], "type": "private"}, "date": 0})
 
     def m_answerCallbackQuery(self, params: dict[str, Any]) -> Reply:
@@ -267,6 +289,13 @@ poll_timeout_seconds = 1
 stream_drafts = {str(drafts).lower()}
 {extra}
 """
+
+
+def _keyboard(markup: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An inline keyboard as Telegram keeps it: an empty one is none."""
+    if not markup or not any(markup.get("inline_keyboard") or []):
+        return None
+    return markup
 
 
 def texts_to(server: FakeTelegram, chat_id: object) -> list[str]:
