@@ -108,9 +108,12 @@ CASES: list[tuple[str, list[str], set[int], Setup | None]] = [
                                      "Mars/Base", "notify", "hi"], {2}, None),
     ("schedules add, unknown pin", ["schedules", "add", "x", "--every", "10m", "gpio", "write",
                                     "nosuch", "on"], {2}, None),
+    ("memory store", ["memory", "store", "city", "Berlin"], {0}, None),
+    ("memory list", ["memory", "list"], {0}, None),
     ("memory stats", ["memory", "stats"], {0}, None),
     ("memory search", ["memory", "search", "hello"], {0}, None),
     ("memory forget, nothing there", ["memory", "forget", "nosuch"], {1}, None),
+    ("memory search, zero --limit", ["memory", "search", "hello", "--limit", "0"], {2}, None),
 ]
 
 
