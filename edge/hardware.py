@@ -184,13 +184,14 @@ class Hardware:
 
     # the one door: name a pin and who asks; the policy, approvals and guards run here --------
 
-    def hold_refusal(self, spec: str, seconds: float, *, named: str = "--hold") -> str | None:
+    def hold_refusal(self, spec: str, seconds: float, *,
+                     advice: str = "--hold {limit:g}") -> str | None:
         """Why holding the pin ``spec`` on for ``seconds`` cannot keep its promise (its
         ``max_on_seconds`` ends the on-time first), or None: the one check every door uses
-        (``gpio write --hold``, the tools' ``hold_seconds``, an automation's ``for``;
-        ``named`` is what the caller calls the hold). Raises UnknownPin for an unknown pin."""
+        (``gpio write --hold``, the tools' ``hold_seconds``, an automation's ``for``, which
+        passes ``advice="for {limit:g}s"``). Raises UnknownPin for an unknown pin."""
         rule = self.pins.get(self.locate(spec))
-        return hold_refusal(rule, seconds, named=named) if rule is not None else None
+        return hold_refusal(rule, seconds, advice=advice) if rule is not None else None
 
     async def _permit(self, spec: str, action: Action, requester: Requester,
                       summary: str, value: float | None = None, *,

@@ -22,17 +22,19 @@ from collections.abc import Awaitable, Callable
 from edge.pins import Pin
 
 
-def hold_refusal(rule: Pin, seconds: float, *, named: str = "--hold") -> str | None:
+def hold_refusal(rule: Pin, seconds: float, *, advice: str = "--hold {limit:g}") -> str | None:
     """Why holding ``rule`` on for ``seconds`` would not keep its promise, or None: its
     ``max_on_seconds`` switches it off first. The one check for every hold, whoever asks
-    (``edge-cli gpio write --hold``, directly or through the agent; an automation's ``for``:
-    ``named`` is what the caller calls the hold, shown in the advice)."""
+    (``edge-cli gpio write --hold``, directly or through the agent; an automation's ``for``).
+    ``advice`` is the hold the caller may ask for instead, in its own words, with ``{limit}``
+    (``"for {limit:g}s"`` for an action)."""
     limit = rule.max_on_seconds
     if not limit or seconds <= limit:
         return None
     return (f"{rule.label} has max_on_seconds = {limit:g}: it goes off after {limit:g} s, before "
-            f"a hold of {seconds:g} s ends; hold it for at most {limit:g} s ({named} {limit:g}), "
-            f"or raise max_on_seconds in [boards.{rule.board}.pins]")
+            f"a hold of {seconds:g} s ends; hold it for at most {limit:g} s "
+            f"({advice.format(limit=limit)}), or raise max_on_seconds in "
+            f"[boards.{rule.board}.pins]")
 
 
 def oneshot_refusal(rule: Pin, *, on: bool, board_holds_levels: bool,

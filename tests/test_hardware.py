@@ -285,7 +285,7 @@ async def test_a_hold_longer_than_max_on_seconds_is_refused_by_the_door(write_co
     await hw.write("pump", True, asker("cli:me"), hold_seconds=0.2)
     assert mock_factory.pin(22).state == 1
     # the same check, for callers that name a pin and a hold before anything acts
-    assert "for' 0.2" in hw.hold_refusal("pump", 500, named="'for'")
+    assert "at most 0.2 s (for 0.2s)" in hw.hold_refusal("pump", 500, advice="for {limit:g}s")
     assert hw.hold_refusal("pump", 0.2) is None and hw.hold_refusal("GPIO23", 500) is None
     with pytest.raises(UnknownPin):
         hw.hold_refusal("GPIO99", 1)
