@@ -201,11 +201,11 @@ def check_action(action: AutomationAction, where: Surroundings) -> None:
             refusal = servo_refusal(board, pin, where.servo_pins)
         if refusal:
             raise ValueError(f"{action}: {refusal}")
-        limit = where.hardware.pins[(board, pin)].max_on_seconds
-        if action.hold and limit and action.hold > limit:
-            raise ValueError(f"{action}: {board}:{pin} has max_on_seconds = {limit:g}, so the "
-                             f"agent switches it off after {format_duration(limit)}; shorten "
-                             "'for' or raise max_on_seconds")
+        if action.hold and action.value:  # the door's one check for every hold
+            refusal = where.hardware.hold_refusal(f"{board}:{pin}", action.hold,
+                                                  advice="for {limit:g}s")
+            if refusal:
+                raise ValueError(f"{action}: {refusal}")
     elif isinstance(action, SensorReadAction):
         if action.sensor not in where.sensors:
             known = ", ".join(sorted(where.sensors)) or "none configured"
