@@ -1,8 +1,9 @@
 """``edge-cli channel pair NAME`` (a channel people pair with: telegram, signal): a one-time code
 that pairs the next person who sends ``/pair CODE`` to the bot within 10 minutes (works whether
-or not the agent is running). The channel must be configured (exit 2 otherwise: a code for a bot
-that never runs pairs nobody). Earlier codes stay valid, up to three per channel; a fourth drops
-the oldest, and the output says so."""
+or not the agent is running). The channel must be configured, in the config and environment this
+command sees or in the running agent (whose secrets may live in ``/etc/edge-agent/env``, which
+only the service reads); exit 2 otherwise: a code for a bot that never runs pairs nobody. Earlier
+codes stay valid, up to three per channel; a fourth drops the oldest, and the output says so."""
 
 from __future__ import annotations
 
@@ -44,10 +45,12 @@ def pair_code(args: argparse.Namespace) -> int:
     from edge.core.exc import ConfigError
 
     loaded = load_config(args.config)
-    if not channel_spec(args.channel).section(loaded.config).enabled:
+    if not (channel_spec(args.channel).section(loaded.config).enabled
+            or runs_in_agent(args.channel, loaded.config.paths.state_dir)):
         setup = SETUP.get(args.channel, f"enable [channels.{args.channel}]")
-        raise ConfigError(f"channel {args.channel} is not configured in {loaded.source}: {setup}; "
-                          f"then run `edge-cli channel pair {args.channel}` again")
+        raise ConfigError(f"channel {args.channel} is not configured in {loaded.source}, nor run "
+                          f"by a running agent: {setup}; then run `edge-cli channel pair "
+                          f"{args.channel}` again")
     issued = PairingCodes(loaded.state_dir / "pairing.json").issue(args.channel)
     until = time.strftime("%H:%M", time.localtime(issued.expires))
     lines = [f"Pairing code for {args.channel}: {issued.code}",
@@ -63,3 +66,17 @@ def pair_code(args: argparse.Namespace) -> int:
     data: dict[str, Any] = {"channel": args.channel, "code": issued.code, "expires": issued.expires,
                             "outstanding": issued.outstanding, "dropped": issued.dropped}
     return emit(OpResult(True, "\n".join(lines), data), args.json)
+
+
+def runs_in_agent(channel: str, configured_state_dir: str | None) -> bool:
+    """Whether a running agent has ``channel`` among its channels (its status says so)."""
+    from edge.control import client
+    from edge.core.exc import EdgeError
+    from edge.core.paths import socket_candidates
+
+    try:
+        answer = client.request(socket_candidates(configured_state_dir), "status")
+    except EdgeError:  # no agent, or one this user may not ask: nothing to go by
+        return False
+    rows = (answer.get("data") or {}).get("channels") or []
+    return any(isinstance(row, dict) and row.get("name") == channel for row in rows)

@@ -50,3 +50,26 @@ def test_a_second_code_leaves_the_first_valid_and_says_so(isolated_env):
     assert past.returncode == 0
     assert "The oldest earlier code no longer works (at most 3 at once)" in past.stdout
     assert codes.outstanding("telegram") == CODES_PER_CHANNEL
+
+
+async def test_a_channel_only_the_running_agent_has_configured_can_be_paired(isolated_env,
+                                                                            start_agent):
+    """The service reads its bot token from /etc/edge-agent/env, which the operator's shell
+    does not see: the running agent's own channels count as configured."""
+    import asyncio
+
+    from tests.fakes.telegram_server import FakeTelegram, telegram_config
+
+    with FakeTelegram() as telegram:
+        agent = await start_agent(telegram_config(telegram))
+        config = Path(isolated_env["EDGE_STATE_DIR"]).parent / "bare.toml"
+        config.write_text("[agent]\n")  # no [channels.telegram] here
+        out = await asyncio.to_thread(cli, "channel", "pair", "telegram", "--json",
+                                      "--config", str(config), env=isolated_env)
+        assert out.returncode == 0, out.stdout + out.stderr
+        code = json.loads(out.stdout)["data"]["code"]
+        refused = await asyncio.to_thread(cli, "channel", "pair", "signal", "--config",
+                                          str(config), env=isolated_env)
+        assert refused.returncode == 2 and "nor run by a running agent" in refused.stderr
+        await agent.stop()
+    assert PairingCodes(Path(isolated_env["EDGE_STATE_DIR"]) / "pairing.json").redeem("telegram", code)
