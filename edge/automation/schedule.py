@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from edge.config.schedules import ScheduleConfig, at_instant, cron_fields, parse_at, parse_every, wall_instants
 
@@ -36,6 +37,28 @@ MAX_CRON_STEPS = 100_000
 more than a few hundred to answer one."""
 
 MISSED_LIMIT = 1_000
+TO_THE_SECOND_BELOW = 3600.0
+"""An ``every`` job shorter than this (or not a whole number of minutes) has its times shown to
+the second: at minute precision a 30 s job's next and last runs read the same minute."""
+
+
+def local_time(moment: datetime | str | None, zone: str, to_the_second: bool = False) -> str:
+    """A time from the scheduler (an ISO string in a row's JSON, or a datetime) in the job's own
+    zone, to the minute or to the second; as given when it cannot be read, ``-`` for none.
+
+    >>> local_time("2026-11-25T05:00:30+00:00", "Europe/Berlin")
+    '2026-11-25 06:00 CET'
+    >>> local_time("2026-11-25T05:00:30+00:00", "Europe/Berlin", to_the_second=True)
+    '2026-11-25 06:00:30 CET'
+    """
+    if moment is None:
+        return "-"
+    try:
+        when = (datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
+        when = when.astimezone(ZoneInfo(zone))
+    except (ValueError, ZoneInfoNotFoundError):
+        return str(moment)
+    return when.strftime("%Y-%m-%d %H:%M:%S %Z" if to_the_second else "%Y-%m-%d %H:%M %Z")
 
 
 class Schedule:
@@ -57,6 +80,15 @@ class Schedule:
     @property
     def spec(self) -> str:
         return self.config.spec
+
+    @property
+    def to_the_second(self) -> bool:
+        """Whether this job's times are shown to the second (:data:`TO_THE_SECOND_BELOW`):
+        ``every 30s`` and ``every 90s`` are, ``every 1h`` and cron jobs (whole minutes) are not."""
+        if self._every is None:
+            return False
+        seconds = self._every.total_seconds()
+        return seconds < TO_THE_SECOND_BELOW or seconds % 60 != 0
 
     @property
     def is_once(self) -> bool:

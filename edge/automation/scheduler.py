@@ -77,6 +77,8 @@ class ScheduleRow:
     running: bool
     disabled_reason: str = ""
     """Why the scheduler disabled the job (its next run could not be worked out); empty if not."""
+    to_the_second: bool = False
+    """Show its times to the second (a short ``every``: :func:`.schedule.local_time`)."""
 
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "next_run": _text(self.next_run), "last_run": _text(self.last_run)}
@@ -319,7 +321,7 @@ class Scheduler:
                 last_result=state.last_result, source=job.source, added_by=job.added_by,
                 enabled=job.config.enabled and job.name not in self._disabled, action=job.config.action,
                 catch_up=job.config.catch_up, running=self._is_running(job.name),
-                disabled_reason=self._disabled.get(job.name, "")))
+                disabled_reason=self._disabled.get(job.name, ""), to_the_second=job.to_the_second))
         return rows
 
     # helpers

@@ -315,3 +315,31 @@ async def test_a_disabled_job_does_not_run(tmp_path, clock):
     async with Agent(tmp_path, clock, [job("pump", every="1m", enabled=False)]) as agent:
         await clock.advance(timedelta(minutes=5))
         assert agent.runs == [] and agent.row("pump").next_run is None
+
+
+async def test_short_every_jobs_show_their_times_to_the_second(tmp_path):
+    """At minute precision a 30 s job's next and last runs read the same minute; its row says
+    to show them to the second, and :func:`local_time` does."""
+    from edge.automation.schedule import local_time
+
+    clock = ManualClock(datetime(2026, 11, 24, 6, 0, 10, tzinfo=UTC))
+    jobs = [job("tick", every="30s", timezone="UTC"), job("ninety", every="90s", timezone="UTC"),
+            job("hourly", every="1h", timezone="UTC"), job("water", cron="0 6 * * *", timezone="UTC")]
+    async with Agent(tmp_path, clock, jobs) as agent:
+        await clock.advance(timedelta(seconds=30))
+        await until_ran(agent, "tick")
+        rows = {row.name: row.as_json() for row in agent.scheduler.rows()}
+    assert {name: row["to_the_second"] for name, row in rows.items()} == {
+        "tick": True, "ninety": True, "hourly": False, "water": False}
+    tick = rows["tick"]
+    assert local_time(tick["last_run"], "UTC", tick["to_the_second"]) == "2026-11-24 06:00:40 UTC"
+    assert local_time(tick["next_run"], "UTC", tick["to_the_second"]) == "2026-11-24 06:01:10 UTC"
+    assert local_time(rows["water"]["next_run"], "UTC") == "2026-11-25 06:00 UTC"
+
+
+async def until_ran(agent: Agent, name: str) -> None:
+    for _ in range(200):
+        if agent.ran(name):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{name} did not run")
