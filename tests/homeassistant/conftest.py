@@ -1,0 +1,221 @@
+"""One Mosquitto, one Home Assistant core and one agent (``edge-cli run``, on mock Pi-header pins
+and an emulated Uno) per test module: Home Assistant starts once, the tests read and drive it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from tests.emulation.simavr import SimAvr
+from tests.fakes.mosquitto import Mosquitto
+from tests.helpers import EDGE_CLI, ROOT, cli
+from tests.homeassistant.harness import HomeAssistant, HomeAssistantUnavailable, install
+
+NODE = "greenhouse"
+DISCOVERY_PREFIX = "homeassistant"
+
+AGENT = """
+[memory]
+backend = "none"
+[channels.cli]
+enabled = false
+
+[boards.gpio]
+type = "gpio"
+simulate = true
+[boards.gpio.aliases]
+pump = "GPIO17"
+lamp = "GPIO18"
+door = "GPIO27"
+[boards.gpio.pins]
+pump = {{ mode = "output", safe = "off" }}
+lamp = {{ mode = "pwm", safe = "off" }}
+door = {{ mode = "input", pull = "up" }}
+
+[boards.uno]
+type = "arduino"
+port = "{port}"
+[boards.uno.aliases]
+arm = "D9"
+button = "D2"
+knob = "A0"
+meter = "A1"
+probe = "A2"
+[boards.uno.pins]
+arm = {{ mode = "pwm" }}
+button = {{ mode = "input", pull = "none" }}
+knob = {{ mode = "analog" }}
+meter = {{ mode = "analog" }}
+probe = {{ mode = "analog" }}
+
+[sensors.pi]
+type = "pi"
+interval_seconds = 1
+
+[sensors.energy]
+type = "analog"
+pin = "uno:A1"
+quantity = "energy"
+unit = "kWh"
+scale = 100
+interval_seconds = 1
+
+[sensors.soil]
+type = "analog"
+pin = "uno:A2"
+quantity = "temperature"
+unit = "°C"
+scale = 500
+interval_seconds = 1
+
+[mqtt]
+url = "{url}"
+node_id = "{node}"
+servos = ["arm"]
+reconnect_max_seconds = 0.5
+"""
+"""Every entity kind the agent announces: a switch (pump), a dimmable light (lamp), a servo's
+number (arm, on the Uno: D9 drives one), binary sensors (door on the Pi header, button on the
+Uno), raw analog sensors (knob, meter, probe), sensors with units (energy in kWh, soil
+temperature in °C, both scaled from the Uno's analog pins) and the Pi's own health."""
+
+
+@pytest.fixture(scope="module")
+def home_assistant_venv() -> Path:
+    """Installed once per machine (cached); a failure to install fails the tests, never skips."""
+    try:
+        return install()
+    except HomeAssistantUnavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def ha_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+    with Mosquitto(tmp_path_factory.mktemp("broker")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def home_assistant(home_assistant_venv: Path, ha_broker: Mosquitto,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[HomeAssistant]:
+    core = HomeAssistant(home_assistant_venv, tmp_path_factory.mktemp("home-assistant"),
+                         broker_port=ha_broker.port, discovery_prefix=DISCOVERY_PREFIX)
+    try:
+        core.start()
+    except HomeAssistantUnavailable as exc:
+        core.stop()
+        pytest.fail(str(exc), pytrace=False)
+    yield core
+    core.stop()
+
+
+@pytest.fixture(scope="module")
+def uno(arduino_firmware: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimAvr]:
+    emulator_bin, elf = arduino_firmware
+    board = SimAvr(emulator_bin, elf, tmp_path_factory.mktemp("uno"))
+    board.start()
+    board.set_adc("A0", 2500)  # knob half way
+    board.set_adc("A1", 1000)  # 0.2 of the reference: 20 kWh at scale 100
+    board.set_adc("A2", 215)  # 21.5 °C at 10 mV per °C
+    yield board
+    board.stop()
+
+
+@dataclass
+class Agent:
+    proc: subprocess.Popen[str]
+    env: dict[str, str]
+    folder: Path
+    discovery: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Config topic -> the retained discovery payload the agent left on the broker."""
+
+    @property
+    def log(self) -> str:
+        path = self.folder / "stderr.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def gpio_read(self, pin: str) -> dict[str, Any]:
+        """``edge-cli gpio read PIN --json`` (through the running agent's control socket)."""
+        done = cli("gpio", "read", pin, "--json", env=self.env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        data: dict[str, Any] = json.loads(done.stdout)["data"]
+        return data
+
+
+def agent_env(folder: Path) -> dict[str, str]:
+    """The agent's own environment: no EDGE_* of the caller, a home and state directory of its own."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("EDGE_") and k not in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY")}
+    home = folder / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    return env | {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+                  "XDG_STATE_HOME": str(home / ".local" / "state"),
+                  "EDGE_CONFIG": str(folder / "config.toml"), "EDGE_STATE_DIR": str(folder / "state"),
+                  "EDGE_MEMORY__EMBEDDER": "none"}
+
+
+async def retained_configs(broker: Mosquitto, node: str, settle: float = 1.0) -> dict[str, dict[str, Any]]:
+    """The node's retained discovery configs on the broker (what Home Assistant was told)."""
+    configs: dict[str, dict[str, Any]] = {}
+    async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+        await client.subscribe(f"{DISCOVERY_PREFIX}/+/{node}/+/config", qos=1)
+        try:
+            async with asyncio.timeout(settle):
+                async for message in client.messages:
+                    if message.retain and isinstance(message.payload, bytes) and message.payload:
+                        configs[message.topic.value] = json.loads(message.payload)
+        except TimeoutError:
+            pass
+    return configs
+
+
+@pytest.fixture(scope="module")
+def agent(home_assistant: HomeAssistant, ha_broker: Mosquitto, uno: SimAvr,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent]:
+    """``edge-cli run`` as a user starts it, once Home Assistant is listening; returned once its
+    announcement is on the broker."""
+    folder = tmp_path_factory.mktemp("agent")
+    env = agent_env(folder)
+    (folder / "config.toml").write_text(AGENT.format(port=uno.link, url=ha_broker.url, node=NODE))
+    with (folder / "stderr.log").open("w") as stderr:
+        proc = subprocess.Popen([*EDGE_CLI, "run"], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+    running = Agent(proc, env, folder)
+    try:
+        deadline = asyncio.run(_announced(running, ha_broker))
+        assert deadline, f"the agent announced nothing in time:\n{running.log[-3000:]}"
+        yield running
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+async def _announced(agent: Agent, broker: Mosquitto, timeout: float = 60.0) -> bool:
+    """Wait for ``online`` on the node's availability topic, then read what it announced."""
+    async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+        await client.subscribe(f"edge-agent/{NODE}/availability", qos=1)
+        try:
+            async with asyncio.timeout(timeout):
+                async for message in client.messages:
+                    assert agent.proc.poll() is None, f"the agent exited:\n{agent.log[-3000:]}"
+                    if message.payload == b"online":
+                        break
+        except TimeoutError:
+            return False
+    agent.discovery = await retained_configs(broker, NODE)
+    return bool(agent.discovery)
