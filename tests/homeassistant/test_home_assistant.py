@@ -9,22 +9,49 @@ through the websocket API the frontend uses)."""
 
 from __future__ import annotations
 
+import re
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pytest
 
 from tests.emulation.simavr import SimAvr
-from tests.helpers import wait_for
 from tests.homeassistant.conftest import DISCOVERY_PREFIX, NODE, Agent
 from tests.homeassistant.harness import HomeAssistant
 
 pytestmark = pytest.mark.emulator
 
+T = TypeVar("T")
+
 BASE = f"edge-agent/{NODE}"
 MAY_BE_UNKNOWN = frozenset({"event"})
 """Domains whose state is ``unknown`` until something happens (an event entity before its first
 event); every other entity has a state as soon as the agent is online."""
+
+
+def eventually(read: Callable[[], T], ok: Callable[[T], bool], what: str, timeout: float = 10.0) -> T:
+    """``read()`` once ``ok`` holds for it; AssertionError naming ``what`` and the last value read."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if ok(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: still {value!r} after {timeout} s")
+        time.sleep(0.05)
+
+
+def near(target: float, tolerance: float) -> Callable[[str], bool]:
+    """A state that is a number within ``tolerance`` of ``target``."""
+
+    def ok(state: str) -> bool:
+        try:
+            return abs(float(state) - target) <= tolerance
+        except ValueError:  # unknown, unavailable
+            return False
+
+    return ok
 
 
 def registry(ha: HomeAssistant) -> dict[str, dict[str, Any]]:
@@ -61,30 +88,49 @@ def our_words(agent: Agent, ha: HomeAssistant) -> list[str]:
     return ["mqtt", f"{DISCOVERY_PREFIX}/", NODE, "edge-agent", *ids, *ids.values()]
 
 
+def unusable(domain: str, state: str) -> bool:
+    return state in ("unavailable", "(no state)") or (state == "unknown" and domain not in MAY_BE_UNKNOWN)
+
+
 def test_every_announced_entity_is_in_home_assistant_and_available(agent: Agent,
                                                                    home_assistant: HomeAssistant) -> None:
     kinds = {topic.split("/")[1] for topic in agent.discovery}
-    assert {"switch", "light", "number", "binary_sensor", "sensor"} <= kinds, kinds
+    assert {"switch", "light", "number", "binary_sensor", "sensor", "event"} <= kinds, kinds
     ids = accepted(agent, home_assistant)
     assert len(ids) == len(agent.discovery) == len(set(ids.values()))
     entries = registry(home_assistant)
     enabled = {entity_id for uid, entity_id in ids.items() if entries[uid]["disabled_by"] is None}
 
-    def settled() -> dict[str, str]:
+    def unusable_states() -> dict[str, str]:
         states = home_assistant.states()
-        return {e: states[e]["state"] if e in states else "(no state)" for e in enabled}
+        seen = {e: states[e]["state"] if e in states else "(no state)" for e in enabled}
+        return {e: state for e, state in seen.items() if unusable(e.split(".")[0], state)}
 
-    def all_available() -> bool:
-        return all(state not in ("unavailable", "(no state)") and
-                   (state != "unknown" or e.split(".")[0] in MAY_BE_UNKNOWN)
-                   for e, state in settled().items())
+    eventually(unusable_states, lambda bad: not bad,
+               f"entities without a usable state (of {len(enabled)} enabled)", timeout=15)
 
-    try:
-        wait_for(all_available, timeout=15, interval=0.2)
-    except AssertionError:
-        bad = {e: s for e, s in settled().items()
-               if s in ("unavailable", "(no state)") or (s == "unknown" and e.split(".")[0] not in MAY_BE_UNKNOWN)}
-        raise AssertionError(f"{len(bad)} of {len(enabled)} entities have no usable state: {bad}") from None
+
+def test_home_assistant_shows_each_entity_as_it_was_announced(agent: Agent,
+                                                              home_assistant: HomeAssistant) -> None:
+    """Home Assistant kept every class, unit and category the agent gave (it drops what it finds
+    impossible), and every name reads as words: no snake_case, no word said twice in a row (the
+    node's name before a sensor named like it)."""
+    ids = accepted(agent, home_assistant)
+    entries, states = registry(home_assistant), home_assistant.states()
+    differences, names = [], {}
+    for body in agent.discovery.values():
+        entity_id = ids[body["unique_id"]]
+        attributes = states[entity_id]["attributes"] if entity_id in states else {}
+        for key in ("device_class", "state_class", "unit_of_measurement"):
+            if key in body and attributes.get(key) != body[key]:
+                differences.append(f"{entity_id} {key}: announced {body[key]!r}, shows {attributes.get(key)!r}")
+        if entries[body["unique_id"]]["entity_category"] != body.get("entity_category"):
+            differences.append(f"{entity_id} entity_category: announced {body.get('entity_category')!r}, "
+                               f"shows {entries[body['unique_id']]['entity_category']!r}")
+        names[entity_id] = attributes.get("friendly_name", "")
+    assert not differences, differences
+    clumsy = {e: n for e, n in names.items() if not n or "_" in n or re.search(r"\b(\w+) \1\b", n, re.I)}
+    assert not clumsy, clumsy
 
 
 def test_the_switch_light_and_servo_are_driven_from_home_assistant(agent: Agent,
@@ -93,29 +139,32 @@ def test_the_switch_light_and_servo_are_driven_from_home_assistant(agent: Agent,
     ha = home_assistant
     pump = entity(agent, ha, f"{BASE}/pump")
     ha.call("switch", "turn_on", entity_id=pump)
-    wait_for(lambda: agent.gpio_read("pump")["value"] == 1, timeout=10)
+    eventually(lambda: agent.gpio_read("pump")["value"], lambda v: v == 1, "pump after turn_on")
     ha.wait_state(pump, "on")
     ha.call("switch", "turn_off", entity_id=pump)
-    wait_for(lambda: agent.gpio_read("pump")["value"] == 0, timeout=10)
+    eventually(lambda: agent.gpio_read("pump")["value"], lambda v: v == 0, "pump after turn_off")
     ha.wait_state(pump, "off")
 
     lamp = entity(agent, ha, f"{BASE}/lamp")
     ha.call("light", "turn_on", entity_id=lamp, brightness_pct=40)
-    wait_for(lambda: agent.gpio_read("lamp")["value"] == pytest.approx(0.4), timeout=10)
+    eventually(lambda: agent.gpio_read("lamp")["value"], lambda v: v == pytest.approx(0.4),
+               "lamp's duty after brightness_pct 40")
     ha.wait_state(lamp, "on", brightness=102)  # 40 % of 255
     ha.call("light", "turn_off", entity_id=lamp)
-    wait_for(lambda: agent.gpio_read("lamp")["value"] == 0, timeout=10)
+    eventually(lambda: agent.gpio_read("lamp")["value"], lambda v: v == 0, "lamp after turn_off")
     ha.wait_state(lamp, "off")
 
     arm = entity(agent, ha, f"{BASE}/arm")
     ha.call("number", "set_value", entity_id=arm, value=90)
-    wait_for(lambda: agent.gpio_read("arm")["value"] == 90, timeout=10)
-    wait_for(lambda: float(ha.state(arm)["state"]) == 90, timeout=10)
+    eventually(lambda: agent.gpio_read("arm")["value"], lambda v: v == 90, "the servo's angle")
+    eventually(lambda: ha.state(arm)["state"], near(90, 0), f"{arm} in Home Assistant")
 
 
 def test_inputs_and_readings_reach_home_assistant(agent: Agent, home_assistant: HomeAssistant,
                                                   uno: SimAvr) -> None:
     ha = home_assistant
+    door = entity(agent, ha, f"{BASE}/door")
+    ha.wait_state(door, "off")  # a pull-up input at rest is not pressed (its line reads high)
     button = entity(agent, ha, f"{BASE}/button")
     uno.drive("D2", 1)
     ha.wait_state(button, "on")
@@ -124,16 +173,30 @@ def test_inputs_and_readings_reach_home_assistant(agent: Agent, home_assistant: 
 
     energy = entity(agent, ha, f"{BASE}/sensor/energy/energy")
     soil = entity(agent, ha, f"{BASE}/sensor/soil/temperature")
-    wait_for(lambda: abs(float(ha.state(energy)["state"]) - 20) < 0.5, timeout=10)
+    eventually(lambda: ha.state(energy)["state"], near(20, 0.5), energy)
     assert ha.state(energy)["attributes"]["unit_of_measurement"] == "kWh"
-    wait_for(lambda: abs(float(ha.state(soil)["state"]) - 21.5) < 0.6, timeout=10)
+    eventually(lambda: ha.state(soil)["state"], near(21.5, 0.6), soil)
     assert ha.state(soil)["attributes"]["unit_of_measurement"] == "°C"
     uno.set_adc("A2", 300)  # 30 °C
-    wait_for(lambda: abs(float(ha.state(soil)["state"]) - 30) < 0.6, timeout=10)
+    eventually(lambda: ha.state(soil)["state"], near(30, 0.6), f"{soil} at 300 mV")
 
     knob = entity(agent, ha, f"{BASE}/knob")
     uno.set_adc("A0", 1000)  # 0.2 of the reference, from 0.5
-    wait_for(lambda: abs(float(ha.state(knob)["state"]) - 0.2) < 0.01, timeout=10)
+    eventually(lambda: ha.state(knob)["state"], near(0.2, 0.01), f"{knob} (the raw analog pin) at 1 V")
+
+
+def test_a_refused_command_is_an_event_in_home_assistant(agent: Agent,
+                                                         home_assistant: HomeAssistant) -> None:
+    """A command the agent cannot carry out (here one published through Home Assistant's own
+    mqtt.publish service) fires the node's ``refused`` event entity, saying why."""
+    ha = home_assistant
+    refused = entity(agent, ha, f"{BASE}/refused")
+    before = ha.state(refused)["state"]
+    ha.call("mqtt", "publish", topic=f"{BASE}/pump/set", payload="sideways")
+    fired = eventually(lambda: ha.state(refused), lambda s: s["state"] != before, f"{refused} after a bad /set")
+    assert fired["attributes"]["event_type"] == "refused", fired
+    assert fired["attributes"]["pin"] == "pump" and fired["attributes"]["reason"], fired
+    assert agent.gpio_read("pump")["value"] == 0
 
 
 def test_home_assistant_logs_no_warning_about_our_entities(agent: Agent,
