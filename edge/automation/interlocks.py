@@ -31,7 +31,7 @@ from edge.automation.notify import ChannelNotifier
 from edge.automation.rules import BoardTrigger, ThresholdTrigger, parse_when
 from edge.config.interlocks import InterlockConfig
 from edge.config.loader import invalid_config
-from edge.core.exc import PolicyDenied
+from edge.core.exc import ConfigError, PolicyDenied
 from edge.core.requester import Requester
 from edge.core.validation import Problem
 from edge.hardware import Hardware
@@ -48,8 +48,9 @@ RECHECK_SECONDS = 1.0
 """How often a resident agent looks again without an event (a sensor going stale says nothing)."""
 
 
-class _KeyedError(ValueError):
-    """A problem with one key of an interlock (``forbid``, ``while``, ``exclusive``, ``of``)."""
+class InterlockKeyError(ConfigError):
+    """A problem with one key of an interlock (``forbid``, ``while``, ``exclusive``, ``of``);
+    collected with the config's other problems and told at once."""
 
     def __init__(self, key: str, message: str):
         super().__init__(message)
@@ -62,7 +63,7 @@ def _at(key: str) -> Iterator[None]:
     try:
         yield
     except (ValueError, BoardError) as exc:
-        raise _KeyedError(key, str(exc)) from None
+        raise InterlockKeyError(key, str(exc)) from None
 
 
 class InterlockRefused(PolicyDenied):
@@ -132,7 +133,7 @@ class Interlocks:
         for index, config in enumerate(configs):
             try:
                 self.interlocks.append(self._build(config))
-            except _KeyedError as exc:
+            except InterlockKeyError as exc:
                 found.append(Problem(("interlocks", index, exc.key), "value",
                                      f"interlock {config.name!r}: {exc}"))
         if problems is None and len(found) > start:
@@ -175,7 +176,7 @@ class Interlocks:
         return trigger
 
     def _build(self, config: InterlockConfig) -> Interlock:
-        """The interlock ``config`` describes; a _KeyedError naming the key that is wrong."""
+        """The interlock ``config`` describes; a InterlockKeyError naming the key that is wrong."""
         if config.shape == "forbid":
             with _at("forbid"):
                 words = (config.forbid or "").split()

@@ -9,6 +9,7 @@ when the class lives elsewhere, then when it is raised::
 
     EdgeError: the agent refused or failed to do something (exit 1)
         ConfigError(ValueError): the config file or environment is wrong; names file and key (exit 2)
+            InterlockKeyError [edge.automation.interlocks]: one key of an interlock is wrong
         UsageError: a command, or a job added at runtime, was given wrongly (exit 2)
             CommandLineError [edge.cli.main]: argparse refused the command line; carries the usage
         PolicyDenied: the security policy refused an action (a pin, a rate limit, an admin's job)
