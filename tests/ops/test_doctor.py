@@ -238,4 +238,4 @@ def test_a_rule_the_policy_forbids_fails_the_config_check(tmp_path, capsys):
     assert main(["doctor", "--config", str(config), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     config_check = next(c for c in report["data"]["checks"] if c["name"] == "config")
-    assert config_check["status"] == "fail" and "rules.0.then: rule 'boom'"  in config_check["detail"]
+    assert config_check["status"] == "fail" and "rules.0.then: rule 'boom'" in config_check["detail"]
