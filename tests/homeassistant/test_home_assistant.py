@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 import pytest
@@ -183,6 +184,27 @@ def test_inputs_and_readings_reach_home_assistant(agent: Agent, home_assistant: 
     knob = entity(agent, ha, f"{BASE}/knob")
     uno.set_adc("A0", 1000)  # 0.2 of the reference, from 0.5
     eventually(lambda: ha.state(knob)["state"], near(0.2, 0.01), f"{knob} (the raw analog pin) at 1 V")
+
+
+def test_a_failing_sensor_is_unavailable_in_home_assistant_until_it_reads_again(
+        agent: Agent, home_assistant: HomeAssistant, uno: SimAvr) -> None:
+    """The Uno unplugged: the sensors read through it go grey in Home Assistant, the rest of
+    the node stays; plugged back in, they read again."""
+    ha = home_assistant
+    energy = entity(agent, ha, f"{BASE}/sensor/energy/energy")
+    soil = entity(agent, ha, f"{BASE}/sensor/soil/temperature")
+    pump = entity(agent, ha, f"{BASE}/pump")
+    eventually(lambda: ha.state(energy)["state"], near(20, 0.5), energy)
+    uno.stop()
+    for sensor in (energy, soil):
+        eventually(partial(ha.state, sensor), lambda s: s["state"] == "unavailable",
+                   f"{sensor} with its board unplugged", timeout=15)
+    assert ha.state(pump)["state"] == "off"
+    uno.start()
+    uno.set_adc("A1", 1500)  # 30 kWh
+    uno.set_adc("A2", 300)
+    eventually(lambda: ha.state(energy)["state"], near(30, 0.5), f"{energy} with its board back", timeout=30)
+    eventually(lambda: ha.state(soil)["state"], near(30, 0.6), f"{soil} with its board back", timeout=30)
 
 
 def test_a_refused_command_is_an_event_in_home_assistant(agent: Agent,
