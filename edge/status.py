@@ -253,8 +253,9 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
         broken = [j["name"] for j in status["schedules"]
                   if str(j.get("last_result", "")).startswith("error")]
         failed = f", last run failed: {', '.join(broken)}" if broken else ""
+        shown = soonest["next_run"][:19 if soonest.get("to_the_second") else 16]
         lines.append(f"schedules: {len(status['schedules'])}, next {soonest['name']} at "
-                     f"{soonest['next_run'][:16].replace('T', ' ')} UTC{failed}")
+                     f"{shown.replace('T', ' ')} UTC{failed}")
     memory = status.get("memory")
     if memory:
         count = f"{memory['entries']} entries, " if memory.get("entries") is not None else ""

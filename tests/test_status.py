@@ -34,3 +34,11 @@ def test_counts_read_as_words():
     assert "rules: 1, fired once" in text and "task scheduler: DOWN, restarted once" in text
     text = format_status(status(rules=[rule, {"name": "fan", "fired": 2}]))
     assert "rules: 2, fired 3 times" in text
+
+
+def test_the_next_job_is_shown_to_the_second_when_its_times_are():
+    tick = {"name": "tick", "next_run": "2026-11-25T05:00:30.294+00:00", "to_the_second": True}
+    water = {"name": "water", "next_run": "2026-11-25T06:00:00+00:00", "to_the_second": False}
+    assert "schedules: 2, next tick at 2026-11-25 05:00:30 UTC" in format_status(status(schedules=[tick, water]))
+    later = {**tick, "next_run": "2026-11-25T07:00:30+00:00"}
+    assert "schedules: 2, next water at 2026-11-25 06:00 UTC" in format_status(status(schedules=[later, water]))

@@ -6,9 +6,15 @@ logged with its traceback and it looks again after a backoff.
 
 >>> beat = Heartbeat(lambda: {}, None, down_after=60)
 >>> beat.observe({"board uno": "unplugged"}, now=0), beat.observe({"board uno": "unplugged"}, now=60)
-([], ['board uno is down (for 1m): unplugged'])
+([], ['board uno is down (for 1 min): unplugged'])
 >>> beat.observe({}, now=100)
-['board uno is back (it was down for 1m40s)']
+['board uno is back (it was down for 1 min 40 s)']
+
+Spans read the way status writes them (:func:`edge.status.span`), not as raw seconds:
+
+>>> blip = Heartbeat(lambda: {}, None, down_after=0)
+>>> blip.observe({"task mqtt": "reset"}, now=5.0), blip.observe({}, now=5.0029)
+(['task mqtt is down (for less than a second): reset'], ['task mqtt is back (it was down for less than a second)'])
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 
 from edge.automation.actions import Notifier
-from edge.core.durations import format_duration
+from edge.status import span
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +51,14 @@ class Heartbeat:
             since = self._down_since.setdefault(component, now)
             if component not in self._reported and now - since >= self.down_after:
                 self._reported.add(component)
-                notices.append(f"{component} is down (for {format_duration(now - since, most=2)}): {why}")
+                notices.append(f"{component} is down (for {span(now - since)}): {why}")
                 log.warning("heartbeat_down component=%r since=%.0fs reason=%r", component,
                             now - since, why)
         for component in [c for c in self._down_since if c not in down]:
             since = self._down_since.pop(component)
             if component in self._reported:
                 self._reported.discard(component)
-                notices.append(f"{component} is back (it was down for "
-                               f"{format_duration(now - since, most=2)})")
+                notices.append(f"{component} is back (it was down for {span(now - since)})")
                 log.info("heartbeat_up component=%r after=%.0fs", component, now - since)
         return notices
 

@@ -106,14 +106,23 @@ def _written(seconds: float) -> str:
 
 def format_duration(seconds: float, most: int = 4) -> str:
     """The shortest way to write ``seconds`` back (``5400`` -> ``1h30m``), as
-    :func:`parse_duration` reads it; with ``most``, only that many of the largest units (an uptime,
-    how long something has been down: ``1d2h``)."""
-    if not math.isfinite(seconds):
-        return f"{seconds}s"
-    rest, parts = round(seconds), list[tuple[int, str]]()
+    :func:`parse_duration` reads it: a duration as config and commands write it (``hold for
+    1.5s``), to the millisecond; with ``most``, only that many of the largest units (``1d2h``).
+    A span told to a person (an uptime, how long something was down) is
+    :func:`edge.status.span`'s ``2 min 5 s``.
+
+    >>> format_duration(1.5), format_duration(2.5), format_duration(90.25), format_duration(0.0029)
+    ('1.5s', '2.5s', '1m30.25s', '0.003s')
+    """
+    if not math.isfinite(seconds) or round(seconds, 3) <= 0:
+        return f"{seconds:g}s"
+    rest, fraction = divmod(round(seconds, 3), 1.0)
+    parts = list[tuple[float, str]]()
     for unit in ("d", "h", "m", "s"):
-        count, rest = divmod(rest, int(UNITS[unit]))
+        count, rest = divmod(rest, UNITS[unit])
         if count or parts:
             parts.append((count, unit))
-    shown = [f"{count}{unit}" for count, unit in parts[:most] if count]
-    return "".join(shown) or f"{seconds:g}s"
+    if fraction:
+        parts = parts[:-1] + [(parts[-1][0] + fraction, "s")] if parts else [(fraction, "s")]
+    shown = [f"{round(count, 3):g}{unit}" for count, unit in parts[:most] if count]
+    return "".join(shown)

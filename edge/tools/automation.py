@@ -7,9 +7,7 @@ a job then does goes through the policy as ``schedule:NAME`` every time it runs.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field
 
@@ -17,10 +15,12 @@ from edge.automation.assembly import Automation
 from edge.automation.engine import RuleEngine
 from edge.automation.interlocks import Interlocks
 from edge.automation.interlocks import format_rows as format_interlocks
+from edge.automation.schedule import local_time
 from edge.config.schedules import ScheduleConfig
 from edge.core.exc import PolicyDenied
 from edge.core.requester import Requester
 from edge.security.approvals import ApprovalGate
+from edge.status import ago, times
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from edge.tools.sensors import SensorReadTool
 
@@ -37,7 +37,7 @@ def format_rules(rows: list[dict[str, Any]]) -> str:
         state = "" if row["enabled"] else " (disabled)"
         count = row["fired"]
         fired = "never fired" if not count else (
-            f"fired {count} time{'s' if count > 1 else ''}, last {row['last_fired_ago']:g} s ago")
+            f"fired {times(count)}, last {ago(row['last_fired_ago'])}")
         if row["suppressed"]:
             fired += f", {row['suppressed']} held back by the cooldown"
         lines.append(f"{row['name']}{state}: when {row['when']} -> {'; '.join(row['then'])} "
@@ -77,15 +77,6 @@ class InterlockListTool(ModelTool[NoArgs]):
         return ToolResult(True, format_interlocks(rows), data={"interlocks": rows})
 
 
-def _local(moment: str, zone: str) -> str:
-    """An ISO time from the scheduler, in the job's own zone: ``2026-11-25 06:00 CET``."""
-    try:
-        when = datetime.fromisoformat(moment).astimezone(ZoneInfo(zone))
-    except (ValueError, ZoneInfoNotFoundError):
-        return moment
-    return when.strftime("%Y-%m-%d %H:%M %Z")
-
-
 def format_schedules(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "No schedules (add [[schedules]] entries, or /schedule add)."
@@ -94,9 +85,10 @@ def format_schedules(rows: list[dict[str, Any]]) -> str:
         why = row.get("disabled_reason")
         state = f" (disabled: {why})" if why else "" if row["enabled"] else " (disabled)"
         added = f", added by {row['added_by']}" if row["source"] == "runtime" else ""
-        when = f"next {_local(row['next_run'], row['timezone'])}" if row["next_run"] else \
+        zone, seconds = row["timezone"], row.get("to_the_second", False)
+        when = f"next {local_time(row['next_run'], zone, seconds)}" if row["next_run"] else \
             "no next run"
-        last = (f", last {_local(row['last_run'], row['timezone'])}: {row['last_result']}"
+        last = (f", last {local_time(row['last_run'], zone, seconds)}: {row['last_result']}"
                 if row["last_run"] else "")
         lines.append(f"{row['name']}{state}: {row['spec']} ({row['timezone']}) -> "
                      f"{row['action']}; {when}{last}{added}")

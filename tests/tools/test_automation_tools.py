@@ -13,7 +13,7 @@ from edge.config.loader import load_config
 from edge.core.requester import Requester
 from edge.hardware import build_hardware
 from edge.security.approvals import ApprovalGate, Decision
-from edge.tools.automation import automation_tools
+from edge.tools.automation import automation_tools, format_rules, format_schedules
 
 CONFIG = """
 [security]
@@ -130,3 +130,31 @@ async def test_runtime_schedules_are_capped(tools, monkeypatch):
         assert (await tool_set["schedule_add"].execute({**JOB, "name": name}, ADMIN)).success
     refused = await tool_set["schedule_add"].execute({**JOB, "name": "c"}, ADMIN)
     assert not refused.success and "already 2 schedules" in refused.error
+
+
+def job_row(name, spec, next_run, last_run=None, to_the_second=False):
+    return {"name": name, "spec": spec, "timezone": "Europe/Berlin", "action": "notify hi",
+            "enabled": True, "source": "config", "next_run": next_run, "last_run": last_run,
+            "last_result": "ok", "to_the_second": to_the_second}
+
+
+def test_the_schedule_listing_shows_a_short_every_job_to_the_second():
+    text = format_schedules([
+        job_row("tick", "every 30s", "2026-11-25T05:00:30+00:00", "2026-11-25T05:00:00+00:00", True),
+        job_row("water", "cron 0 6 * * *", "2026-11-25T05:00:00+00:00")])
+    assert text.splitlines() == [
+        "tick: every 30s (Europe/Berlin) -> notify hi; next 2026-11-25 06:00:30 CET, "
+        "last 2026-11-25 06:00:00 CET: ok",
+        "water: cron 0 6 * * * (Europe/Berlin) -> notify hi; next 2026-11-25 06:00 CET"]
+
+
+def test_the_rule_listing_says_how_long_ago_in_words():
+    def rule(fired, ago):
+        return {"name": "lamp", "enabled": True, "fired": fired, "last_fired_ago": ago,
+                "suppressed": 0, "when": "dark", "then": ["gpio write led on"], "on_clear": [],
+                "last_error": None}
+
+    assert format_rules([rule(1, 0.0029)]) == \
+        "lamp: when dark -> gpio write led on (fired once, last just now)"
+    assert format_rules([rule(3, 125.2)]) == \
+        "lamp: when dark -> gpio write led on (fired 3 times, last 2 min 5 s ago)"
