@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -138,6 +139,8 @@ class Agent:
     folder: Path
     discovery: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Config topic -> the retained discovery payload the agent left on the broker."""
+    entity_ids: dict[str, str] = field(default_factory=dict)
+    """unique_id -> entity_id in Home Assistant, once it has every announced entity."""
 
     @property
     def log(self) -> str:
@@ -164,18 +167,22 @@ def agent_env(folder: Path) -> dict[str, str]:
                   "EDGE_MEMORY__EMBEDDER": "none"}
 
 
-async def retained_configs(broker: Mosquitto, node: str, settle: float = 1.0) -> dict[str, dict[str, Any]]:
-    """The node's retained discovery configs on the broker (what Home Assistant was told)."""
+async def retained_configs(broker: Mosquitto, node: str, timeout: float = 10.0) -> dict[str, dict[str, Any]]:
+    """The node's retained discovery configs on the broker (what Home Assistant was told). The
+    broker sends the retained messages of a subscription before anything published after it, so
+    a marker published once subscribed comes back behind the last of them."""
     configs: dict[str, dict[str, Any]] = {}
+    marker = f"edge-agent-test/{secrets.token_hex(4)}"
     async with aiomqtt.Client("127.0.0.1", broker.port) as client:
         await client.subscribe(f"{DISCOVERY_PREFIX}/+/{node}/+/config", qos=1)
-        try:
-            async with asyncio.timeout(settle):
-                async for message in client.messages:
-                    if message.retain and isinstance(message.payload, bytes) and message.payload:
-                        configs[message.topic.value] = json.loads(message.payload)
-        except TimeoutError:
-            pass
+        await client.subscribe(marker, qos=1)
+        await client.publish(marker, b"", qos=1)
+        async with asyncio.timeout(timeout):
+            async for message in client.messages:
+                if message.topic.value == marker:
+                    break
+                if message.retain and isinstance(message.payload, bytes) and message.payload:
+                    configs[message.topic.value] = json.loads(message.payload)
     return configs
 
 

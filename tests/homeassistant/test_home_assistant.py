@@ -64,6 +64,8 @@ def registry(ha: HomeAssistant) -> dict[str, dict[str, Any]]:
 def accepted(agent: Agent, ha: HomeAssistant, timeout: float = 20.0) -> dict[str, str]:
     """unique_id -> entity_id of every announced entity, once Home Assistant has them all;
     AssertionError naming the configs it did not take."""
+    if agent.entity_ids:
+        return agent.entity_ids
     wanted = {body["unique_id"]: topic for topic, body in agent.discovery.items()}
     deadline = time.monotonic() + timeout
     while True:
@@ -74,7 +76,8 @@ def accepted(agent: Agent, ha: HomeAssistant, timeout: float = 20.0) -> dict[str
     missing = {uid: agent.discovery[topic] for uid, topic in wanted.items() if uid not in have}
     assert not missing, (f"Home Assistant did not create {len(missing)} of {len(wanted)} announced "
                          f"entities: {missing}\nits log:\n{ha.output()}")
-    return {uid: have[uid]["entity_id"] for uid in wanted}
+    agent.entity_ids = {uid: have[uid]["entity_id"] for uid in wanted}
+    return agent.entity_ids
 
 
 def entity(agent: Agent, ha: HomeAssistant, state_topic: str) -> str:
