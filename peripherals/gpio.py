@@ -116,11 +116,29 @@ class GpioBoard(Board):
         return self.factory.board_info if self.factory is not None else HEADER_NAMES
 
     def canonical(self, spec: str) -> str:
+        """The GPIO name of ``spec`` (``17``, ``BOARD11``, ``J8:11`` -> ``GPIO17``); UnknownPin
+        says once what ``spec`` is not, and how pins are named.
+
+        >>> board = GpioBoard("gpio")
+        >>> board.canonical("BOARD11")
+        'GPIO17'
+        >>> board.canonical("nosuchpin")
+        Traceback (most recent call last):
+        ...
+        peripherals.exc.UnknownPin: 'nosuchpin' is not a GPIO pin name; use names like GPIO17, 17 or BOARD11
+        >>> board.canonical("BOARD6")
+        Traceback (most recent call last):
+        ...
+        peripherals.exc.UnknownPin: 'BOARD6' is not a GPIO pin (it is a GND pin); use names like GPIO17, 17 or BOARD11
+        """
+        spec = str(spec).strip()
         try:
-            name: str = self._names.to_gpio(str(spec).strip())
-        except PinInvalidPin as exc:
-            raise UnknownPin(f"{spec!r} is not a GPIO pin on this board ({exc}); "
-                             "use names like GPIO17, 17 or BOARD11") from None
+            name: str = self._names.to_gpio(spec)
+        except PinInvalidPin:
+            found = [info.name for _, info in self._names.find_pin(spec)]
+            what = f" (it is a {found[0]} pin)" if found else " name"
+            raise UnknownPin(f"{spec!r} is not a GPIO pin{what}; use names like GPIO17, 17 or BOARD11") \
+                from None
         return name
 
     def resolve(self, spec: str) -> str:
