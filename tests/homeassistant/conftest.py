@@ -134,9 +134,12 @@ def uno(arduino_firmware: tuple[Path, Path], tmp_path_factory: pytest.TempPathFa
 
 @dataclass
 class Agent:
-    proc: subprocess.Popen[str]
-    env: dict[str, str]
+    """``edge-cli run`` with the config and state in ``folder``, on ``broker``."""
+
     folder: Path
+    broker: Mosquitto
+    env: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen[str] | None = None
     discovery: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Config topic -> the retained discovery payload the agent left on the broker."""
     entity_ids: dict[str, str] = field(default_factory=dict)
@@ -146,6 +149,42 @@ class Agent:
     def log(self) -> str:
         path = self.folder / "stderr.log"
         return path.read_text(errors="replace") if path.exists() else ""
+
+    def start(self) -> None:
+        """Run it, and return once it is online and its announcement can be read back."""
+        with (self.folder / "stderr.log").open("a") as stderr:
+            self.proc = subprocess.Popen([*EDGE_CLI, "run"], env=self.env, cwd=ROOT,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=stderr, text=True)
+        assert asyncio.run(self._online()), f"the agent was not online in time:\n{self.log[-3000:]}"
+        self.discovery = asyncio.run(retained_configs(self.broker, NODE))
+        assert self.discovery, f"the agent announced nothing:\n{self.log[-3000:]}"
+
+    def stop(self) -> None:
+        """SIGTERM, as systemd stops it: it says ``offline`` and drives its outputs safe."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    async def _online(self, timeout: float = 60.0) -> bool:
+        """``online`` published (not an earlier run's retained one) on the availability topic."""
+        async with aiomqtt.Client("127.0.0.1", self.broker.port) as client:
+            await client.subscribe(f"edge-agent/{NODE}/availability", qos=1)
+            try:
+                async with asyncio.timeout(timeout):
+                    async for message in client.messages:
+                        assert self.proc is not None and self.proc.poll() is None, \
+                            f"the agent exited:\n{self.log[-3000:]}"
+                        if message.payload == b"online" and not message.retain:
+                            return True
+            except TimeoutError:
+                pass
+        return False
 
     def gpio_read(self, pin: str) -> dict[str, Any]:
         """``edge-cli gpio read PIN --json`` (through the running agent's control socket)."""
@@ -192,37 +231,10 @@ def agent(home_assistant: HomeAssistant, ha_broker: Mosquitto, uno: SimAvr,
     """``edge-cli run`` as a user starts it, once Home Assistant is listening; returned once its
     announcement is on the broker."""
     folder = tmp_path_factory.mktemp("agent")
-    env = agent_env(folder)
     (folder / "config.toml").write_text(AGENT.format(port=uno.link, url=ha_broker.url, node=NODE))
-    with (folder / "stderr.log").open("w") as stderr:
-        proc = subprocess.Popen([*EDGE_CLI, "run"], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=stderr, text=True)
-    running = Agent(proc, env, folder)
+    running = Agent(folder, ha_broker, agent_env(folder))
     try:
-        deadline = asyncio.run(_announced(running, ha_broker))
-        assert deadline, f"the agent announced nothing in time:\n{running.log[-3000:]}"
+        running.start()
         yield running
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-async def _announced(agent: Agent, broker: Mosquitto, timeout: float = 60.0) -> bool:
-    """Wait for ``online`` on the node's availability topic, then read what it announced."""
-    async with aiomqtt.Client("127.0.0.1", broker.port) as client:
-        await client.subscribe(f"edge-agent/{NODE}/availability", qos=1)
-        try:
-            async with asyncio.timeout(timeout):
-                async for message in client.messages:
-                    assert agent.proc.poll() is None, f"the agent exited:\n{agent.log[-3000:]}"
-                    if message.payload == b"online":
-                        break
-        except TimeoutError:
-            return False
-    agent.discovery = await retained_configs(broker, NODE)
-    return bool(agent.discovery)
+        running.stop()

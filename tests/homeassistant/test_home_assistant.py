@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, TypeVar
 
@@ -92,8 +92,13 @@ def our_words(agent: Agent, ha: HomeAssistant) -> list[str]:
     return ["mqtt", f"{DISCOVERY_PREFIX}/", NODE, "edge-agent", *ids, *ids.values()]
 
 
-def unusable(domain: str, state: str) -> bool:
-    return state in ("unavailable", "(no state)") or (state == "unknown" and domain not in MAY_BE_UNKNOWN)
+def unusable(ha: HomeAssistant, entity_ids: Iterable[str]) -> dict[str, str]:
+    """The entities among ``entity_ids`` that have no usable state now, with what they show."""
+    states = ha.states()
+    seen = {e: states[e]["state"] if e in states else "(no state)" for e in entity_ids}
+    return {e: state for e, state in seen.items()
+            if state in ("unavailable", "(no state)")
+            or (state == "unknown" and e.split(".")[0] not in MAY_BE_UNKNOWN)}
 
 
 def test_every_announced_entity_is_in_home_assistant_and_available(agent: Agent,
@@ -103,14 +108,9 @@ def test_every_announced_entity_is_in_home_assistant_and_available(agent: Agent,
     ids = accepted(agent, home_assistant)
     assert len(ids) == len(agent.discovery) == len(set(ids.values()))
     entries = registry(home_assistant)
-    enabled = {entity_id for uid, entity_id in ids.items() if entries[uid]["disabled_by"] is None}
-
-    def unusable_states() -> dict[str, str]:
-        states = home_assistant.states()
-        seen = {e: states[e]["state"] if e in states else "(no state)" for e in enabled}
-        return {e: state for e, state in seen.items() if unusable(e.split(".")[0], state)}
-
-    eventually(unusable_states, lambda bad: not bad,
+    assert len({entries[uid]["device_id"] for uid in ids}) == 1  # one device: the node
+    enabled = [entity_id for uid, entity_id in ids.items() if entries[uid]["disabled_by"] is None]
+    eventually(lambda: unusable(home_assistant, enabled), lambda bad: not bad,
                f"entities without a usable state (of {len(enabled)} enabled)", timeout=15)
 
 
@@ -208,6 +208,23 @@ def test_a_failing_sensor_is_unavailable_in_home_assistant_until_it_reads_again(
     uno.set_adc("A2", 300)
     eventually(lambda: ha.state(energy)["state"], near(30, 0.5), f"{energy} with its board back", timeout=30)
     eventually(lambda: ha.state(soil)["state"], near(30, 0.6), f"{soil} with its board back", timeout=30)
+
+
+def test_a_restarted_agent_greys_its_entities_and_brings_the_same_ones_back(
+        agent: Agent, home_assistant: HomeAssistant) -> None:
+    """``systemctl restart``: while the agent is away every entity is unavailable (it said
+    ``offline``), and once it is back the same entities (no new ones) have their states again."""
+    ha = home_assistant
+    ids = accepted(agent, ha)
+    before = dict(agent.discovery)
+    agent.stop()
+    eventually(lambda: {e: s for e, s in ((e, ha.state(e)["state"]) for e in ids.values()) if s != "unavailable"},
+               lambda available: not available, "entities still available with the agent stopped")
+    agent.start()
+    assert agent.discovery.keys() == before.keys()
+    assert registry(ha).keys() == ids.keys()
+    eventually(lambda: unusable(ha, ids.values()), lambda bad: not bad,
+               "entities without a usable state after the restart", timeout=15)
 
 
 def test_a_refused_command_is_an_event_in_home_assistant(agent: Agent,
