@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from edge.board_events import RECENT_EVENTS_KEPT, BoardEvents
-from edge.config.model import Config
+from edge.config.loader import invalid_config
+from edge.config.model import BoardConfig, Config
 from edge.core.actuation import Actuation, ActuationRecorder
-from edge.core.exc import ConfigError, PolicyDenied
+from edge.core.exc import PolicyDenied
 from edge.core.ratelimit import SharedWindow
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask
+from edge.core.validation import Problem
 from edge.holds import AutoOffTimers, hold_refusal, oneshot_refusal
 from edge.outcomes import Outcomes
 from edge.pin_values import PinMeanings, PinValue
@@ -416,21 +418,14 @@ class Hardware:
 def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                    hold_seconds: float | None = None, state_dir: Path | None = None,
                    approvals: ApprovalGate | None = None) -> Hardware:
-    """Boards, their pins and the policy from config; unknown or duplicate pins are ConfigErrors
-    naming the key. ``state_dir``: where one-shot commands (not ``resident``) count actuations
-    and each pin's switches together. ``approvals``: the agent's gate (its runtime builds it,
-    with the channels that answer it); without one, a gate for ``[security] autonomy`` that no
-    channel answers (direct commands need none; what a model asks under ``supervised`` is
-    refused)."""
-    boards: dict[str, Board] = {}
-    pins: list[Pin] = []
-    for name, section in config.boards.items():
-        try:
-            board = create_board(name, section.type, section, BoardContext(pin_factory))
-        except UnknownPin as exc:
-            raise ConfigError(f"boards.{name}.aliases: {exc}") from None
-        boards[name] = board
-        pins.extend(pin_table(name, section, board))
+    """Boards, their pins and the policy from config; aliases and pins that could never work
+    (unknown, a mode the pin cannot take, two keys for one pin) are one ConfigError naming every
+    one at its key, under the config file (:func:`build_boards`). ``state_dir``: where one-shot
+    commands (not ``resident``) count actuations and each pin's switches together.
+    ``approvals``: the agent's gate (its runtime builds it, with the channels that answer it);
+    without one, a gate for ``[security] autonomy`` that no channel answers (direct commands
+    need none; what a model asks under ``supervised`` is refused)."""
+    boards, pins = build_boards(config, BoardContext(pin_factory))
     gate = approvals or ApprovalGate.from_config(config.security)
     rates = switches = None
     if not resident and state_dir is not None:
@@ -441,6 +436,46 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
     return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds,
                     meanings=PinMeanings.from_config(config, boards, pins),
                     details={} if pin_factory is not None else _simulation_details(config))
+
+
+def build_boards(config: Config, context: BoardContext) -> tuple[dict[str, Board], list[Pin]]:
+    """Each ``[boards.NAME]``'s driver (not connected) and the pins it allowlists; every alias
+    and pin that could never work, on every board, in one ConfigError (exit 2)."""
+    problems: list[Problem] = []
+    boards: dict[str, Board] = {}
+    pins: list[Pin] = []
+    for name, section in config.boards.items():
+        board = _board(name, section, context, problems)
+        if board is not None:
+            boards[name] = board
+            pins.extend(pin_table(name, section, board, problems))
+    if problems:
+        raise invalid_config(problems, config.origin)
+    return boards, pins
+
+
+def _board(name: str, section: BoardConfig, context: BoardContext,
+           problems: list[Problem]) -> Board | None:
+    """The board's driver; when an alias names no pin of it, each such alias goes to
+    ``problems`` and the driver is built with the others (its pins are still checked)."""
+    try:
+        return create_board(name, section.type, section, context)
+    except UnknownPin as exc:
+        first = exc
+    try:
+        bare = create_board(name, section.type, section.model_copy(update={"aliases": {}}), context)
+    except UnknownPin:
+        problems.append(Problem(("boards", name), "value", str(first)))
+        return None
+    kept = {}
+    for alias, target in section.aliases.items():
+        try:
+            bare.canonical(target)
+        except UnknownPin as exc:
+            problems.append(Problem(("boards", name, "aliases", alias), "value", str(exc)))
+        else:
+            kept[alias] = target
+    return create_board(name, section.type, section.model_copy(update={"aliases": kept}), context)
 
 
 def _simulation_details(config: Config) -> dict[str, str]:

@@ -3,7 +3,8 @@ read from one ``[boards.NAME]`` section against what its board can do (:func:`pi
 a pin found by any of its names across the boards (:func:`locate`).
 
 Unknown pins, modes a pin cannot take, two keys for one pin and aliases that hide another pin's
-name are ConfigErrors naming the key.
+name are problems at their dotted key (``boards.gpio.pins.nosuchpin``), all of a config's found
+together and reported at once (:func:`edge.config.loader.invalid_config`).
 
 >>> pin = Pin("gpio", "GPIO22", PinMode.OUTPUT, safe=False, aliases=("relay",), active_low=True)
 >>> pin.label, pin.line(True), logical(pin, 1.0)
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from edge.core.exc import ConfigError
+from edge.core.validation import Problem
 from edge.security.policy import PinRule
 from peripherals.base import Board, PinMode, Pull
 from peripherals.exc import UnknownPin
@@ -94,40 +95,54 @@ def locate(boards: Mapping[str, Board], spec: str, pins: Iterable[Pin] = ()) -> 
     raise UnknownPin(f"{spec!r} is not a pin on {where}{known}")
 
 
-def pin_table(name: str, section: BoardConfig, board: Board) -> list[Pin]:
-    """The pins ``[boards.NAME.pins]`` allowlists on ``board``, in config order."""
-    _check_aliases(name, board, section.aliases)
+def pin_table(name: str, section: BoardConfig, board: Board, problems: list[Problem]) -> list[Pin]:
+    """The pins ``[boards.NAME.pins]`` allowlists on ``board``, in config order. What could never
+    work goes to ``problems`` at its key (``boards.NAME.pins.KEY``, ``boards.NAME.aliases.ALIAS``)
+    and its pin is left out; a key that is an alias the board refused was reported at the alias."""
+    _check_aliases(name, board, section.aliases, problems)
     modes = {info.name: info.modes for info in board.capabilities()}
     seen: dict[str, str] = {}
     pins: list[Pin] = []
     for key, pin_cfg in section.pins.items():
+        where = ("boards", name, "pins", key)
         try:
             pin = board.resolve(key)
         except UnknownPin as exc:
-            raise ConfigError(f"boards.{name}.pins.{key}: {exc}") from None
+            if key not in section.aliases:
+                problems.append(Problem(where, "value", str(exc)))
+            continue
         if pin in modes and pin_cfg.mode not in modes[pin]:
             can = ", ".join(sorted(m.value for m in modes[pin])) or "nothing"
-            raise ConfigError(f"boards.{name}.pins.{key}: {pin} on a {section.type} board "
-                              f"cannot be {pin_cfg.mode.value} (it can be: {can})")
+            problems.append(Problem(where, "value", f"{pin} on board {name} ({section.type}) cannot "
+                                    f"be {pin_cfg.mode.value} (it can be: {can})"))
+            continue
         if pin in seen:
-            raise ConfigError(f"boards.{name}.pins.{key}: same pin as "
-                              f"boards.{name}.pins.{seen[pin]} ({pin})")
+            problems.append(Problem(where, "value", f"same pin as boards.{name}.pins.{seen[pin]} ({pin})"))
+            continue
         seen[pin] = key
         safe = None if pin_cfg.safe is None else pin_cfg.safe == "on"
-        aliases = tuple(a for a in section.aliases if board.resolve(a) == pin)
+        aliases = tuple(a for a in section.aliases if _resolved(board, a) == pin)
         pins.append(Pin(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds, pin_cfg.pull,
                         aliases, pin_cfg.active_low, pin_cfg.bounce_ms, pin_cfg.switch_budget))
     return pins
 
 
-def _check_aliases(name: str, board: Board, aliases: dict[str, str]) -> None:
+def _resolved(board: Board, spec: str) -> str | None:
+    try:
+        return board.resolve(spec)
+    except UnknownPin:
+        return None
+
+
+def _check_aliases(name: str, board: Board, aliases: dict[str, str], problems: list[Problem]) -> None:
     """An alias must not be another pin's name: ``GPIO5 = "GPIO17"`` would hide GPIO5."""
     for alias, target in aliases.items():
         try:
             named = board.canonical(alias)
         except UnknownPin:
             continue
-        if named != board.resolve(alias):
-            raise ConfigError(f"boards.{name}.aliases.{alias}: {alias!r} is the name of pin {named} "
-                              f"but would mean {board.resolve(alias)} ({target!r}); choose an alias "
-                              "that is not a pin name")
+        meant = _resolved(board, alias)
+        if meant is not None and named != meant:
+            problems.append(Problem(("boards", name, "aliases", alias), "value",
+                                    f"{alias!r} is the name of pin {named} but would mean {meant} "
+                                    f"({target!r}); choose an alias that is not a pin name"))

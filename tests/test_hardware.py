@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -10,7 +11,7 @@ from edge.config.loader import load_config
 from edge.core.exc import ConfigError, PolicyDenied
 from edge.hardware import build_hardware
 from peripherals.exc import BoardError, UnknownPin
-from tests.helpers import asker
+from tests.helpers import asker, cli
 
 TIMED = """
 [boards.gpio.aliases]
@@ -48,9 +49,58 @@ def test_same_pin_twice_is_a_config_error(write_config, isolated_env, mock_facto
 
 
 def test_bad_alias_is_a_config_error(write_config, isolated_env, mock_factory):
-    with pytest.raises(ConfigError, match=r"boards\.gpio\.aliases"):
+    with pytest.raises(ConfigError, match=r"boards\.gpio\.aliases\.led: 'GPIO64' is not a GPIO pin name"):
         hardware_for('[boards.gpio.aliases]\nled = "GPIO64"\n', write_config, isolated_env,
                      mock_factory)
+
+
+TWO_BOARDS_WRONG = """
+[boards.gpio.aliases]
+pump = "GPIO99"
+[boards.gpio.pins]
+nosuchpin = { mode = "output" }
+pump = { mode = "output" }
+GPIO22 = { mode = "output" }
+[boards.uno]
+type = "arduino"
+port = "/dev/null"
+[boards.uno.aliases]
+fan = "D1"
+[boards.uno.pins]
+D20 = { mode = "output" }
+A0 = { mode = "pwm" }
+D13 = { mode = "output" }
+"""
+TWO_BOARDS_PROBLEMS = [
+    "  boards.gpio.aliases.pump: 'GPIO99' is not a GPIO pin name; use names like GPIO17, 17 or BOARD11",
+    "  boards.gpio.pins.nosuchpin: 'nosuchpin' is not a GPIO pin name; use names like GPIO17, 17 or BOARD11",
+    "  boards.uno.aliases.fan: 'D1': D0 and D1 carry the serial link to the agent",
+    "  boards.uno.pins.D20: 'D20' is not an Uno pin; use D2..D13 or A0..A5",
+    "  boards.uno.pins.A0: A0 on board uno (arduino) cannot be pwm (it can be: analog)",
+]
+"""Every problem once, at its dotted key; ``pins.pump`` is the broken alias's, said at the alias."""
+
+
+def test_every_board_problem_is_reported_at_once_under_the_file(write_config, isolated_env,
+                                                                 mock_factory):
+    path = write_config(TWO_BOARDS_WRONG)
+    with pytest.raises(ConfigError) as wrong:
+        hardware_for(TWO_BOARDS_WRONG, write_config, isolated_env, mock_factory)
+    assert str(wrong.value).splitlines() == [f"{path}: invalid configuration", *TWO_BOARDS_PROBLEMS]
+
+
+@pytest.mark.parametrize("command", [["config", "check"], ["run"]])
+def test_config_check_and_run_report_every_board_problem_and_exit_2(write_config, isolated_env,
+                                                                     command):
+    path = write_config(TWO_BOARDS_WRONG)
+    out = cli(*command, "--config", str(path), env=isolated_env, stdin="")
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert out.stderr.splitlines() == [f"edge-cli: {path}: invalid configuration",
+                                       *TWO_BOARDS_PROBLEMS], out.stderr
+    if command == ["config", "check"]:
+        body = json.loads(cli(*command, "--config", str(path), "--json", env=isolated_env).stdout)
+        assert (body["ok"], body["exit_code"]) == (False, 2)
+        assert body["error"].splitlines()[1:] == TWO_BOARDS_PROBLEMS, body
 
 
 def test_locate_accepts_names_aliases_and_board_prefix(default_config, mock_factory):
@@ -191,7 +241,7 @@ async def test_input_events_are_recorded_and_reach_the_prompt(default_config, mo
     ('[boards.gpio.aliases]\nGPIO5 = "GPIO17"\n[boards.gpio.pins]\nGPIO17 = { mode = "output" }\n',
      r"boards\.gpio\.aliases\.GPIO5: 'GPIO5' is the name of pin GPIO5 but would mean GPIO17"),
     ('[boards.gpio.pins]\nGPIO5 = { mode = "analog" }\n',
-     r"boards\.gpio\.pins\.GPIO5: GPIO5 on a gpio board cannot be analog"),
+     r"boards\.gpio\.pins\.GPIO5: GPIO5 on board gpio \(gpio\) cannot be analog"),
 ])
 def test_config_that_cannot_be_honoured_is_a_config_error(text, error, write_config, isolated_env,
                                                           mock_factory):
