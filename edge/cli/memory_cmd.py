@@ -1,19 +1,24 @@
 """``edge-cli memory store|search|list|forget|stats|reindex``: the agent's long-term memory,
 opened directly (SQLite in WAL mode lets the CLI and a running agent share the file; the agent
-notices the CLI's writes through ``PRAGMA data_version``).
+notices the CLI's writes through ``PRAGMA data_version``). ``--json`` prints the shape every
+command does (``ok``, ``exit_code``, ``message`` or ``error``, ``data``): search and list put
+their memories in ``data.entries``, stats its figures in ``data``.
+
+Only the commands that embed (store, search, reindex) prepare the embedding model, saying so on
+stderr the first time (a few seconds); list, forget and stats never touch it.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from edge.core.exc import UsageError
 
 if TYPE_CHECKING:
     from edge.config.loader import LoadedConfig
+    from edge.control.ops import OpResult
     from edge.memory.base import Memory, MemoryEntry
 
 PROGRESS_WIDTH = 30
@@ -49,16 +54,15 @@ def progress_bar(done: int, total: int) -> None:
     stream.flush()
 
 
-def _print(args: argparse.Namespace, payload: Any, text: str) -> None:
-    print(json.dumps(payload, indent=2, ensure_ascii=False) if args.json else text)
-
-
 def _entry_line(entry: MemoryEntry) -> str:
     score = f"  [{entry.score:.2f}]" if entry.score is not None else ""
     return f"{entry.key} ({entry.category}){score}: {entry.content}"
 
 
-async def act(args: argparse.Namespace, memory: Memory) -> int:
+async def act(args: argparse.Namespace, memory: Memory) -> OpResult:
+    """The action's outcome, in the shape every command prints (``--json``: ``ok``,
+    ``exit_code``, ``message`` or ``error``, ``data``)."""
+    from edge.control.ops import OpResult
     from edge.memory.base import Category
 
     if args.action == "store":
@@ -67,34 +71,31 @@ async def act(args: argparse.Namespace, memory: Memory) -> int:
         except ValueError as exc:
             raise UsageError(f"--category: {exc}") from None
         await memory.store(args.key, args.text, category)
-        _print(args, {"ok": True, "key": args.key, "category": category.value},
-               f"stored {args.key} ({category})")
-    elif args.action == "search":
+        return OpResult(True, f"stored {args.key} ({category})",
+                        {"key": args.key, "category": category.value})
+    if args.action == "search":
         if args.limit < 1:
             raise UsageError("--limit must be at least 1")
         entries = await memory.recall(args.query, args.limit)
-        payload = [{"key": e.key, "content": e.content, "category": e.category.value,
-                    "score": e.score} for e in entries]
-        _print(args, payload, "\n".join(map(_entry_line, entries)) or "no matching memories")
-    elif args.action == "list":
+        found = [{"key": e.key, "content": e.content, "category": e.category.value,
+                  "score": e.score} for e in entries]
+        return OpResult(True, "\n".join(map(_entry_line, entries)) or "no matching memories",
+                        {"entries": found})
+    if args.action == "list":
         entries = await memory.list(Category.parse(args.category) if args.category else None)
-        _print(args, [e.as_dict() for e in entries],
-               "\n".join(map(_entry_line, entries)) or "no memories")
-    elif args.action == "forget":
-        deleted = await memory.forget(args.key)
-        if not deleted:
-            print(f"edge-cli: no memory {args.key!r} was deleted (unknown key, or the "
-                  f"{memory.name} backend is append-only)", file=sys.stderr)
-        if args.json or deleted:
-            _print(args, {"ok": deleted, "key": args.key}, f"forgot {args.key}")
-        return 0 if deleted else 1
-    elif args.action == "stats":
+        return OpResult(True, "\n".join(map(_entry_line, entries)) or "no memories",
+                        {"entries": [e.as_dict() for e in entries]})
+    if args.action == "forget":
+        if await memory.forget(args.key):
+            return OpResult(True, f"forgot {args.key}", {"key": args.key})
+        return OpResult(False, f"no memory {args.key!r} was deleted (unknown key, or the "
+                        f"{memory.name} backend is append-only)", {"key": args.key}, exit_code=1)
+    if args.action == "stats":
         stats = await memory.stats()
-        _print(args, stats, "\n".join(f"{k}: {v}" for k, v in stats.items()))
-    else:  # a backend without vectors raises NothingToReindex, which says so (exit 2)
-        count = await memory.reindex(progress=None if args.json else progress_bar)
-        _print(args, {"ok": True, "reindexed": count}, f"re-embedded {count} memories")
-    return 0
+        return OpResult(True, "\n".join(f"{k}: {v}" for k, v in stats.items()), stats)
+    # a backend without vectors raises NothingToReindex, which says so (exit 2)
+    count = await memory.reindex(progress=None if args.json else progress_bar)
+    return OpResult(True, f"re-embedded {count} memories", {"reindexed": count})
 
 
 def model_not_prepared(loaded: LoadedConfig) -> bool:
@@ -111,6 +112,7 @@ def model_not_prepared(loaded: LoadedConfig) -> bool:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from edge.cli.output import emit
     from edge.config.loader import load_config
     from edge.memory.factory import build_memory
 
@@ -119,11 +121,11 @@ def run(args: argparse.Namespace) -> int:
         print("edge-cli: preparing the embedding model for first use (it is re-quantised once "
               "into the state directory; a few seconds)...", file=sys.stderr, flush=True)
 
-    async def once() -> int:
+    async def once() -> OpResult:
         memory = await build_memory(loaded.config.memory, loaded.state_dir)
         try:
             return await act(args, memory)
         finally:
             await memory.close()
 
-    return asyncio.run(once())
+    return emit(asyncio.run(once()), args.json)

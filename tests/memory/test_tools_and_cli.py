@@ -61,19 +61,25 @@ def test_cli_store_search_list_forget_stats_reindex(cli_state, capsys):
     assert run_cli(capsys, "store", "isp", "Internet bill paid by card, internet support",
                    "--category", "daily")[0] == 0
     code, out, _ = run_cli(capsys, "search", "what is the internet password", "--json")
-    results = json.loads(out)
+    payload = json.loads(out)  # the shape every command's --json has
+    assert (payload["ok"], payload["exit_code"]) == (True, 0)
+    results = payload["data"]["entries"]
     assert code == 0 and results[0]["key"] == "wifi"
     assert set(results[0]) == {"key", "content", "category", "score"}
     code, out, _ = run_cli(capsys, "list", "--category", "daily")
     assert code == 0 and out.startswith("isp (daily): Internet bill")
     code, out, _ = run_cli(capsys, "stats", "--json")
-    stats = json.loads(out)
+    stats = json.loads(out)["data"]
     assert stats["count"] == 2 and stats["model"].endswith("+q8dyn")
     code, _, err = run_cli(capsys, "reindex")
     assert code == 0 and "reindex [" in err and "2/2" in err
     assert run_cli(capsys, "forget", "wifi")[0] == 0
     code, _, err = run_cli(capsys, "forget", "wifi")
     assert code == 1 and "no memory 'wifi'" in err
+    code, out, _ = run_cli(capsys, "forget", "wifi", "--json")
+    refused = json.loads(out)
+    assert code == 1 and (refused["ok"], refused["exit_code"]) == (False, 1)
+    assert "no memory 'wifi'" in refused["error"]
 
 
 def test_cli_bad_usage_exits_2(cli_state, capsys):
@@ -123,7 +129,7 @@ def test_commands_that_embed_nothing_never_prepare_the_model(tmp_path, monkeypat
     assert "preparing the embedding model" not in err
     assert not (tmp_path / "models").exists()
     if action == ["stats"]:  # the model stats name is the one vectors will carry
-        assert json.loads(out)["model"] == embedder.model_id
+        assert json.loads(out)["data"]["model"] == embedder.model_id
 
 
 def test_stats_names_a_model_it_cannot_know_without_reading_it(tmp_path, monkeypatch, capsys):
@@ -132,4 +138,4 @@ def test_stats_names_a_model_it_cannot_know_without_reading_it(tmp_path, monkeyp
                                           f'model_path = "{tmp_path / "mine.onnx"}"\n')
     monkeypatch.setenv("EDGE_CONFIG", str(tmp_path / "config.toml"))
     code, out, _ = run_cli(capsys, "stats", "--json")
-    assert code == 0 and json.loads(out)["model"] == "onnx (not prepared yet)"
+    assert code == 0 and json.loads(out)["data"]["model"] == "onnx (not prepared yet)"
