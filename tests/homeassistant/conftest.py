@@ -48,13 +48,13 @@ type = "arduino"
 port = "{port}"
 [boards.uno.aliases]
 arm = "D9"
-button = "D2"
+lid = "D2"
 knob = "A0"
 meter = "A1"
 probe = "A2"
 [boards.uno.pins]
 arm = {{ mode = "pwm" }}
-button = {{ mode = "input", pull = "none" }}
+lid = {{ mode = "input", pull = "none" }}
 knob = {{ mode = "analog" }}
 meter = {{ mode = "analog" }}
 probe = {{ mode = "analog" }}
@@ -84,11 +84,17 @@ url = "{url}"
 node_id = "{node}"
 servos = ["arm"]
 reconnect_max_seconds = 0.5
+[mqtt.inputs.door]
+device_class = "door"
+[mqtt.inputs.lid]
+device_class = "opening"
+invert = true
 """
 """Every entity kind the agent announces: a switch (pump), a dimmable light (lamp), a servo's
-number (arm, on the Uno: D9 drives one), binary sensors (door on the Pi header, button on the
-Uno), raw analog sensors (knob, meter, probe), sensors with units (energy in kWh, soil
-temperature in °C, both scaled from the Uno's analog pins) and the Pi's own health."""
+number (arm, on the Uno: D9 drives one), binary sensors (door on the Pi header; lid on the Uno,
+inverted: its switch closes while the lid is shut), raw analog sensors (knob, meter, probe),
+sensors with units (energy in kWh, soil temperature in °C, both scaled from the Uno's analog
+pins), the Pi's own health (what this machine can read of it) and the refused-command event."""
 
 
 @pytest.fixture(scope="module")

@@ -169,11 +169,12 @@ def test_inputs_and_readings_reach_home_assistant(agent: Agent, home_assistant: 
     ha = home_assistant
     door = entity(agent, ha, f"{BASE}/door")
     ha.wait_state(door, "off")  # a pull-up input at rest is not pressed (its line reads high)
-    button = entity(agent, ha, f"{BASE}/button")
+    assert ha.state(door)["attributes"]["device_class"] == "door"
+    lid = entity(agent, ha, f"{BASE}/lid")  # inverted: on (open) while its switch is open
     uno.drive("D2", 1)
-    ha.wait_state(button, "on")
+    ha.wait_state(lid, "off", device_class="opening")
     uno.drive("D2", 0)
-    ha.wait_state(button, "off")
+    ha.wait_state(lid, "on")
 
     energy = entity(agent, ha, f"{BASE}/sensor/energy/energy")
     soil = entity(agent, ha, f"{BASE}/sensor/soil/temperature")
