@@ -16,13 +16,16 @@ budget."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import hmac
 import json
 import logging
+import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,6 +93,8 @@ class PairingCodes:
     A new code leaves the earlier ones valid (two people can be invited in the same ten minutes),
     up to :data:`CODES_PER_CHANNEL`; past that the oldest is dropped, and :meth:`issue` says so.
     Redeeming compares the code against every outstanding one in constant time, whichever matches.
+    Each read-and-write holds a lock on the file's directory, so the CLI issuing a code while the
+    agent redeems another can neither lose the new code nor bring back the used one.
     """
 
     def __init__(self, path: Path, clock: Callable[[], float] = time.time):
@@ -106,6 +111,18 @@ class PairingCodes:
     def _save(self, data: dict[str, Any]) -> None:
         write_json_atomically(self.path, data)
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive lock on the directory (it exists: the state directory), which needs no
+        write access, so the CLI and the agent's user can both take it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing lets the lock go
+
     def _current(self, data: dict[str, Any], channel: str) -> list[dict[str, Any]]:
         """The channel's unexpired codes, oldest first (a file from before several codes per
         channel holds one entry, not a list)."""
@@ -119,37 +136,44 @@ class PairingCodes:
 
     def outstanding(self, channel: str) -> int:
         """How many codes for ``channel`` are valid now."""
-        return len(self._current(self._load(), channel))
+        if not self.path.parent.is_dir():
+            return 0
+        with self._locked():
+            return len(self._current(self._load(), channel))
 
     def issue(self, channel: str) -> IssuedCode:
         """A new code for ``channel``; earlier codes stay valid, the oldest beyond
         :data:`CODES_PER_CHANNEL` is dropped."""
         code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
         expires = self.clock() + CODE_TTL_SECONDS
-        data = self._load()
-        entries = self._current(data, channel) + [{"digest": _digest(code), "expires": expires}]
-        dropped = max(0, len(entries) - CODES_PER_CHANNEL)
-        data[channel] = entries[dropped:]
-        self._save(data)
+        with self._locked():
+            data = self._load()
+            entries = self._current(data, channel) + [{"digest": _digest(code), "expires": expires}]
+            dropped = max(0, len(entries) - CODES_PER_CHANNEL)
+            data[channel] = entries[dropped:]
+            self._save(data)
         return IssuedCode(code, expires, len(data[channel]), dropped)
 
     def redeem(self, channel: str, code: str) -> bool:
         """True once for a valid, unexpired code; that code is then used up, the others stay."""
-        data = self._load()
-        entries = self._current(data, channel)
-        digest = _digest(code)
-        matched = None
-        for entry in entries:  # compare against every code: the time taken says nothing of which
-            if hmac.compare_digest(entry["digest"], digest) and matched is None:
-                matched = entry
-        if matched is None:
+        if not self.path.parent.is_dir():
             return False
-        entries.remove(matched)
-        if entries:
-            data[channel] = entries
-        else:
-            data.pop(channel, None)
-        self._save(data)
+        digest = _digest(code)
+        with self._locked():
+            data = self._load()
+            entries = self._current(data, channel)
+            matched = None
+            for entry in entries:  # compare with every code: the time taken says nothing of which
+                if hmac.compare_digest(entry["digest"], digest) and matched is None:
+                    matched = entry
+            if matched is None:
+                return False
+            entries.remove(matched)
+            if entries:
+                data[channel] = entries
+            else:
+                data.pop(channel, None)
+            self._save(data)
         return True
 
 

@@ -5,7 +5,10 @@ fake clock stands in for the hour."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import threading
 
 from edge.channels.pairing import (
     CODES_PER_CHANNEL,
@@ -112,6 +115,28 @@ def test_a_code_file_from_before_several_codes_still_pairs(tmp_path):
     stored = json.loads((tmp_path / "pairing.json").read_text())
     (tmp_path / "pairing.json").write_text(json.dumps({"telegram": stored["telegram"][0]}))
     assert codes.redeem("telegram", code)
+
+
+def test_issuing_waits_for_a_redeem_in_progress(tmp_path):
+    """The CLI and the agent share the file: each read-and-write holds the directory's lock, so
+    a code issued while another is redeemed can neither be lost nor bring the used one back."""
+    codes = PairingCodes(tmp_path / "pairing.json")
+    used = codes.issue("telegram").code
+    held = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)  # another process in the middle of its read-and-write
+    issued = []
+    issuer = threading.Thread(target=lambda: issued.append(codes.issue("telegram")))
+    issuer.start()
+    issuer.join(0.3)
+    assert issuer.is_alive() and issued == []  # waiting, not reading the file under our feet
+    data = json.loads((tmp_path / "pairing.json").read_text())
+    del data["telegram"]  # the other process redeemed the code meanwhile
+    (tmp_path / "pairing.json").write_text(json.dumps(data))
+    os.close(held)
+    issuer.join(10)
+    assert issued[0].outstanding == 1
+    assert not codes.redeem("telegram", used)  # not brought back
+    assert codes.redeem("telegram", issued[0].code)
 
 
 async def test_a_sender_gets_five_wrong_answers_then_silence(tmp_path):
