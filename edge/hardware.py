@@ -6,9 +6,10 @@ hardware locates the pin, asks the policy (allowlist, modes, the caller's rate l
 approval gate, the pin's own ``max_switches_per_minute``), runs the one-shot and
 ``max_on_seconds`` guards, then acts. Nobody hands it a rule.
 
-Beside it: the pins' facts and lookup (:mod:`edge.pins`), the timers and one-shot guards
-(:mod:`edge.holds`), the record of every outcome (:mod:`edge.outcomes`) and the stream of
-board events (:mod:`edge.board_events`).
+Beside it: the boards and pins the config describes (:mod:`edge.board_setup`), the pins' facts
+and lookup (:mod:`edge.pins`), the pins claimed at their safe level and returned to it at
+shutdown (:mod:`edge.claims`), the timers and one-shot guards (:mod:`edge.holds`), the record of
+every outcome (:mod:`edge.outcomes`) and the stream of board events (:mod:`edge.board_events`).
 """
 
 from __future__ import annotations
@@ -20,23 +21,22 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from edge.board_events import RECENT_EVENTS_KEPT, BoardEvents
-from edge.config.loader import invalid_config
-from edge.config.model import BoardConfig, Config
+from edge.board_setup import build_boards, simulation_details
+from edge.claims import PinClaims, safe_levels
+from edge.config.model import Config
 from edge.core.actuation import Actuation, ActuationRecorder
 from edge.core.exc import PolicyDenied
 from edge.core.ratelimit import SharedWindow
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask
-from edge.core.validation import Problem
 from edge.holds import AutoOffTimers, hold_refusal, oneshot_refusal
 from edge.outcomes import Outcomes
 from edge.pin_values import PinMeanings, PinValue
-from edge.pins import Pin, locate, logical, pin_table
+from edge.pins import Pin, locate, logical
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import RATE_WINDOW_SECONDS, Action, SecurityPolicy, SwitchBudget
 from peripherals.base import Board, BoardContext, BoardListener, BoardStatus, PinMode
-from peripherals.exc import BoardError, UnknownPin
-from peripherals.factory import create_board
+from peripherals.exc import BoardError
 from peripherals.supervisor import BoardSupervisor
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,6 @@ class Hardware:
         self.resident = resident
         self.hold_seconds = hold_seconds
         self._timers = AutoOffTimers(self._auto_off)
-        self._claimed: set[tuple[str, str]] = set()
         self._details = dict(details or {})
         self._meanings = meanings or PinMeanings()
         """Each servo's last angle through this door, and the sensors that scale analog pins."""
@@ -86,6 +85,7 @@ class Hardware:
         self.outcomes = Outcomes(boards, recorders)
         self.last_actuation = self.outcomes.last
         """Each pin's latest outcome at this door (what the tools report: the read-back value)."""
+        self._claims = PinClaims(boards, self.pins, policy.switches, self.outcomes, resident=resident)
 
     def add_recorder(self, recorder: ActuationRecorder) -> Callable[[], None]:
         """Tell ``recorder`` of every outcome from now on; returns a function that stops it."""
@@ -128,9 +128,9 @@ class Hardware:
         if self.resident:
             for name, board in self.boards.items():
                 if board.connected:
-                    await self._board_up(name)
+                    await self._claims.board_up(name)
             self._supervisor = SupervisedTask(
-                "board-supervisor", BoardSupervisor(self.boards, self._board_up).run).start()
+                "board-supervisor", BoardSupervisor(self.boards, self._claims.board_up).run).start()
             self.subscribe(self._events.keep)
 
     def refusal(self, board: str, pin: str, action: Action) -> str | None:
@@ -142,39 +142,6 @@ class Hardware:
     def supervised_tasks(self) -> list[SupervisedTask]:
         """The board supervisor (a resident agent's, once started)."""
         return [self._supervisor] if self._supervisor is not None else []
-
-    async def _board_up(self, name: str) -> None:
-        """Claim the board's allowlisted pins and tell firmware with a watchdog the safe values.
-        A pin that cannot be claimed is logged and retried on its next use; the others work.
-        What its outputs hold is unknown until they are set again (a board that came back may
-        have driven its safe values)."""
-        for rule in self.pins.values():
-            if rule.board == name:
-                self._policy.switches.known(rule.board, rule.pin, None)
-                try:
-                    await self.claim(rule)
-                except BoardError as exc:
-                    log.error("pin_claim_failed board=%s pin=%s error=%r", name, rule.pin, str(exc))
-        try:
-            await self.boards[name].declare_safe_state(self.safe_levels(name))
-        except BoardError as exc:
-            log.error("safe_state_declare_failed board=%s error=%r", name, str(exc))
-
-    async def claim(self, rule: Pin) -> None:
-        """Set the pin up; an output starts at its safe level (off when it has none), so an
-        active-low relay never clicks on while it is claimed. A one-shot command adopts an
-        output the board already drives at the level it has (a read reports it, a write does
-        not pass through the safe level)."""
-        key = (rule.board, rule.pin)
-        if key in self._claimed:
-            return
-        board = self.boards[rule.board]
-        initial = rule.line(bool(rule.safe)) if rule.mode is not PinMode.INPUT else False
-        setup = board.setup_pin if self.resident else board.adopt_pin
-        await setup(rule.pin, rule.mode, rule.pull, initial=initial, bounce_ms=rule.bounce_ms)
-        self._claimed.add(key)
-        if self.resident and rule.mode is not PinMode.INPUT:
-            self._policy.switches.known(rule.board, rule.pin, float(bool(rule.safe)))
 
     def _check_oneshot(self, rule: Pin, on: bool) -> None:
         """Without a running agent, refuse what would not be true once this process exits
@@ -316,7 +283,7 @@ class Hardware:
             raise BoardError(f"{rule.label} is an output and no agent is driving it: board "
                              f"{rule.board} keeps no level without one, so there is nothing "
                              "to read; start the agent (`edge-cli run`) and ask it")
-        await self.claim(rule)
+        await self._claims.claim(rule)
         level = await self.boards[rule.board].read(rule.pin)
         return logical(rule, level)
 
@@ -325,7 +292,7 @@ class Hardware:
         message, the turn's timeout) neither interrupts the act half way on a serial link nor
         leaves an output on without its timer."""
         try:
-            await self.claim(rule)
+            await self._claims.claim(rule)
         except BaseException:
             act.close()
             raise
@@ -353,38 +320,16 @@ class Hardware:
             await self._supervisor.aclose()
             self._supervisor = None
         self._timers.cancel_all()
-        for name, board in self.boards.items():
-            safe = {pin: level for pin, level in self.safe_levels(name).items()
-                    if (name, pin) in self._claimed}
-            try:
-                if self.resident:
-                    failed = await board.apply_safe_state(safe)
-                    self._log_safe_state(name, safe, failed)
-                    await self.outcomes.safe_state(
-                        [self.pins[(name, pin)] for pin in safe if (name, pin) in self.pins], failed)
-                await board.close()
-            except BoardError as exc:
-                log.error("board_shutdown_failed board=%s error=%r", name, exc)
-        self._claimed.clear()
+        await self._claims.release()
         self._meanings.forget()
-
-    def _log_safe_state(self, board: str, levels: dict[str, bool], failed: list[str]) -> None:
-        for pin, line in levels.items():
-            rule = self.pins.get((board, pin))
-            if pin in failed or rule is None:
-                continue
-            log.info("safe_state board=%s pin=%s value=%s line=%s", board, pin,
-                     "on" if rule.safe else "off", "high" if line else "low")
 
     def pin_list(self) -> list[Pin]:
         """Every allowlisted pin with its facts, in config order."""
         return list(self.pins.values())
 
     def safe_levels(self, board: str) -> dict[str, bool]:
-        """Each output's safe level on ``board`` as a line level (True: high): a safe "off" on
-        an active-low pin is a high line."""
-        return {p.pin: p.line(p.safe) for p in self.pins.values()
-                if p.board == board and p.safe is not None}
+        """Each output's safe level on ``board`` as a line level (:func:`edge.claims.safe_levels`)."""
+        return safe_levels(self.pins.values(), board)
 
     def subscribe(self, listener: BoardListener) -> Callable[[], None]:
         """Events from every board that reports them: input changes (logical values, like
@@ -420,7 +365,7 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                    approvals: ApprovalGate | None = None) -> Hardware:
     """Boards, their pins and the policy from config; aliases and pins that could never work
     (unknown, a mode the pin cannot take, two keys for one pin) are one ConfigError naming every
-    one at its key, under the config file (:func:`build_boards`). ``state_dir``: where one-shot
+    one at its key, under the config file (:func:`edge.board_setup.build_boards`). ``state_dir``: where one-shot
     commands (not ``resident``) count actuations and each pin's switches together.
     ``approvals``: the agent's gate (its runtime builds it, with the channels that answer it);
     without one, a gate for ``[security] autonomy`` that no channel answers (direct commands
@@ -435,56 +380,4 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                             approvals=gate, rates=rates, switches=switches)
     return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds,
                     meanings=PinMeanings.from_config(config, boards, pins),
-                    details={} if pin_factory is not None else _simulation_details(config))
-
-
-def build_boards(config: Config, context: BoardContext) -> tuple[dict[str, Board], list[Pin]]:
-    """Each ``[boards.NAME]``'s driver (not connected) and the pins it allowlists; every alias
-    and pin that could never work, on every board, in one ConfigError (exit 2)."""
-    problems: list[Problem] = []
-    boards: dict[str, Board] = {}
-    pins: list[Pin] = []
-    for name, section in config.boards.items():
-        board = _board(name, section, context, problems)
-        if board is not None:
-            boards[name] = board
-            pins.extend(pin_table(name, section, board, problems))
-    if problems:
-        raise invalid_config(problems, config.origin)
-    return boards, pins
-
-
-def _board(name: str, section: BoardConfig, context: BoardContext,
-           problems: list[Problem]) -> Board | None:
-    """The board's driver; when an alias names no pin of it, each such alias goes to
-    ``problems`` and the driver is built with the others (its pins are still checked)."""
-    try:
-        return create_board(name, section.type, section, context)
-    except UnknownPin as exc:
-        first = exc
-    try:
-        bare = create_board(name, section.type, section.model_copy(update={"aliases": {}}), context)
-    except UnknownPin:
-        problems.append(Problem(("boards", name), "value", str(first)))
-        return None
-    kept = {}
-    for alias, target in section.aliases.items():
-        try:
-            bare.canonical(target)
-        except UnknownPin as exc:
-            problems.append(Problem(("boards", name, "aliases", alias), "value", str(exc)))
-        else:
-            kept[alias] = target
-    return create_board(name, section.type, section.model_copy(update={"aliases": kept}), context)
-
-
-def _simulation_details(config: Config) -> dict[str, str]:
-    """How each simulated Pi-header board came to be simulated, in the config's own words."""
-    details = {}
-    for name, section in config.boards.items():
-        if section.type == "gpio" and getattr(section, "simulate", False):
-            how = ("simulate = true" if "simulate" in section.model_fields_set else
-                   "simulate is on by default")
-            details[name] = (f"simulated pins ({how}; set [boards.{name}] simulate = false on "
-                             "a Pi to drive the real header)")
-    return details
+                    details={} if pin_factory is not None else simulation_details(config))

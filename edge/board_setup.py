@@ -1,0 +1,74 @@
+"""The boards the config describes, built and checked before anything opens: each
+``[boards.NAME]``'s driver (by its type, :mod:`peripherals.factory`), the pins its section
+allowlists (:func:`edge.pins.pin_table`), and how a simulated Pi header came to be simulated.
+
+Every alias and pin that could never work, on every board, is one ConfigError (exit 2) naming
+each at its dotted key under the config file, as the rules' and sensors' problems are
+(:func:`edge.config.loader.invalid_config`)::
+
+    /etc/edge-agent/config.toml: invalid configuration
+      boards.gpio.pins.nosuchpin: 'nosuchpin' is not a GPIO pin name; use names like GPIO17, 17 or BOARD11
+      boards.uno.aliases.fan: 'D1': D0 and D1 carry the serial link to the agent
+"""
+
+from __future__ import annotations
+
+from edge.config.loader import invalid_config
+from edge.config.model import BoardConfig, Config
+from edge.core.validation import Problem
+from edge.pins import Pin, pin_table
+from peripherals.base import Board, BoardContext
+from peripherals.exc import UnknownPin
+from peripherals.factory import create_board
+
+
+def build_boards(config: Config, context: BoardContext) -> tuple[dict[str, Board], list[Pin]]:
+    """Each ``[boards.NAME]``'s driver (not connected) and the pins it allowlists; every alias
+    and pin that could never work, on every board, in one ConfigError (exit 2)."""
+    problems: list[Problem] = []
+    boards: dict[str, Board] = {}
+    pins: list[Pin] = []
+    for name, section in config.boards.items():
+        board = _board(name, section, context, problems)
+        if board is not None:
+            boards[name] = board
+            pins.extend(pin_table(name, section, board, problems))
+    if problems:
+        raise invalid_config(problems, config.origin)
+    return boards, pins
+
+
+def _board(name: str, section: BoardConfig, context: BoardContext,
+           problems: list[Problem]) -> Board | None:
+    """The board's driver; when an alias names no pin of it, each such alias goes to
+    ``problems`` and the driver is built with the others (its pins are still checked)."""
+    try:
+        return create_board(name, section.type, section, context)
+    except UnknownPin as exc:
+        first = exc
+    try:
+        bare = create_board(name, section.type, section.model_copy(update={"aliases": {}}), context)
+    except UnknownPin:
+        problems.append(Problem(("boards", name), "value", str(first)))
+        return None
+    kept = {}
+    for alias, target in section.aliases.items():
+        try:
+            bare.canonical(target)
+        except UnknownPin as exc:
+            problems.append(Problem(("boards", name, "aliases", alias), "value", str(exc)))
+        else:
+            kept[alias] = target
+    return create_board(name, section.type, section.model_copy(update={"aliases": kept}), context)
+
+
+def simulation_details(config: Config) -> dict[str, str]:
+    """How each simulated Pi-header board came to be simulated, in the config's own words."""
+    details = {}
+    for name, section in config.boards.items():
+        if section.type == "gpio" and getattr(section, "simulate", False):
+            how = ("simulate = true" if "simulate" in section.model_fields_set else
+                   "simulate is on by default")
+            details[name] = (f"simulated pins ({how}; set [boards.{name}] simulate = false on "
+                             "a Pi to drive the real header)")
+    return details
