@@ -86,8 +86,10 @@ async def _no_status(**_: object) -> str:
 
 def test_config_check_refuses_an_interlock_that_could_never_hold(isolated_env, write_config):
     bad = CONFIG + '\n[[interlocks]]\nname = "dry"\nforbid = "led off"\nwhile = "heater on"\n'
-    env = {**isolated_env, "EDGE_CONFIG": str(write_config(bad))}
-    checked = cli("config", "check", env=env)
-    assert checked.returncode == 2
-    assert "interlocks[1] (dry): forbid 'led off' contradicts the pin's safe level (off)" in (
-        checked.stderr + checked.stdout)
+    path = write_config(bad)
+    checked = cli("config", "check", env={**isolated_env, "EDGE_CONFIG": str(path)})
+    assert checked.returncode == 2 and checked.stdout == ""
+    assert checked.stderr.splitlines() == [
+        f"edge-cli: {path}: invalid configuration",
+        "  interlocks.1.forbid: interlock 'dry': forbid 'led off' contradicts the pin's safe level "
+        "(off): the interlock would forbid the state it trips to"], checked.stderr
