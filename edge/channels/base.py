@@ -145,6 +145,11 @@ class Channel(Protocol):
         """Ask the person in ``ctx`` to approve (buttons or a reply carrying ``token``)."""
         raise ChannelCapabilityMissing(f"channel {self.name} cannot ask for approvals")
 
+    async def approval_expired(self, ctx: Requester, token: str) -> None:
+        """The approval ``token`` asked for with :meth:`request_approval` timed out unanswered:
+        say so where it was asked (Telegram edits the prompt and removes its buttons)."""
+        return None
+
     async def aclose(self) -> None:
         """Release connections (called once at shutdown)."""
         return None

@@ -69,6 +69,8 @@ class Approver(Protocol):
 
     async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None: ...
 
+    async def approval_expired(self, ctx: Requester, token: str) -> None: ...
+
 
 @dataclass
 class PendingApproval:
@@ -123,6 +125,7 @@ class ApprovalGate:
             decision = await asyncio.wait_for(asyncio.shield(future), self.timeout)
         except TimeoutError:
             log.warning("approval_timeout token=%s by=%s:%s", token, ctx.channel, ctx.sender)
+            await approver.approval_expired(ctx, token)  # the prompt says so; its buttons go
             return f"no approval within {self.timeout:g} s (denied)"
         finally:
             self._pending.pop(token, None)

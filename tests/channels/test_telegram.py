@@ -10,6 +10,7 @@ import tomllib
 import pytest
 
 from edge.channels.pairing import PairingCodes
+from edge.channels.telegram_send import EXPIRED
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.telegram_server import FakeTelegram, texts_to
 from tests.fakes.telegram_server import telegram_config as config
@@ -102,6 +103,12 @@ async def test_unanswered_approval_is_a_denial(telegram, start_agent, mock_facto
                                for t in texts_to(telegram, 42)))
         assert "no approval within 0.3 s" in model.requests[1]["messages"][-1]["content"]
         assert mock_factory.pin(17).state == 0
+        (prompt,) = [p for p in telegram.sent() if "reply_markup" in p]
+        expired = await until(lambda: [p for p in telegram.sent("editMessageText")
+                                       if p["text"].startswith(prompt["text"])])
+        assert expired[0]["text"] == f"{prompt['text']}\n{EXPIRED}"
+        message_id = expired[0]["message_id"]
+        assert telegram.texts[message_id].endswith(EXPIRED) and telegram.markups[message_id] is None
 
 
 async def test_poll_errors_back_off_and_nothing_is_lost_or_replayed(telegram, start_agent, tmp_path,
