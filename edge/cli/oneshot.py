@@ -5,7 +5,9 @@ or STM32 keeps it; the Pi's header does not (the kernel promises nothing about a
 process exits), so with no agent running a write there is refused unless ``--hold SECONDS`` asks
 this command to drive it for that long and then return it to its safe level. A signal (Ctrl-C,
 SIGTERM, a dropped SSH session's SIGHUP, and every other one that would end the process, see
-:mod:`edge.core.stopsignals`) ends the hold early, and the pin still goes safe.
+:mod:`edge.core.stopsignals`) ends the hold early, and the pin still goes safe; the command then
+fails (``ok`` false, exit code 130) saying which signal cut the hold short, that the pin is back
+at its safe level and what it reads.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from edge.cli.output import emit
@@ -27,11 +30,10 @@ from edge.core.exc import DaemonUnavailable
 from edge.core.ownership import running_agent
 from edge.core.paths import lock_candidates, socket_candidates
 from edge.core.requester import Requester
-from edge.core.stopsignals import STOPPING
-from edge.status import format_status
+from edge.core.stopsignals import STOPPING, signal_name
+from edge.status import format_status, span
 
 if TYPE_CHECKING:
-    import asyncio
     from pathlib import Path
 
 
@@ -112,39 +114,70 @@ def operation(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
 HOLD_SIGNALS = STOPPING
 """From the write until the pin is back at its safe level, each of these only ends the hold."""
+CUT_SHORT = 128 + signal.SIGINT
+"""The exit code of a hold a signal ended early (130, as for Ctrl-C, whichever signal it was)."""
 STATUS_NOT_RUNNING = 3
 """``edge-cli status`` with no agent running (the LSB code for "program is not running", as
 ``systemctl status`` uses): the status is still printed, and scripts can tell."""
 
 
-@contextmanager
-def _signals_end_hold(stop: asyncio.Event) -> Iterator[None]:
-    """While in effect, a signal that would end the command sets ``stop`` instead: one during
-    the write ends the hold at once, one during the return to safe is ignored."""
-    import asyncio  # here, not at the top: the client path stays light (tests/cli/test_lightweight)
+class HoldStop:
+    """The signal that ends a hold: while :meth:`catching`, one that would end the command is
+    kept instead (the first), and the hold ends; one during the write ends it at once, one
+    during the return to safe changes nothing."""
 
-    loop = asyncio.get_running_loop()
-    for signum in HOLD_SIGNALS:
-        loop.add_signal_handler(signum, stop.set)
-    try:
-        yield
-    finally:
+    def __init__(self) -> None:
+        import asyncio  # here, not at the top: the client path stays light (tests/cli/test_lightweight)
+
+        self.event = asyncio.Event()
+        self.signum: int | None = None
+
+    def _caught(self, signum: int) -> None:
+        if self.signum is None:
+            self.signum = signum
+        self.event.set()
+
+    @contextmanager
+    def catching(self) -> Iterator[None]:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
         for signum in HOLD_SIGNALS:
-            loop.remove_signal_handler(signum)
+            loop.add_signal_handler(signum, self._caught, signum)
+        try:
+            yield
+        finally:
+            for signum in HOLD_SIGNALS:
+                loop.remove_signal_handler(signum)
 
 
-async def _hold(seconds: float, quiet: bool, stop: asyncio.Event) -> bool:
-    """Wait ``seconds`` or until ``stop`` (a signal); True when the whole time was held."""
+@dataclass(frozen=True)
+class HoldEnd:
+    """How a hold ended: ``held`` the whole time, or cut short by ``signum`` after ``elapsed``."""
+
+    seconds: float
+    elapsed: float
+    signum: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self.signum is None
+
+
+async def _hold(seconds: float, quiet: bool, stop: HoldStop) -> HoldEnd:
+    """Wait ``seconds`` or until a signal ends the hold."""
     import asyncio
 
     if not quiet:
         print(f"edge-cli: holding for {seconds:g} s, then back to the safe level "
               "(Ctrl-C: now)", file=sys.stderr, flush=True)
+    loop = asyncio.get_running_loop()
+    began = loop.time()
     try:
-        await asyncio.wait_for(stop.wait(), seconds)
-        return False
+        await asyncio.wait_for(stop.event.wait(), seconds)
     except TimeoutError:
-        return True
+        return HoldEnd(seconds, seconds)
+    return HoldEnd(seconds, loop.time() - began, stop.signum)
 
 
 def _restore_args(result: OpResult) -> dict[str, Any]:
@@ -153,16 +186,31 @@ def _restore_args(result: OpResult) -> dict[str, Any]:
     return {"pin": f"{data['board']}:{data['pin']}"}
 
 
-def _with_hold(result: OpResult, held: bool, restored: OpResult, seconds: float) -> OpResult:
-    data = {**result.data, "hold_seconds": seconds, "held": held,
+def _reads(pin: dict[str, Any]) -> str:
+    """What a pin's ``value`` in a result reads, in words: ``off``, ``PWM duty 0.00``."""
+    value = pin.get("value")
+    if value is None:
+        return "nothing the board could say"
+    return f"PWM duty {value:.2f}" if pin.get("mode") == "pwm" else ("on" if value >= 0.5 else "off")
+
+
+def _with_hold(result: OpResult, end: HoldEnd, restored: OpResult) -> OpResult:
+    """The command's outcome: ok only when the whole hold was kept and the pin went back to its
+    safe level; a hold a signal cut short fails with exit code 130 (:data:`CUT_SHORT`), saying
+    which signal, that the pin is back at its safe level and what it reads."""
+    signal_text = None if end.signum is None else signal_name(end.signum)
+    data = {**result.data, "hold_seconds": end.seconds, "held": end.held, "signal": signal_text,
             "restored": restored.ok, "value_after": restored.data.get("value")}
+    cut = "" if end.held else (f", but {signal_text} cut the {end.seconds:g} s hold short after "
+                               f"{span(end.elapsed)}")
     if not restored.ok:
-        return OpResult(False, f"{result.message}; returning it to its safe level failed: "
+        return OpResult(False, f"{result.message}{cut}; returning it to its safe level failed: "
                         f"{restored.message}", data, 1)
-    ending = "held" if held else "interrupted"
-    return OpResult(True, f"{result.message}; {ending}, then back to "
-                    f"{result.data.get('safe') or 'off'}", data,
-                    0 if held else 128 + signal.SIGINT)
+    safe = result.data.get("safe") or "off"
+    if end.held:
+        return OpResult(True, f"{result.message}; held, then back to {safe}", data)
+    return OpResult(False, f"{result.message}{cut}; it is back at its safe level ({safe}) and "
+                    f"reads {_reads(restored.data)}", data, CUT_SHORT)
 
 
 def run_direct(config_path: str | None, op: str, op_args: dict[str, Any],
@@ -187,14 +235,14 @@ def run_direct(config_path: str | None, op: str, op_args: dict[str, Any],
             # no agent: whoever may open the boards and the state directory is the operator
             if hold is None:
                 return await run_op(runtime, op, op_args, requester, operator=True)
-            stop = asyncio.Event()
-            with _signals_end_hold(stop):
+            stop = HoldStop()
+            with stop.catching():
                 result = await run_op(runtime, op, op_args, requester, operator=True)
                 if not result.ok:
                     return result
-                held = await _hold(hold, quiet, stop)
+                end = await _hold(hold, quiet, stop)
                 restored = await run_op(runtime, "gpio.safe", _restore_args(result), requester)
-            return _with_hold(result, held, restored, hold)
+            return _with_hold(result, end, restored)
         finally:
             await runtime.hardware.shutdown()
 
@@ -214,20 +262,18 @@ async def _hold_via_daemon(paths: list[Path], op: str, op_args: dict[str, Any], 
                            quiet: bool) -> OpResult:
     """The write, the hold and the return to safe, each asked of the agent. The requests block
     the loop (they are quick); a signal meanwhile is kept and ends the hold."""
-    import asyncio
-
-    stop = asyncio.Event()
-    with _signals_end_hold(stop):
+    stop = HoldStop()
+    with stop.catching():
         result = OpResult.from_dict(client.request(paths, op, op_args))
         if not result.ok:
             return result
-        held = await _hold(hold, quiet, stop)
+        end = await _hold(hold, quiet, stop)
         try:
             restored = OpResult.from_dict(client.request(paths, "gpio.safe", _restore_args(result)))
         except DaemonUnavailable as exc:  # the agent stopped meanwhile: its shutdown made it safe
             restored = OpResult(False, f"the agent went away during the hold ({exc}); it drives "
                                 "its outputs to their safe levels when it stops")
-    return _with_hold(result, held, restored, hold)
+    return _with_hold(result, end, restored)
 
 
 def run(args: argparse.Namespace) -> int:

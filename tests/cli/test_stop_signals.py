@@ -5,6 +5,7 @@ SIGALRM used to kill them with an output still on (exit -10, -12, -14)."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from edge.core.stopsignals import ASKED_TO_STOP, IGNORED, NOT_CAUGHT, STOPPING, UNEXPECTED, signal_name
-from tests.helpers import EDGE_CLI, ROOT, cli, start_agent
+from tests.helpers import EDGE_CLI, ROOT, cli, start_agent, wait_for
 
 DOES_NOT_END = {signal.SIGCHLD, signal.SIGCONT, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU,
                 signal.SIGURG, signal.SIGWINCH}
@@ -44,15 +45,33 @@ def test_an_unexpected_signal_stops_the_agent_through_the_safe_state(isolated_en
     assert err.index("unexpected_signal") < err.index("safe_state") < err.index("stopped")
 
 
-def holding(env: dict[str, str]) -> subprocess.Popen[str]:
-    """``edge-cli gpio write led on --hold 30``, returned once the level is set and held."""
-    proc = subprocess.Popen([*EDGE_CLI, "gpio", "write", "led", "on", "--hold", "30"], env=env,
-                            cwd=ROOT, text=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+def holding(env: dict[str, str], *, as_json: bool = False) -> subprocess.Popen[str]:
+    """``edge-cli gpio write led on --hold 30``, returned once the level is set and held (said
+    on stderr; with ``--json``, which says nothing until the end, once the pin reads on)."""
+    proc = subprocess.Popen([*EDGE_CLI, "gpio", "write", "led", "on", "--hold", "30",
+                             *(["--json"] if as_json else [])], env=env, cwd=ROOT, text=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stderr is not None
+    if as_json:
+        wait_for(lambda: proc.poll() is not None or _led_is_on(env))
+        assert proc.poll() is None, proc.communicate()
+        return proc
     line = proc.stderr.readline()
     assert "holding for 30 s" in line, line + proc.stderr.read()
     return proc
+
+
+def _led_is_on(env: dict[str, str]) -> bool:
+    """Through the agent, the led reads on; without one, the direct write was logged."""
+    if (Path(env["EDGE_STATE_DIR"]) / "control.sock").exists():
+        return json.loads(cli("gpio", "read", "led", "--json", env=env).stdout)["data"]["value"] == 1.0
+    log = Path(env["EDGE_STATE_DIR"]) / "edge-agent.log"
+    return log.exists() and "event=actuation board=gpio pin=GPIO17 value=on" in log.read_text()
+
+
+CUT_SHORT = re.compile(r"edge-cli: gpio:GPIO17 \(led\) set on, but (?P<signal>\w+) cut the 30 s hold short "
+                       r"after [^;]+; it is back at its safe level \(off\) and reads off")
+"""A hold a signal ended early is no success: the command says so, as an error (stderr, exit 130)."""
 
 
 @pytest.mark.parametrize("signum", [signal.SIGUSR1, signal.SIGALRM, signal.SIGQUIT],
@@ -62,7 +81,23 @@ def test_a_signal_ends_a_direct_hold_and_the_pin_goes_safe(isolated_env, signum)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err  # a hold ended early by a signal
-    assert "interrupted, then back to off" in out
+    assert out == ""
+    said = CUT_SHORT.fullmatch(err.splitlines()[-1])
+    assert said and said["signal"] == signal_name(signum), err
+    log = (Path(isolated_env["EDGE_STATE_DIR"]) / "edge-agent.log").read_text()
+    assert "event=safe_state board=gpio pin=GPIO17 value=off" in log
+
+
+def test_a_cut_short_hold_is_one_failed_json_object(isolated_env):
+    proc = holding(isolated_env, as_json=True)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    body = json.loads(out)  # the whole of stdout: one object
+    assert (body["ok"], body["exit_code"], body["via"]) == (False, 130, "direct"), body
+    assert CUT_SHORT.fullmatch(f"edge-cli: {body['error']}")["signal"] == "SIGTERM", body
+    assert body["data"]["held"] is False and body["data"]["signal"] == "SIGTERM"
+    assert (body["data"]["restored"], body["data"]["value_after"]) == (True, 0.0)
     log = (Path(isolated_env["EDGE_STATE_DIR"]) / "edge-agent.log").read_text()
     assert "event=safe_state board=gpio pin=GPIO17 value=off" in log
 
@@ -70,12 +105,15 @@ def test_a_signal_ends_a_direct_hold_and_the_pin_goes_safe(isolated_env, signum)
 def test_a_signal_ends_a_hold_through_the_agent_and_the_pin_goes_safe(isolated_env):
     agent = start_agent(isolated_env)
     try:
-        proc = holding(isolated_env)
+        proc = holding(isolated_env, as_json=True)
         on = json.loads(cli("gpio", "read", "led", "--json", env=isolated_env).stdout)
         assert on["via"] == "daemon" and on["data"]["value"] == 1.0
         proc.send_signal(signal.SIGUSR2)
         out, err = proc.communicate(timeout=20)
         assert proc.returncode == 130, err
+        body = json.loads(out)
+        assert (body["ok"], body["exit_code"], body["via"]) == (False, 130, "daemon"), body
+        assert CUT_SHORT.fullmatch(f"edge-cli: {body['error']}")["signal"] == "SIGUSR2", body
         off = json.loads(cli("gpio", "read", "led", "--json", env=isolated_env).stdout)
         assert off["data"]["value"] == 0.0
         assert agent.poll() is None
