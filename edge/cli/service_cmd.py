@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
     install.add_argument("--upgrade", action="store_true",
                          help="install a new version, rolling back if it is unhealthy")
     install.add_argument("--source", metavar="PATH", help="what pip installs: a checkout of "
-                         "edge-agent or a .whl built from one (default: this checkout)")
+                         "edge-agent, a source tarball (.tar.gz) or a .whl built from one "
+                         "(default: this checkout)")
     install.add_argument("--no-start", action="store_true", help="do not enable or start it")
     uninstall = ssub.add_parser("uninstall", parents=[common], help="remove the service")
     uninstall.add_argument("--purge", action="store_true",
