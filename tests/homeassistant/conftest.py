@@ -162,7 +162,8 @@ class Agent:
             self.proc = subprocess.Popen([*EDGE_CLI, "run"], env=self.env, cwd=ROOT,
                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=stderr, text=True)
-        assert asyncio.run(self._online()), f"the agent was not online in time:\n{self.log[-3000:]}"
+        assert asyncio.run(self._online()), (f"the agent was not online in time (exit status "
+                                             f"{self.proc.poll()}):\n{self.log[-3000:]}")
         self.discovery = asyncio.run(retained_configs(self.broker, NODE))
         assert self.discovery, f"the agent announced nothing:\n{self.log[-3000:]}"
 
@@ -178,18 +179,21 @@ class Agent:
         self.proc = None
 
     async def _online(self, timeout: float = 60.0) -> bool:
-        """``online`` published (not an earlier run's retained one) on the availability topic."""
+        """``online`` published (not an earlier run's retained one) on the availability topic;
+        False as soon as the agent exits (its log says why) or when the time is up."""
+        assert self.proc is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         async with aiomqtt.Client("127.0.0.1", self.broker.port) as client:
             await client.subscribe(f"edge-agent/{NODE}/availability", qos=1)
-            try:
-                async with asyncio.timeout(timeout):
-                    async for message in client.messages:
-                        assert self.proc is not None and self.proc.poll() is None, \
-                            f"the agent exited:\n{self.log[-3000:]}"
-                        if message.payload == b"online" and not message.retain:
-                            return True
-            except TimeoutError:
-                pass
+            messages = client.messages
+            while loop.time() < deadline and self.proc.poll() is None:
+                try:
+                    message = await asyncio.wait_for(anext(messages), 0.5)
+                except TimeoutError:
+                    continue
+                if message.payload == b"online" and not message.retain:
+                    return True
         return False
 
     def gpio_read(self, pin: str) -> dict[str, Any]:

@@ -82,8 +82,9 @@ def accepted(agent: Agent, ha: HomeAssistant, timeout: float = 20.0) -> dict[str
 
 def entity(agent: Agent, ha: HomeAssistant, state_topic: str) -> str:
     """The entity_id of the entity whose state is on ``state_topic``."""
-    (body,) = [b for b in agent.discovery.values() if b.get("state_topic") == state_topic]
-    return accepted(agent, ha)[body["unique_id"]]
+    found = [b for b in agent.discovery.values() if b.get("state_topic") == state_topic]
+    assert len(found) == 1, f"{len(found)} announced entities have the state topic {state_topic}"
+    return accepted(agent, ha)[found[0]["unique_id"]]
 
 
 def our_words(agent: Agent, ha: HomeAssistant) -> list[str]:
@@ -246,6 +247,8 @@ def test_home_assistant_logs_no_warning_about_our_entities(agent: Agent,
                                                           home_assistant: HomeAssistant) -> None:
     """Last in the module: everything above has happened by now."""
     time.sleep(1.0)  # the replies to the last commands are in
-    problems = home_assistant.problems(our_words(agent, home_assistant))
-    assert not problems, (f"Home Assistant logged {len(problems)} warnings about the agent's "
-                          "entities:\n" + "\n".join(problems))
+    words = our_words(agent, home_assistant)
+    problems = home_assistant.problems(words)
+    named = sorted({w for w in accepted(agent, home_assistant).values() for p in problems if w in p})
+    assert not problems, (f"Home Assistant logged {len(problems)} warnings or errors about MQTT or "
+                          f"the node's entities (naming {named or 'no entity id'}):\n" + "\n".join(problems))
