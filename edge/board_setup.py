@@ -51,7 +51,7 @@ def _board(name: str, section: BoardConfig, context: BoardContext,
     except UnknownPin:
         problems.append(Problem(("boards", name), "value", str(first)))
         return None
-    kept = {}
+    kept, found = {}, len(problems)
     for alias, target in section.aliases.items():
         try:
             bare.canonical(target)
@@ -59,7 +59,13 @@ def _board(name: str, section: BoardConfig, context: BoardContext,
             problems.append(Problem(("boards", name, "aliases", alias), "value", str(exc)))
         else:
             kept[alias] = target
-    return create_board(name, section.type, section.model_copy(update={"aliases": kept}), context)
+    if len(problems) == found:  # no alias was it: say what the board said
+        problems.append(Problem(("boards", name), "value", str(first)))
+        return bare
+    try:
+        return create_board(name, section.type, section.model_copy(update={"aliases": kept}), context)
+    except UnknownPin:
+        return bare
 
 
 def simulation_details(config: Config) -> dict[str, str]:
