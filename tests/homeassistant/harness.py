@@ -3,8 +3,9 @@
 pointed at the test's Mosquitto, and driven through its REST API as a user's automations would.
 
 The venv lives under ``${XDG_CACHE_HOME:-~/.cache}/edge-agent/home-assistant/<version>/``, one per
-hash of the requirements; the first run builds it (about 30 s from a cold pip cache) under a file
-lock, so parallel test runs wait for one build instead of racing, and later runs reuse it.
+hash of the requirements; the first run builds it (about a minute with nothing cached: 56 to 77 s
+here, most of it downloading) under a file lock, so parallel test runs wait for one build instead
+of racing, and later runs reuse it.
 
 >>> # ha = HomeAssistant(install(), tmp / "ha", broker_port=1883).start()
 >>> # ha.states()["switch.garden_pump"]["state"]
