@@ -1,8 +1,11 @@
 """One-time pairing codes: ``edge-cli channel pair telegram`` issues a code valid for 10 minutes;
 an unknown sender who sends ``/pair CODE`` in time is added to the channel's allowlist, in the
 running agent and in the config file. A new code leaves the channel's earlier ones valid, up to
-three at once (the oldest is then dropped, and the command says so). Codes live hashed in
-``<state_dir>/pairing.json``, so the CLI and the daemon share them without talking to each other.
+three at once (the oldest is then dropped, and the command says so). Codes live hashed in the
+agent's ``<state_dir>/pairing.json``. With an agent running, the code is issued inside it (the
+control socket's ``channel.pair``): under systemd its state directory (``/var/lib/edge-agent``,
+mode 0750) is not the operator's, who could neither write there nor make a file the agent reads.
+With none running, the CLI writes its own state directory, which the agent started with it reads.
 
 :class:`Strangers` decides what an unknown sender hears: one hint a day, an answer to each
 ``/pair`` attempt, and silence once the sender (5 an hour) or everyone together (30 an hour per
@@ -71,6 +74,20 @@ def pairing_hint(channel: str) -> str:
             "and send me /pair CODE.")
 
 
+SETUP = {
+    "telegram": "set bot_token in [channels.telegram] (or EDGE_CHANNELS__TELEGRAM__BOT_TOKEN; "
+                "a token comes from @BotFather)",
+    "signal": 'set http_url and account in [channels.signal] (a signal-cli daemon: '
+              '`signal-cli -a ACCOUNT daemon --http 127.0.0.1:8080`)',
+}
+"""What a pairable channel needs before anyone can pair with it."""
+
+
+def setup_hint(channel: str) -> str:
+    """What to set so that ``channel`` runs (and a code for it can pair anyone)."""
+    return SETUP.get(channel, f"enable [channels.{channel}]")
+
+
 def _digest(code: str) -> str:
     return hashlib.sha256(code.strip().upper().encode()).hexdigest()
 
@@ -85,6 +102,32 @@ class IssuedCode:
     """Codes of the channel that are valid now, this one included."""
     dropped: int
     """Earlier, still valid codes that this one replaced (the oldest, past the limit)."""
+
+
+def describe_issued(channel: str, issued: IssuedCode) -> str:
+    """What the operator reads: the code, until when it works, and what became of earlier ones.
+
+    >>> print(describe_issued("telegram", IssuedCode("ABCD2345", 0.0, 2, 0)).splitlines()[-1])
+    1 earlier code still works until used or expired.
+    """
+    until = time.strftime("%H:%M", time.localtime(issued.expires))
+    lines = [f"Pairing code for {channel}: {issued.code}",
+             f"Send  /pair {issued.code}  to the bot before {until} "
+             f"({CODE_TTL_SECONDS // 60} minutes)."]
+    earlier = issued.outstanding - 1
+    codes, works = ("code", "works") if earlier == 1 else ("codes", "work")
+    if issued.dropped:
+        lines.append(f"The oldest earlier code no longer works (at most {issued.outstanding} "
+                     f"at once); {earlier} earlier {codes} still {works}.")
+    elif earlier:
+        lines.append(f"{earlier} earlier {codes} still {works} until used or expired.")
+    return "\n".join(lines)
+
+
+def issued_data(channel: str, issued: IssuedCode) -> dict[str, Any]:
+    """The ``data`` of ``channel pair --json``."""
+    return {"channel": channel, "code": issued.code, "expires": issued.expires,
+            "outstanding": issued.outstanding, "dropped": issued.dropped}
 
 
 class PairingCodes:

@@ -7,16 +7,21 @@ with exit code 1 (usage errors 2), as the CLI contract requires.
 control server passes ``operator=True`` for a peer whose kernel credentials make it one (see
 :func:`edge.control.server.is_local_operator`); every other caller is refused. On chat channels
 the same switch is ``/model NAME``, which needs an admin (:mod:`edge.agent.commands`).
+``channel.pair`` (a pairing code, issued into the agent's own state directory, see
+:mod:`edge.channels.pairing`) lets someone in, so it is the operator's too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from edge.core.requester import Requester
 
 if TYPE_CHECKING:  # the CLI client imports this module: keep the tools and providers off its path
+    from edge.channels.base import Channel
+    from edge.config.loader import LoadedConfig
     from edge.providers.switch import ModelSwitch
     from edge.safe_mode import SafeMode
     from edge.tools.base import Tool, ToolResult
@@ -63,6 +68,14 @@ class OpTarget(Protocol):
     safe_mode: SafeMode
     """Inactive unless the agent started after a crash loop (``resume`` leaves it)."""
 
+    @property
+    def loaded(self) -> LoadedConfig:
+        """The config the agent runs, where it came from and its state directory."""
+
+    @property
+    def channels(self) -> Mapping[str, Channel]:
+        """The channels the agent runs (none in direct mode)."""
+
     async def status(self) -> dict[str, Any]: ...
 
 
@@ -90,7 +103,36 @@ def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
                      "active": {"name": active["name"], "model": active["model"]}})
 
 
-OPERATOR_OPS = frozenset({"models.select", "schedules.add", "schedules.remove", "resume"})
+async def pair_op(target: OpTarget, args: dict[str, Any], requester: Requester) -> OpResult:
+    """``channel.pair``: a pairing code issued by the agent, into its own state directory (the
+    one it redeems from), for a channel it runs; exit 2 for any other channel."""
+    import asyncio  # here, as logging: the status path imports this module and stays light
+    import logging
+
+    from edge.channels.pairing import PairingCodes, describe_issued, issued_data, setup_hint
+    from edge.channels.registry import pairable
+
+    channel = str(args.get("channel") or "")
+    if channel not in pairable():
+        return OpResult(False, f"{repr(channel) if channel else 'no channel given'}: not a "
+                        f"channel people pair with (pairable: {', '.join(pairable())})",
+                        exit_code=2)
+    if channel not in target.channels:
+        return OpResult(False, f"the running agent does not run channel {channel} (its config: "
+                        f"{target.loaded.source}), so a code would pair nobody: "
+                        f"{setup_hint(channel)}; restart the agent (`sudo systemctl restart "
+                        f"edge-agent`, or stop and start `edge-cli run`) and run `edge-cli "
+                        f"channel pair {channel}` again", exit_code=2)
+    codes = PairingCodes(target.loaded.state_dir / "pairing.json")
+    issued = await asyncio.to_thread(codes.issue, channel)  # the file's lock may be held a moment
+    logging.getLogger(__name__).info(
+        "pairing_code_issued channel=%s by=%s outstanding=%d dropped=%d", channel,
+        requester.caller, issued.outstanding, issued.dropped)
+    return OpResult(True, describe_issued(channel, issued), issued_data(channel, issued))
+
+
+OPERATOR_OPS = frozenset({"models.select", "schedules.add", "schedules.remove", "resume",
+                          "channel.pair"})
 """Operations that change the agent for everyone: the local operator only."""
 
 
@@ -106,6 +148,8 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
         requester = Requester("cli", requester.sender)
     if op in ("models", "models.select"):
         return model_op(target, op, args)
+    if op == "channel.pair":
+        return await pair_op(target, args, requester)
     if op == "resume":  # leave safe mode: rules and schedules start, the model is asked again
         return OpResult(True, await target.safe_mode.resume(requester.caller),
                         {"safe_mode": target.safe_mode.status()})
