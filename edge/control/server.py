@@ -13,7 +13,9 @@ The socket is a server facing every local user who can open it, so it holds its 
   neither exhaust the daemon's file descriptors nor lock out ``edge-cli status``; when every
   connection is busy running an operation, the newcomer gets ``{"ok": false, ...}`` at once.
 
-The local operator (see :func:`is_local_operator`) may also switch the model (``models.select``).
+The local operator (see :func:`is_local_operator`) may also switch the model (``models.select``),
+change schedules, leave safe mode and issue pairing codes (``channel.pair``): the operations in
+:data:`edge.control.ops.OPERATOR_OPS`.
 """
 
 from __future__ import annotations
