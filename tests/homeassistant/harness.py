@@ -151,8 +151,7 @@ class HomeAssistant:
         with (self.folder / "stdout.log").open("wb") as out:
             self.proc = subprocess.Popen(
                 [str(self.venv / "bin" / "hass"), "-c", str(self.folder), "--skip-pip",
-                 "--log-no-color"], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
+                 "--log-no-color"], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         self._until(deadline, "its http API to answer", self._answers)
         self.token = self._log_in()
