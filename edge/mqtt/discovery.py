@@ -16,6 +16,8 @@ device's name and then the entity's, so a sensor named after its node (``greenho
 'Temperature'
 >>> entity_name("shed", "pi", words="CPU temperature"), entity_name("shed", "water_pump")
 ('pi CPU temperature', 'water pump')
+>>> entity_name("shed", "energy", words="energy"), entity_name("shed", "soil_moisture", words="moisture")
+('energy', 'soil moisture')
 
 Keys follow Home Assistant's documented schema for each component;
 ``tests/mqtt/test_discovery.py`` pins them.
@@ -69,7 +71,10 @@ def entity_name(node_id: str, *names: str, words: str = "") -> str | None:
     pump``), then ``words`` as they are, without a first word (or words) that repeat the node's
     name: Home Assistant puts the device's name before it. None (the device's own name) when
     nothing else is left."""
-    name = " ".join(p for p in [*map(_spoken, names), words] if p)
+    said = [p for p in map(_spoken, names) if p]
+    if said and words.lower().split()[:1] == said[-1].lower().split()[-1:]:
+        words = words.split(" ", 1)[1] if " " in words else ""  # sensor "energy": its energy
+    name = " ".join(p for p in [*said, words] if p)
     node = _spoken(node_id).lower()
     if name.lower() in (node, node_id.lower()):
         return None

@@ -4,6 +4,7 @@ component, one device per node, and entities removed when a pin leaves the allow
 from __future__ import annotations
 
 import json
+import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -94,6 +95,8 @@ def meets_home_assistants_schema(topic: str, body: dict, node: str) -> None:
     # that is the device's name or begins with it (mqtt/entity.py _set_entity_name)
     assert name is None or not (name == node or name.startswith(node)), (topic, name)
     assert name is None or not name.lower().startswith(node.lower() + " "), (topic, name)
+    shown = f"{node} {name}" if name else node  # what HA shows: the device's name, the entity's
+    assert not re.search(r"\b(\w+) \1\b", shown, re.I), (topic, shown)  # no word said twice
     assert body.get("entity_category", "diagnostic") in ENTITY_CATEGORIES
     if component == "sensor":
         assert body.get("entity_category") != "config"  # HA refuses config sensors

@@ -25,8 +25,8 @@ def readme_node() -> dict[str, dict]:
                            Pin("gpio", "GPIO23", PinMode.OUTPUT, aliases=("fan",)),
                            Pin("gpio", "GPIO27", PinMode.INPUT, aliases=("door",))], servos=())
     sensors = {"greenhouse": {"temperature": "°C", "pressure": "hPa", "humidity": "%"},
-               "soil": {"temperature": "°C"}, "pi": dict(UNITS)}
-    kinds = {"greenhouse": "bme280", "soil": "ds18b20", "pi": "pi"}
+               "soil": {"temperature": "°C"}, "pi": dict(UNITS), "energy": {"energy": "kWh"}}
+    kinds = {"greenhouse": "bme280", "soil": "ds18b20", "pi": "pi", "energy": "analog"}
     return discovery_configs(cfg, Topics(cfg.topic_base), pins, sensors, kinds)
 
 
@@ -39,6 +39,7 @@ def test_names_are_words_and_never_repeat_the_node():
     assert names["pi_cpu_temperature"] == "pi CPU temperature"  # was "pi cpu_temperature"
     assert names["pi_under_voltage"] == "pi under-voltage"
     assert names["pi_load_1m"] == "pi load (1 min)"
+    assert names["energy_energy"] == "energy"  # an analog sensor named after its quantity
     assert (names["pump"], names["door"], names["refused"]) == ("pump", "door", "Refused command")
     for topic, body in found.items():
         meets_home_assistants_schema(topic, body, "greenhouse")
@@ -52,6 +53,9 @@ def test_names_are_words_and_never_repeat_the_node():
     ("shed", ("water_pump",), "", "water pump"),
     ("shed", ("pi",), "under-voltage", "pi under-voltage"),
     ("pump", ("pump",), "", None),  # the pin is the device: HA shows the device's name
+    ("greenhouse", ("energy",), "energy", "energy"),  # not "energy energy"
+    ("greenhouse", ("soil_moisture",), "moisture", "soil moisture"),
+    ("energy", ("energy",), "energy", None),
     ("pi", ("pipe",), "temperature", "Pipe temperature"),  # HA would cut "pi" off "pipe"
 ])
 def test_entity_names(node, names, words, name):
