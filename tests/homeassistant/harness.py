@@ -291,11 +291,14 @@ class HomeAssistant:
                 records[-1] = LogRecord(records[-1].level, f"{records[-1].text}\n{line}")
         return records
 
-    def problems(self, words: Iterable[str]) -> list[str]:
-        """Every warning or error in the log that mentions one of ``words`` (case-insensitive)."""
-        wanted = [w.lower() for w in words if w]
-        return [r.text for r in self.log_records()
-                if r.level in PROBLEM_LEVELS and any(w in r.text.lower() for w in wanted)]
+    def problems(self, words: Iterable[str], topics: Iterable[str] = ()) -> list[str]:
+        """Every warning or error in the log that mentions one of ``words`` (case-insensitive,
+        anywhere in the record and its traceback) or a topic under one of ``topics`` (where a
+        topic begins: ``homeassistant/`` is also in the path of every traceback's frames)."""
+        wanted = [re.escape(w) for w in words if w]
+        wanted += [rf"(?:^|[\s'\"(]){re.escape(t.rstrip('/'))}/" for t in topics]
+        pattern = re.compile("|".join(wanted) or "(?!)", re.IGNORECASE | re.MULTILINE)
+        return [r.text for r in self.log_records() if r.level in PROBLEM_LEVELS and pattern.search(r.text)]
 
 
 _WEBSOCKET_CLIENT = """
