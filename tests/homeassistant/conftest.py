@@ -97,6 +97,15 @@ sensors with units (energy in kWh, soil temperature in °C, both scaled from the
 pins), the Pi's own health (what this machine can read of it) and the refused-command event."""
 
 
+VCGENCMD = """#!/bin/sh
+# a Raspberry Pi's firmware tool, as the agent's Pi-health sensor calls it: under-voltage and
+# throttling have occurred since boot (bits 16 and 18), nothing now
+[ "$1" = get_throttled ] && echo throttled=0x50000
+"""
+"""Makes the Pi's throttling flags readable on any machine (the agent runs ``vcgencmd`` from
+PATH), so they are announced as problem binary_sensors."""
+
+
 @pytest.fixture(scope="module")
 def home_assistant_venv() -> Path:
     """Installed once per machine (cached); a failure to install fails the tests, never skips."""
@@ -243,6 +252,12 @@ def agent(home_assistant: HomeAssistant, ha_broker: Mosquitto, uno: SimAvr,
     folder = tmp_path_factory.mktemp("agent")
     (folder / "config.toml").write_text(AGENT.format(port=uno.link, url=ha_broker.url, node=NODE))
     running = Agent(folder, ha_broker, agent_env(folder))
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    vcgencmd = bin_dir / "vcgencmd"
+    vcgencmd.write_text(VCGENCMD)
+    vcgencmd.chmod(0o755)
+    running.env["PATH"] = f"{bin_dir}{os.pathsep}{running.env.get('PATH', os.defpath)}"
     try:
         running.start()
         yield running

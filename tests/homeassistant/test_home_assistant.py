@@ -192,6 +192,21 @@ def test_inputs_and_readings_reach_home_assistant(agent: Agent, home_assistant: 
     eventually(lambda: ha.state(knob)["state"], near(0.2, 0.01), f"{knob} (the raw analog pin) at 1 V")
 
 
+def test_the_pis_throttling_flags_are_problems_in_home_assistant(agent: Agent,
+                                                                home_assistant: HomeAssistant) -> None:
+    """vcgencmd (conftest's VCGENCMD) says under-voltage occurred since boot and is not present
+    now: a problem shown, and no problem, among the node's diagnostics."""
+    ha = home_assistant
+    occurred = entity(agent, ha, f"{BASE}/sensor/pi/under_voltage_occurred")
+    now = entity(agent, ha, f"{BASE}/sensor/pi/under_voltage")
+    shown = ha.wait_state(occurred, "on", device_class="problem")
+    ha.wait_state(now, "off", device_class="problem")
+    assert occurred.startswith("binary_sensor.") and now.startswith("binary_sensor."), (occurred, now)
+    assert "voltage" in shown["attributes"]["friendly_name"].lower(), shown
+    category = {e["entity_id"]: e["entity_category"] for e in registry(ha).values()}
+    assert category[occurred] == category[now] == "diagnostic"
+
+
 def test_a_failing_sensor_is_unavailable_in_home_assistant_until_it_reads_again(
         agent: Agent, home_assistant: HomeAssistant, uno: SimAvr) -> None:
     """The Uno unplugged: the sensors read through it go grey in Home Assistant, the rest of
