@@ -45,7 +45,7 @@ from edge.core.supervision import SupervisedTask, close_all
 from edge.hardware import Hardware
 from edge.mqtt.commands import carry_out, parse_command, shown
 from edge.mqtt.discovery import REFUSED_EVENT, discovery_configs, sweep_stale
-from edge.mqtt.followers import AnalogFollower, SensorAvailability
+from edge.mqtt.followers import AnalogFollower, PinStates, SensorAvailability
 from edge.mqtt.link import Backoff, client_identifier, explain, make_client
 from edge.mqtt.sensors import Reading, SensorFeed
 from edge.mqtt.topics import NodePins, Topics
@@ -104,6 +104,8 @@ class MqttBridge:
         self._analog = AnalogFollower(config, hardware, [
             row for row in self.pins.by_slug.values() if row.kind.name == "analog"],
             self.topics, self._queue)
+        self._states = PinStates(config, hardware, self.pins, self.topics, self._queue,
+                                 self._analog.sent)
         self._commands: set[asyncio.Task[None]] = set()
         self._pin_locks: dict[str, asyncio.Lock] = {}
         """One per pin name: a pin's commands act in the order they came (a slider's last
@@ -267,15 +269,8 @@ class MqttBridge:
         await client.publish(self.topics.health, self._health(), qos=self.config.qos, retain=True)
 
     def _current_states(self) -> dict[str, str]:
-        states: dict[str, str] = {}
         self._analog.sent.clear()
-        for board in self.hardware.status():
-            for pin in board.pins:
-                row = self.pins.by_pin.get((board.name, pin.name))
-                if row is not None:
-                    states |= row.state_payloads(self.topics, pin.value)
-                    if row.kind.name == "analog":
-                        self._analog.sent[row.slug] = pin.value
+        states, _ = self._states.now()
         latest = self.sensors.latest() if self.sensors is not None else {}
         for sensor, readings in latest.items():
             for reading in readings.values():
@@ -329,6 +324,11 @@ class MqttBridge:
                  "pin": row.slug if row else event.pin, "value": event.value}).encode(), False)
         if event.kind in ("down", "up"):
             self._queue(self.topics.health, self._health(), True)
+        if event.kind == "up" and self._client is not None:
+            task = asyncio.create_task(self._states.board_back(event.board),
+                                       name=f"mqtt-up-{event.board}")
+            self._commands.add(task)
+            task.add_done_callback(self._commands.discard)
 
     def _on_reading(self, sensor: str, reading: Reading) -> None:
         if self._availability is not None:

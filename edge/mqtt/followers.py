@@ -1,6 +1,7 @@
-"""What the bridge follows beside the boards' own events, each in a loop the bridge supervises:
-each sensor's availability (``<base>/<sensor>/availability``) and the analog pins' values
-(boards do not report them by themselves).
+"""What the bridge follows beside the boards' own events: each sensor's availability
+(``<base>/<sensor>/availability``) and the analog pins' values (boards do not report them by
+themselves), each in a loop the bridge supervises; and every pin's state as the boards report
+it, at each connection and when a board comes (back) up.
 
 Both publish through the bridge's queue (``publish(topic, payload, retain)``), which drops what
 comes while the broker is away: the next connection announces everything as it is then.
@@ -17,13 +18,16 @@ from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 from edge.hardware import Hardware
 from edge.mqtt.sensors import SensorFeed
-from edge.mqtt.topics import PinTopic, Topics
+from edge.mqtt.topics import NodePins, PinTopic, Topics
 from peripherals.exc import BoardError
 
 log = logging.getLogger(__name__)
 
 SENSOR_CHECK_SECONDS = 1.0
 """How often the sensors' failures are looked for (a look at the hub's memory, no read)."""
+
+BOARD_BACK_TRIES, BOARD_BACK_WAIT_SECONDS = 50, 0.1
+"""How long a board that came back is given to have its pins claimed (5 s)."""
 
 Publish = Callable[[str, bytes, bool], None]
 """The bridge's queue: topic, payload, retain."""
@@ -99,4 +103,44 @@ class AnalogFollower:
             return
         self.sent[row.slug] = value
         for topic, payload in row.state_payloads(self.topics, value).items():
+            self.publish(topic, payload.encode(), self.config.retain)
+
+
+class PinStates:
+    """Each published pin's state as the boards report it now: what a connection announces,
+    and what a board that comes (back) up publishes once its pins are claimed (a board down
+    when the node was announced had none to announce; Home Assistant showed them unknown)."""
+
+    def __init__(self, config: MqttConfig, hardware: Hardware, pins: NodePins, topics: Topics,
+                 publish: Publish, analog_sent: dict[str, float]):
+        self.config, self.hardware, self.pins = config, hardware, pins
+        self.topics, self.publish, self.analog_sent = topics, publish, analog_sent
+
+    def now(self, only: str | None = None) -> tuple[dict[str, str], int]:
+        """Topic -> payload for each published pin of the boards (or of board ``only``), and
+        how many pins that is. An analog pin's value counts as published."""
+        states: dict[str, str] = {}
+        found = 0
+        for board in self.hardware.status():
+            if only is not None and board.name != only:
+                continue
+            for pin in board.pins:
+                row = self.pins.by_pin.get((board.name, pin.name))
+                if row is not None:
+                    found += 1
+                    states |= row.state_payloads(self.topics, pin.value)
+                    if row.kind.name == "analog":
+                        self.analog_sent[row.slug] = pin.value
+        return states, found
+
+    async def board_back(self, board: str) -> None:
+        """Publish ``board``'s pins once the hardware has claimed them (the claims follow the
+        board's ``up`` within moments; after 5 s, what is there)."""
+        wanted = sum(1 for row in self.pins.by_slug.values() if row.pin.board == board)
+        for _ in range(BOARD_BACK_TRIES):
+            states, found = self.now(board)
+            if found >= wanted:
+                break
+            await asyncio.sleep(BOARD_BACK_WAIT_SECONDS)
+        for topic, payload in states.items():
             self.publish(topic, payload.encode(), self.config.retain)

@@ -104,3 +104,43 @@ analog_deadband = 0.02
     finally:
         await bridge.close()
         await hardware.shutdown()
+
+
+async def test_a_board_that_comes_up_later_has_its_pins_published(simavr_uno, broker,
+                                                                  write_config, isolated_env):
+    """An Uno that was not there when the node was announced (unplugged, or its port held by
+    another process): once the agent connects it, its pins' states follow (Home Assistant
+    showed them unknown until something changed)."""
+    simavr_uno.stop()
+    simavr_uno.link.unlink(missing_ok=True)
+    text = f"""
+[boards.gpio]
+pins = {{}}
+aliases = {{}}
+[boards.uno]
+type = "arduino"
+port = "{simavr_uno.link}"
+aliases = {{ led = "D13", lid = "D2" }}
+[boards.uno.pins]
+led = {{ mode = "output", safe = "off" }}
+lid = {{ mode = "input", pull = "none" }}
+[mqtt]
+url = "{broker.url}"
+node_id = "uno-node"
+"""
+    config = load_config(str(write_config(text)), env=isolated_env).config
+    hardware = build_hardware(config, resident=True)
+    await hardware.start()
+    bridge = MqttBridge(config.mqtt, hardware)
+    await bridge.start()
+    try:
+        async with Watcher(broker, f"{BASE}/#") as seen:
+            await until(lambda: bridge.connected)
+            await seen.wait(f"{BASE}/availability", "online")
+            assert seen.payloads(f"{BASE}/lid") == [] and seen.payloads(f"{BASE}/led") == []
+            simavr_uno.start()  # plugged in: the board supervisor connects it
+            assert await seen.wait(f"{BASE}/lid", timeout=20) == b"OFF"
+            assert await seen.wait(f"{BASE}/led", timeout=5) == b"OFF"
+    finally:
+        await bridge.close()
+        await hardware.shutdown()
