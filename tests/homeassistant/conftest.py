@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import aiomqtt
 import pytest
 
 from tests.emulation.simavr import SimAvr
+from tests.fakes.mosquitto import BINARY as MOSQUITTO
 from tests.fakes.mosquitto import Mosquitto
 from tests.helpers import EDGE_CLI, ROOT, cli
 from tests.homeassistant.harness import HomeAssistant, HomeAssistantUnavailable, install
@@ -117,6 +119,8 @@ def home_assistant_venv() -> Path:
 
 @pytest.fixture(scope="module")
 def ha_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+    if not shutil.which(MOSQUITTO):  # Mosquitto() would skip; this test fails instead
+        pytest.fail(f"{MOSQUITTO} is not installed (deploy/test-packages.txt; `make test` installs it)")
     with Mosquitto(tmp_path_factory.mktemp("broker")) as running:
         yield running
 
@@ -127,12 +131,13 @@ def home_assistant(home_assistant_venv: Path, ha_broker: Mosquitto,
     core = HomeAssistant(home_assistant_venv, tmp_path_factory.mktemp("home-assistant"),
                          broker_port=ha_broker.port, discovery_prefix=DISCOVERY_PREFIX)
     try:
-        core.start()
-    except HomeAssistantUnavailable as exc:
+        try:
+            core.start()
+        except HomeAssistantUnavailable as exc:
+            pytest.fail(str(exc), pytrace=False)
+        yield core
+    finally:  # whatever went wrong, no Home Assistant outlives the module
         core.stop()
-        pytest.fail(str(exc), pytrace=False)
-    yield core
-    core.stop()
 
 
 @pytest.fixture(scope="module")

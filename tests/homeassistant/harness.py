@@ -154,7 +154,10 @@ class HomeAssistant:
                  "--log-no-color"], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         self._until(deadline, "its http API to answer", self._answers)
-        self.token = self._log_in()
+        try:
+            self.token = self._log_in()
+        except (httpx.HTTPError, AssertionError, KeyError) as exc:
+            raise HomeAssistantUnavailable(f"could not log in to Home Assistant ({exc!r}):\n{self.output()}") from exc
         self.http.headers["Authorization"] = f"Bearer {self.token}"
         self._until(deadline, "the MQTT config entry to load", self._mqtt_loaded)
         return self
