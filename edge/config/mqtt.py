@@ -157,6 +157,8 @@ class MqttConfig(Section):
     reconnect_max_seconds: float = Field(default=30.0, ge=0.5, le=3600)
     """Reconnect backoff doubles from 0.5 s up to this."""
     health_interval_seconds: Seconds = Field(default=60.0, ge=1)
+    """The retained ``<base>/health`` is published this often (on its own timer, whatever else
+    is published), and when a board goes down or comes back."""
 
     @model_validator(mode="after")
     def check(self) -> Self:
