@@ -40,6 +40,9 @@ class Measure(Protocol):
     @property
     def units(self) -> Mapping[str, str]: ...
 
+    @property
+    def present(self) -> Mapping[str, str]: ...
+
     async def measure(self) -> dict[str, Reading]: ...
 
     def describe(self) -> str: ...
@@ -53,6 +56,7 @@ class DriverMeasure:
     def __init__(self, sensor: Sensor):
         self.sensor = sensor
         self.units = sensor.units
+        self.present = sensor.present
 
     async def measure(self) -> dict[str, Reading]:
         return await asyncio.to_thread(self.sensor.read)
@@ -74,7 +78,7 @@ class AnalogPinMeasure:
     def __init__(self, name: str, hardware: PinReader, pin: str, scaling: Scaling):
         self.hardware, self.pin, self.scaling = hardware, pin, scaling
         self.requester = Requester("sensor", name)
-        self.units = {scaling.quantity: scaling.unit}
+        self.units = self.present = {scaling.quantity: scaling.unit}
 
     async def measure(self) -> dict[str, Reading]:
         _, raw = await self.hardware.read(self.pin, self.requester)
@@ -110,9 +114,12 @@ class SensorHub:
 
     # what MQTT, rules and tools see -----------------------------------------------------------
 
-    def describe(self) -> dict[str, dict[str, str]]:
-        """Sensor -> quantity -> unit, known before the first reading."""
-        return {name: dict(s.source.units) for name, s in self.sensors.items()}
+    def describe(self, *, present: bool = False) -> dict[str, dict[str, str]]:
+        """Sensor -> quantity -> unit, known before the first reading: every quantity each
+        sensor's type yields (what rules are checked against), or with ``present`` only those
+        this machine has sources for (what is announced)."""
+        return {name: dict(s.source.present if present else s.source.units)
+                for name, s in self.sensors.items()}
 
     def latest(self) -> dict[str, dict[str, Reading]]:
         return {name: dict(s.readings) for name, s in self.sensors.items() if s.readings}

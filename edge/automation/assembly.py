@@ -133,6 +133,29 @@ def servo_problems(config: Config, hardware: Hardware) -> list[Problem]:
     return found
 
 
+def input_problems(config: Config, hardware: Hardware) -> list[Problem]:
+    """``[mqtt.inputs]`` against the pins: each name must be an allowlisted input pin (it says
+    how Home Assistant shows one)."""
+    found = []
+    for name in config.mqtt.inputs:
+        try:
+            board, pin = hardware.locate(name)
+        except BoardError as exc:
+            found.append(Problem(("mqtt", "inputs", name), "value", str(exc)))
+            continue
+        rule = hardware.pins.get((board, pin))
+        if rule is None:
+            refusal = (f"{board}:{pin} is not in the allowlist; add it under "
+                       f"[boards.{board}.pins] with mode = \"input\"")
+        elif rule.mode is not PinMode.INPUT:
+            refusal = (f"{rule.label} is configured as {rule.mode.value}, not input; "
+                       "[mqtt.inputs] says how input pins are shown")
+        else:
+            continue
+        found.append(Problem(("mqtt", "inputs", name), "value", refusal))
+    return found
+
+
 class Automation:
     """Sensors, rules, schedules and the heartbeat for one agent process. Built (and so checked)
     at construction; :meth:`start` runs them in a resident agent. ``state_dir`` holds the
@@ -169,6 +192,7 @@ class Automation:
                 problems.append(Problem(("schedules", index, "action"), "value",
                                         f"schedule {job.name!r}: {exc}"))
         problems.extend(servo_problems(config, hardware))
+        problems.extend(input_problems(config, hardware))
         if problems:
             raise invalid_config(problems, config.origin)
         self.scheduler = None if state_dir is None else Scheduler(

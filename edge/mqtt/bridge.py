@@ -249,7 +249,7 @@ class MqttBridge:
         return [(self.topics.set(slug), qos) for slug in self.pins.by_slug]
 
     def _discovery(self) -> dict[str, dict[str, Any]]:
-        described = self.sensors.describe() if self.sensors is not None else {}
+        described = self.sensors.describe(present=True) if self.sensors is not None else {}
         kinds = ({row["name"]: row["kind"] for row in self.sensors.rows()}
                  if self.sensors is not None else {})
         return discovery_configs(self.config, self.topics, self.pins, described, kinds)

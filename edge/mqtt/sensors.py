@@ -25,8 +25,9 @@ class Reading(Protocol):
 
 
 class SensorFeed(Protocol):
-    def describe(self) -> Mapping[str, Mapping[str, str]]:
-        """Every sensor and what it measures: sensor -> quantity -> unit."""
+    def describe(self, *, present: bool = False) -> Mapping[str, Mapping[str, str]]:
+        """Every sensor and what it measures: sensor -> quantity -> unit; with ``present``,
+        only the quantities this machine has sources for (what the bridge announces)."""
         ...
 
     def latest(self) -> Mapping[str, Mapping[str, Reading]]:

@@ -80,6 +80,14 @@ class Sensor(Protocol):
         """The quantities :meth:`read` yields, in a stable order."""
         return tuple(self.units)
 
+    @property
+    def present(self) -> Mapping[str, str]:
+        """The quantities this machine has sources for, with their units: what is announced
+        (Home Assistant would show a quantity that can never be read as unknown for ever).
+        Rules and interlocks are checked against every quantity in ``units``, so a config
+        written for a Pi passes its check on another machine. Default: all of them."""
+        return self.units
+
     @abstractmethod
     def read(self) -> dict[str, Reading]:
         """Measure now and return the readings by quantity. BLOCKING (a DS18B20 takes 0.75 s, a

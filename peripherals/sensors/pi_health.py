@@ -8,9 +8,10 @@ firmware driver's sysfs node; its bits mean:
 >>> [name for name, on in flags.items() if on]
 ['under_voltage', 'throttled', 'under_voltage_occurred', 'throttled_occurred']
 
-On a machine that is not a Pi some sources are missing: the sensor yields (and announces, in
-``units``) only the quantities whose sources exist when it is built (a file's presence, nothing
-read or run), a read returns what it could measure, and each source that fails is logged once.
+On a machine that is not a Pi some sources are missing: the sensor announces (``present``) only
+the quantities whose sources exist when it is built (a file's presence, nothing read or run),
+while ``units`` keeps every quantity the type yields, so rules written for a Pi pass their check
+anywhere; a read returns what it could measure, and each source that fails is logged once.
 """
 
 from __future__ import annotations
@@ -89,9 +90,8 @@ class PiHealthSensor(Sensor):
         if vcgencmd == "auto":
             vcgencmd = shutil.which("vcgencmd") if self.root == Path("/") else None
         self.vcgencmd = vcgencmd
-        self.units = {q: UNITS[q] for q in self._present()}
-        """Only what this machine has sources for: a quantity it can never read is not
-        announced (Home Assistant would show it unknown for ever)."""
+        self.units = dict(UNITS)
+        self._here = {q: UNITS[q] for q in self._present()}
         self._reported: set[str] = set()
 
     def _present(self) -> list[str]:
@@ -109,6 +109,11 @@ class PiHealthSensor(Sensor):
         if there(MEMINFO):
             found.append("memory_used")
         return found
+
+    @property
+    def present(self) -> dict[str, str]:
+        """Only what this machine has sources for."""
+        return self._here
 
     def describe(self) -> str:
         return "pi health" + (f" (root {self.root})" if self.root != Path("/") else "")

@@ -143,7 +143,8 @@ def test_the_readme_greenhouse_is_a_valid_config(tmp_path, write_config, isolate
 
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## Automation: sensors, schedules and rules"):]
-    text = section[section.index("```toml") + len("```toml"):section.index("```\n")]
+    start = section.index("```toml") + len("```toml")
+    text = section[start:section.index("```\n", start)]
     cfg = load_config(str(write_config(text)), env=isolated_env).config
     hw = build_hardware(cfg, resident=True, pin_factory=mock_factory)
     auto = Automation(cfg, hw, pin_factory=mock_factory, state_dir=tmp_path)
@@ -201,3 +202,18 @@ def test_every_problem_is_told_at_once_with_the_file_and_dotted_keys(write_confi
         in result.stderr
     assert "  rules.1.then: rule 'warm': sensor read cellar: no sensor 'cellar'" in result.stderr
     assert "[" not in "".join(keys)
+
+
+def test_a_rule_on_a_pi_quantity_this_machine_cannot_read_still_passes(tmp_path, write_config,
+                                                                       isolated_env, mock_factory):
+    """No thermal zone under the sensor root (a laptop, CI, a container): the CPU temperature is
+    not announced to Home Assistant, but a rule written for the Pi is still a valid config, so
+    the same file checks on the workstation and runs on the Pi."""
+    assert not (tmp_path / "sys/class/thermal").exists()
+    text = BASE + ('[sensors.pi]\ntype = "pi"\ninterval_seconds = 30\n\n'
+                   '[[rules]]\nname = "hot"\nwhen = "pi.cpu_temperature > 75"\n'
+                   'then = ["gpio write fan on"]\n')
+    _, auto = automation(text, write_config, isolated_env, mock_factory, tmp_path)
+    assert "cpu_temperature" in auto.sensors.describe()["pi"]
+    assert "cpu_temperature" not in auto.sensors.describe(present=True)["pi"]
+    assert [r.name for r in auto.rules.rules] == ["hot"]

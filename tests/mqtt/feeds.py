@@ -22,7 +22,7 @@ class Feed:
         self.readings: dict[str, dict[str, Reading]] = {}
         self.errors: dict[str, str] = {}
 
-    def describe(self) -> dict[str, dict[str, str]]:
+    def describe(self, *, present: bool = False) -> dict[str, dict[str, str]]:
         return self.units
 
     def latest(self) -> dict[str, dict[str, Reading]]:

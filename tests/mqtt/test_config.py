@@ -127,3 +127,5 @@ def test_inputs_must_name_input_pins(name, error, write_config, isolated_env, mo
         NodePins.build(hardware.pin_list(), (), hardware.locate, config.mqtt.inputs)
     run = cli("run", env=dict(isolated_env, EDGE_CONFIG=str(write_config(text))), stdin="")
     assert run.returncode == 2 and f"mqtt.inputs.{name}:" in run.stderr, run.stderr
+    check = cli("config", "check", env=dict(isolated_env, EDGE_CONFIG=str(write_config(text))))
+    assert check.returncode == 2 and f"mqtt.inputs.{name}:" in check.stderr, check.stderr

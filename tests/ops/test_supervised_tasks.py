@@ -64,7 +64,7 @@ interval_seconds = 1
 down_after_seconds = 0
 """
 EVERY_TASK = {"board-supervisor", "mqtt-bridge", "dispatcher", "memory-hygiene", "rules",
-              "scheduler", "heartbeat", "sensor-pi"}
+              "scheduler", "heartbeat", "sensor-pi", "mqtt-health", "mqtt-sensors"}
 
 
 def fails_once(original, error: Exception):

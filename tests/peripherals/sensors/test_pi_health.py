@@ -102,16 +102,18 @@ def test_a_fake_root_never_runs_the_hosts_vcgencmd(sysfs):
 
 def test_only_what_this_machine_can_read_is_announced(sysfs):
     """A quantity without a source here (no thermal zone, no throttling flags: not a Pi) is not
-    among the sensor's units, so it is never announced to stay unknown for ever."""
+    among what the sensor has present, so it is never announced to stay unknown for ever; its
+    units keep every quantity, so rules written for a Pi still pass their check here."""
     sysfs.pi(throttled=None)
     (sysfs.root / "sys/class/thermal/thermal_zone0/temp").unlink()
     sensor = PiHealthSensor("pi", root=sysfs.root, vcgencmd=None)
-    assert set(sensor.units) == {"load_1m", "load_5m", "load_15m", "disk_used", "memory_used"}
-    assert set(values(sensor)) == set(sensor.units)
+    assert set(sensor.present) == {"load_1m", "load_5m", "load_15m", "disk_used", "memory_used"}
+    assert set(values(sensor)) == set(sensor.present)
+    assert set(sensor.units) == set(UNITS)
     everything = PiHealthSensor("pi", root=sysfs.root, vcgencmd="/usr/bin/vcgencmd")
-    assert set(decode_throttled(0)) <= set(everything.units)  # a vcgencmd to ask: flags too
+    assert set(decode_throttled(0)) <= set(everything.present)  # a vcgencmd to ask: flags too
     sysfs.pi()
-    assert set(PiHealthSensor("pi", root=sysfs.root, vcgencmd=None).units) == set(UNITS)
+    assert set(PiHealthSensor("pi", root=sysfs.root, vcgencmd=None).present) == set(UNITS)
 
 
 def test_every_quantity_has_words():
