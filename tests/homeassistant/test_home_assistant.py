@@ -21,7 +21,7 @@ from tests.emulation.simavr import SimAvr
 from tests.homeassistant.conftest import DISCOVERY_PREFIX, NODE, Agent
 from tests.homeassistant.harness import HomeAssistant
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.homeassistant]
 
 T = TypeVar("T")
 
