@@ -1,0 +1,159 @@
+"""``[mcp]``: the Model Context Protocol, both ways.
+
+The agent as an MCP server over streamable HTTP (``listen``, with named bearer ``tokens``; over
+stdio it is ``edge-cli mcp``, which needs no config), and other MCP servers whose tools the model
+may use (``[[mcp.servers]]``).
+
+>>> cfg = McpConfig(listen="127.0.0.1:8765")
+>>> cfg.enabled, cfg.host, cfg.port, cfg.loopback
+(True, '127.0.0.1', 8765, True)
+>>> McpConfig(listen="0.0.0.0:8765")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+pydantic_core._pydantic_core.ValidationError: 1 validation error for McpConfig
+  Value error, listen 0.0.0.0:8765 is not a loopback address: set a token in [mcp.tokens] ...
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Self
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, Field, SecretStr, model_validator
+
+from edge.config.section import Seconds, Section
+
+SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+"""An MCP server's name: its tools reach the model as ``name.tool``."""
+TOKEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+"""A token's name: the caller ``mcp:<name>`` in the audit trail."""
+
+
+def _split_listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"listen must be HOST:PORT (such as 127.0.0.1:8765), not {value!r}")
+    return host, int(port)
+
+
+def _known_listen(value: str) -> str:
+    if value:
+        _split_listen(value)
+    return value
+
+
+def _token_names(value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+    for name, secret in value.items():
+        if not TOKEN_NAME.match(name):
+            raise ValueError(f"token name {name!r}: use letters, digits, '_' and '-' "
+                             "(it names the caller, mcp:<name>)")
+        if len(secret.get_secret_value()) < 16:
+            raise ValueError(f"token {name!r} is too short: use at least 16 characters "
+                             "(python -c 'import secrets; print(secrets.token_urlsafe())')")
+    return value
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.1``, ``::1``).
+
+    >>> is_loopback("localhost"), is_loopback("::1"), is_loopback("192.168.1.2")
+    (True, True, False)
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class McpServerConfig(Section):
+    """One ``[[mcp.servers]]``: another MCP server whose allowed tools the model may use.
+
+    >>> McpServerConfig(name="ha", url="http://ha.lan:8123/mcp_server/sse", allow=["HassTurnOn"]).transport
+    'http'
+    """
+
+    name: str
+    """Its tools reach the model as ``<name>.<tool>``: lowercase letters, digits, '_' and '-'."""
+    command: str | None = None
+    """A stdio server: the command to run (with ``args`` and ``env``)."""
+    args: list[str] = []
+    env: dict[str, str] = {}
+    url: str | None = None
+    """A streamable HTTP server: its http:// or https:// url (with ``headers``)."""
+    headers: dict[str, SecretStr] = {}
+    """Sent with every request (``Authorization = "Bearer ..."``); kept out of logs as secrets."""
+    allow: list[str] = []
+    """The tools given to the model (by the server's names for them); empty: none."""
+    actuates: list[str] = []
+    """Tools that act on the world: they go through the approval gate and the rate limit."""
+    timeout_seconds: Seconds = Field(default=30.0, gt=0)
+    """How long a call may take before the turn gives up on it."""
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "http"
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if not SERVER_NAME.match(self.name):
+            raise ValueError(f"name {self.name!r}: use lowercase letters, digits, '_' and '-', "
+                             "starting with a letter or digit")
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"server {self.name!r}: set exactly one of command (a stdio server) "
+                             "or url (a streamable HTTP server)")
+        if self.url is not None:
+            parts = urlsplit(self.url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"server {self.name!r}: url must be http://... or https://...")
+        elif not self.command:
+            raise ValueError(f"server {self.name!r}: command must not be empty")
+        if self.command is not None and self.headers:
+            raise ValueError(f"server {self.name!r}: headers are for a url server; a command "
+                             "server takes env")
+        if self.url is not None and (self.args or self.env):
+            raise ValueError(f"server {self.name!r}: args and env are for a command server; a url "
+                             "server takes headers")
+        return self
+
+
+class McpConfig(Section):
+    listen: Annotated[str, AfterValidator(_known_listen)] = ""
+    """``127.0.0.1:8765``: the agent serves MCP over streamable HTTP at ``/mcp``; empty: off."""
+    tokens: Annotated[dict[str, SecretStr], AfterValidator(_token_names)] = {}
+    """Name -> bearer token (``claude = "..."``, or ``EDGE_MCP__TOKENS__CLAUDE``); the caller is
+    ``mcp:<name>``. Required off loopback; once any is set, loopback needs one too."""
+    servers: list[McpServerConfig] = []
+
+    @property
+    def enabled(self) -> bool:
+        """True when the agent serves MCP over HTTP."""
+        return bool(self.listen)
+
+    @property
+    def host(self) -> str:
+        return _split_listen(self.listen)[0]
+
+    @property
+    def port(self) -> int:
+        return _split_listen(self.listen)[1]
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.listen and not self.loopback and not self.tokens:
+            raise ValueError(f"listen {self.listen} is not a loopback address: set a token in "
+                             "[mcp.tokens] (name = \"secret\", or EDGE_MCP__TOKENS__<NAME>) so "
+                             "that only callers holding it get in")
+        names = [s.name for s in self.servers]
+        if duplicate := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"servers: names must be unique; {', '.join(map(repr, duplicate))} "
+                             "appears more than once")
+        return self
