@@ -21,6 +21,7 @@ from pydantic import (
 
 from edge.config.channels import ChannelsConfig
 from edge.config.interlocks import InterlockConfig
+from edge.config.mcp import McpConfig
 from edge.config.mqtt import MqttConfig
 from edge.config.rules import HeartbeatConfig, RuleConfig
 from edge.config.schedules import ScheduleConfig, duplicate_names
@@ -362,6 +363,7 @@ class Config(Section):
     memory: MemoryConfig = MemoryConfig()
     audit: AuditConfig = AuditConfig()
     mqtt: MqttConfig = MqttConfig()
+    mcp: McpConfig = McpConfig()
     schedules: list[ScheduleConfig] = []
     rules: list[RuleConfig] = []
     heartbeat: HeartbeatConfig = HeartbeatConfig()
