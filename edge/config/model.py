@@ -27,6 +27,7 @@ from edge.config.rules import HeartbeatConfig, RuleConfig
 from edge.config.schedules import ScheduleConfig, duplicate_names
 from edge.config.section import Hours, Minutes, Seconds, Section, adapter_section, key_default, tagged_union
 from edge.config.sensors import SensorConfig, SensorName
+from edge.config.transcription import TranscriptionConfig
 from peripherals.base import BoardOptions, BoardSpec, PinMode, Pull
 from peripherals.factory import BOARDS
 
@@ -369,6 +370,7 @@ class Config(Section):
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     sensors: dict[SensorName, SensorConfig] = {}
     interlocks: list[InterlockConfig] = []
+    transcription: TranscriptionConfig = TranscriptionConfig()
     _origin: str = PrivateAttr(default="")
 
     @property
