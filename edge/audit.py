@@ -55,12 +55,19 @@ CREATE TABLE IF NOT EXISTS actuations (
     reason TEXT NOT NULL,
     caller TEXT NOT NULL,
     door TEXT NOT NULL,
-    why TEXT NOT NULL
+    why TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS actuations_at ON actuations (at);
 """
 COLUMNS = ("at", "board", "pin", "label", "action", "asked", "read_back", "outcome", "reason",
-           "caller", "door", "why")
+           "caller", "door", "why", "detail")
+ADDED_COLUMNS = {"detail": "TEXT NOT NULL DEFAULT ''"}
+"""Columns newer than the first trail: added to an older file when the agent opens it."""
+
+
+def _columns(db: sqlite3.Connection) -> set[str]:
+    return {row[1] for row in db.execute("PRAGMA table_info(actuations)")}
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,10 @@ class AuditTrail:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = FULL")
             db.executescript(SCHEMA)
+            present = _columns(db)
+            for column, kind in ADDED_COLUMNS.items():
+                if column not in present:
+                    db.execute(f"ALTER TABLE actuations ADD COLUMN {column} {kind}")
             self._db = db
         return self._db
 
@@ -189,8 +200,10 @@ def read_history(path: Path, pin: str | None = None, *, since: float | None = No
         args += [who, who, who]
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = db.execute(f"SELECT {', '.join(COLUMNS)} FROM actuations {where} "
+    try:  # a file an older agent wrote has no newer columns (read-only: they read as empty)
+        present = _columns(db)
+        chosen = [c if c in present else f"'' AS {c}" for c in COLUMNS]
+        rows = db.execute(f"SELECT {', '.join(chosen)} FROM actuations {where} "
                           "ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
@@ -206,7 +219,7 @@ def describe(actuation: Actuation) -> str:
     (telegram, message 17)``."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(actuation.at))
     what = actuation.receipt()
-    if actuation.action not in ("write", "pwm", "servo"):
+    if actuation.action not in ("write", "pwm", "servo", "call"):
         what = f"{what} [{actuation.action}]"
     said = (actuation.caller, actuation.caller.partition(":")[2])  # no need to say it twice
     why = f", {actuation.why}" if actuation.why and actuation.why not in said else ""

@@ -13,6 +13,14 @@ awaits each :class:`ActuationRecorder` it was given before it answers the caller
 >>> Actuation(at=0.0, board="gpio", pin="GPIO18", label="fan", action="write", asked=1.0,
 ...           outcome="refused", reason="interlock heat-or-cool").receipt()
 'fan: refused, interlock heat-or-cool'
+
+A call of another MCP server's tool that acts on the world (``[[mcp.servers]] actuates``) is a
+record of its own kind, ``call``: ``board`` is the server, ``pin`` the tool, ``label``
+``server.tool`` and ``detail`` the arguments.
+
+>>> Actuation(at=0.0, board="ha", pin="HassTurnOn", label="ha.HassTurnOn", action="call",
+...           asked=None, detail='{"name": "kitchen"}').receipt()
+'ha.HassTurnOn {"name": "kitchen"}: done'
 """
 
 from __future__ import annotations
@@ -21,9 +29,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
 Outcome = Literal["ok", "refused", "failed"]
-ACTIONS = ("write", "pwm", "servo", "safe", "auto-off", "safe-state", "trip")
+ACTIONS = ("write", "pwm", "servo", "safe", "auto-off", "safe-state", "trip", "call")
 """What was done: a switch, a duty, an angle, a return to the safe level (asked for), the
-``max_on_seconds`` timer, the shutdown's safe state, an interlock's trip."""
+``max_on_seconds`` timer, the shutdown's safe state, an interlock's trip, a remote MCP tool's
+call."""
 
 
 @dataclass(frozen=True)
@@ -48,12 +57,20 @@ class Actuation:
     """The requester's channel: telegram, cli, local, mqtt, rule, schedule, agent..."""
     why: str = ""
     """The turn or message id, the rule, schedule or interlock name."""
+    detail: str = ""
+    """What else was asked: a remote tool call's arguments (``call``), short."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def receipt(self) -> str:
         """One line for a chat receipt: ``pump: on (read back on)``, ``fan: refused, why``."""
+        if self.action == "call":
+            called = f"{self.label} {self.detail}" if self.detail else self.label
+            if self.outcome == "ok":
+                return f"{called}: done"
+            return f"{called}: {self.outcome}, {self.reason}" if self.reason else \
+                f"{called}: {self.outcome}"
         if self.outcome == "refused":
             return f"{self.label}: refused, {self.reason}" if self.reason else \
                 f"{self.label}: refused"
