@@ -13,6 +13,7 @@ the same switch is ``/model NAME``, which needs an admin (:mod:`edge.agent.comma
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -82,7 +83,34 @@ class OpTarget(Protocol):
 TOOL_OPS = {"pins": "board_status", "gpio.read": "gpio_read", "gpio.write": "gpio_write",
             "gpio.pwm": "gpio_pwm", "gpio.safe": "gpio_safe", "sensors": "sensor_read",
             "rules": "rule_list", "interlocks": "interlock_list", "schedules": "schedule_list",
-            "schedules.add": "schedule_add", "schedules.remove": "schedule_remove"}
+            "schedules.add": "schedule_add", "schedules.remove": "schedule_remove",
+            "gpio.servo": "servo_write", "history": "history"}
+
+MCP_CALLER = re.compile(r"mcp:([A-Za-z][A-Za-z0-9_.-]{0,63})")
+"""An MCP client as a caller (``mcp:claude-desktop``): its name starts with a letter, so it never
+reads as a chat user's id (Telegram's numbers, Signal's ``+``-numbers)."""
+
+
+def mcp_requester(caller: str, door: Requester | str) -> Requester:
+    """The requester of an MCP client's call: ``caller`` (``mcp:<client>``), as a model asking
+    (under ``supervised`` autonomy its actuations wait for an admin's approval), with the door it
+    came through as the audit trail's "why": the local user of the control socket
+    (``local:pi``, from the kernel's credentials, :mod:`edge.control.server`) or ``http``.
+    A ValueError for any other caller: a socket peer names an MCP client, never a chat user.
+
+    >>> mcp_requester("mcp:claude", Requester("local", "pi")).caller
+    'mcp:claude'
+    >>> mcp_requester("telegram:42", "http")
+    Traceback (most recent call last):
+    ...
+    ValueError: "as" must be mcp:<client> (a letter, then letters, digits, '.', '_' or '-'), not 'telegram:42'
+    """
+    match = MCP_CALLER.fullmatch(caller)
+    if match is None:
+        raise ValueError("\"as\" must be mcp:<client> (a letter, then letters, digits, '.', '_' or "
+                         f"'-'), not {caller!r}")
+    why = door.caller if isinstance(door, Requester) else door
+    return Requester("mcp", match.group(1), via_model=True, why=why)
 
 
 def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:
@@ -140,6 +168,8 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
                  requester: Requester, *, operator: bool = False) -> OpResult:
     if op == "status":
         return OpResult(True, "", await target.status())
+    if op in OPERATOR_OPS and requester.channel == "mcp":
+        return _mcp_operator_op(target, op, args, requester, operator)
     if op in OPERATOR_OPS and not operator:
         return OpResult(False, f"{op} is for the local operator only (root, the agent's user, or "
                         f"a member of the control socket's group); {requester.caller} is not one",
@@ -153,6 +183,22 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
     if op == "resume":  # leave safe mode: rules and schedules start, the model is asked again
         return OpResult(True, await target.safe_mode.resume(requester.caller),
                         {"safe_mode": target.safe_mode.status()})
+    return await _tool_op(target, op, args, requester)
+
+
+async def _mcp_operator_op(target: OpTarget, op: str, args: dict[str, Any], requester: Requester,
+                           operator: bool) -> OpResult:
+    """An MCP client may change schedules where the policy lets that caller (the schedule tools
+    ask the approval gate who is an admin), and only through the local operator's socket; the
+    other operator operations are not for MCP clients."""
+    if op in ("schedules.add", "schedules.remove") and operator:
+        return await _tool_op(target, op, args, requester)
+    return OpResult(False, f"{op} is for the local operator only; {requester.caller} (an MCP "
+                    f"client, {requester.why or 'no door'}) may not", exit_code=1)
+
+
+async def _tool_op(target: OpTarget, op: str, args: dict[str, Any],
+                   requester: Requester) -> OpResult:
     tool_name = TOOL_OPS.get(op)
     if tool_name is None:
         return OpResult(False, f"unknown operation {op!r}", exit_code=2)

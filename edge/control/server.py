@@ -2,6 +2,9 @@
 
 Request ``{"op": "gpio.read", "args": {"pin": "led"}}``; reply is :meth:`OpResult.as_dict`.
 The requester is the peer's local user by its credentials (``local:pi``), for the policy and the log.
+``edge-cli mcp`` adds ``"as": "mcp:<client>"``: the MCP client it serves is then the caller (as a
+model asking, see :func:`edge.control.ops.mcp_requester`), and the local user its "why" in the
+audit trail; a peer can name only an ``mcp:`` caller, never a chat user.
 
 The socket is a server facing every local user who can open it, so it holds its own limits:
 
@@ -30,7 +33,7 @@ import struct
 from collections import OrderedDict
 from pathlib import Path
 
-from edge.control.ops import OpResult, OpTarget, run_op
+from edge.control.ops import OpResult, OpTarget, mcp_requester, run_op
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 
@@ -233,6 +236,8 @@ class ControlServer:
             op, args = request["op"], request.get("args") or {}
             if not isinstance(args, dict):
                 raise TypeError("args must be an object")
+            if "as" in request:  # `edge-cli mcp` names its client; the peer stays the why
+                requester = mcp_requester(str(request["as"]), requester)
         except RecursionError:
             return OpResult(False, "bad request: JSON nested too deeply", exit_code=2)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
