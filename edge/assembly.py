@@ -34,6 +34,7 @@ from edge.channels.spec import ChannelContext
 from edge.config.loader import LoadedConfig
 from edge.core.supervision import SupervisedTask
 from edge.hardware import build_hardware
+from edge.mcp.server_approvals import approvers_with_mcp
 from edge.memory.base import EmbeddingProvider, Memory
 from edge.security.approvals import ApprovalGate
 from edge.tools.automation import automation_tools
@@ -71,7 +72,8 @@ class AgentAssembly:
         """The running channels, filled by :meth:`build_channels` (the gate asks through them)."""
         self.access: dict[str, ChannelAccess] = {}
         self.admins = admin_table(self.config)
-        self.approvals = ApprovalGate.from_config(self.config.security, self.admins, self.channels)
+        self.approvals = ApprovalGate.from_config(self.config.security, self.admins,
+                                                  approvers_with_mcp(self.admins, self.channels))
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir,
                                        approvals=self.approvals)
