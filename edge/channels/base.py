@@ -11,10 +11,13 @@ import secrets
 import time
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
+
+if TYPE_CHECKING:
+    from edge.config.transcription import TranscriptionConfig
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,12 @@ class Channel(Protocol):
     async def approval_expired(self, ctx: Requester, token: str) -> None:
         """The approval ``token`` asked for with :meth:`request_approval` timed out unanswered:
         say so where it was asked (Telegram edits the prompt and removes its buttons)."""
+        return None
+
+    def hear_voice_notes(self, transcription: TranscriptionConfig) -> None:
+        """Transcribe voice notes as ``transcription`` says (not enabled: answer each with how
+        to set it up), the transcript going on as typed text (:mod:`edge.channels.voice`).
+        Called once, before :meth:`listen`; channels that receive no audio ignore it."""
         return None
 
     async def aclose(self) -> None:

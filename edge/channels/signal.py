@@ -9,6 +9,12 @@ Unknown numbers get one pairing hint (``/pair CODE`` pairs them). Approvals are 
 the request carries a short token and ``<token> approve|deny|always`` from the requester (or an
 admin) answers it, the token in any case; the answer is acknowledged with a reaction.
 
+Voice notes (audio attachments) from allowed numbers are fetched with ``getAttachment``,
+transcribed through ``[transcription]`` and go on as typed text, the transcript shown first
+(:mod:`edge.channels.voice`); a stranger's are never fetched. signal-cli says a note's size but not
+its length, so only ``max_bytes`` is checked before fetching. In groups a voice note carries no
+mention, so there it is not transcribed.
+
 A message's id is ``sender:timestamp``: Signal timestamps are milliseconds chosen by the sending
 device, so two people can send at the same millisecond, and the duplicate check must tell them
 apart.
@@ -17,6 +23,8 @@ apart.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import itertools
 import logging
 import re
@@ -26,12 +34,15 @@ import httpx
 
 from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.pairing import Pair, Strangers
-from edge.channels.signal_events import Envelope, parse_event
+from edge.channels.signal_events import Attachment, Envelope, parse_event
 from edge.channels.spec import ApprovalAnswers
+from edge.channels.voice import BUSY, HEARD, VoiceNote, VoiceNotes, VoiceNoteUnavailable, filename_for
+from edge.config.transcription import TranscriptionConfig
 from edge.core.exc import EdgeError
 from edge.core.httpclient import async_client
 from edge.core.requester import Requester
 from edge.core.sse import iter_sse
+from edge.transcription import Transcriber
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +74,8 @@ class SignalChannel(Channel):
         self.strangers = Strangers(self.name, pair)
         """Pairing guesses and replies to senders not on the allowlist, rate-limited."""
         self.connected = False
+        self.voice = VoiceNotes(self.name)
+        """Voice notes: not transcribed until :meth:`hear_voice_notes` says how."""
 
     async def rpc(self, method: str, params: dict[str, Any]) -> object:
         request = {"jsonrpc": "2.0", "method": method, "params": {"account": self.account, **params},
@@ -113,9 +126,9 @@ class SignalChannel(Channel):
 
     async def _on_message(self, envelope: Envelope, bus: asyncio.Queue[ChannelMessage]) -> None:
         data, sender = envelope.data_message, envelope.sender
-        if data is None or not data.message or sender is None:  # parse_event returns none such
-            return
-        text = data.message
+        if data is None or sender is None or not (data.message or data.voice):  # parse_event
+            return  # returns none such
+        text = data.message or ""
         group = data.group_id
         if group and group not in self.group_ids:
             return
@@ -135,10 +148,63 @@ class SignalChannel(Channel):
             await self.send(SendMessage(answer, reply_target))
             return
         mentioned = any(m.number == self.account for m in data.mentions or ())
-        await bus.put(ChannelMessage(sender, reply_target, text.replace("\ufffc", "").strip(),
-                                     self.name, id=f"{sender}:{envelope.timestamp}",
-                                     is_group=bool(group), mentioned=mentioned,
-                                     attachments=tuple(a.id for a in data.attachments or () if a.id)))
+        inbound = ChannelMessage(sender, reply_target, text.replace("\ufffc", "").strip(),
+                                 self.name, id=f"{sender}:{envelope.timestamp}",
+                                 is_group=bool(group), mentioned=mentioned,
+                                 attachments=tuple(a.id for a in data.attachments or () if a.id))
+        if data.voice is not None:
+            self._on_voice_note(data.voice, inbound, bus)
+            return
+        await bus.put(inbound)
+
+    def _on_voice_note(self, attachment: Attachment, inbound: ChannelMessage,
+                       bus: asyncio.Queue[ChannelMessage]) -> None:
+        """Refuse, or fetch and transcribe, in the background; the transcript is shown, then
+        goes on as the message's text (any text sent with it after it)."""
+        if inbound.is_group and not inbound.mentioned:
+            log.info("signal_voice_note_ignored reason=group_without_mention")
+            return
+        content_type = attachment.content_type or "audio/aac"
+        note = VoiceNote(attachment.size, None, content_type,
+                         filename_for(content_type, attachment.filename))
+        attachment_id = attachment.id or ""
+
+        async def say(text: str) -> None:
+            await self.send(SendMessage(text, inbound.reply_target))
+
+        async def handle() -> None:
+            heard = await self.voice.hear(note, lambda limit: self._fetch(attachment_id, limit),
+                                          inbound.caller)
+            if heard.text is None:
+                await say(heard.answer or "")
+                return
+            await say(HEARD.format(text=heard.text))
+            content = f"{heard.text}\n{inbound.content}" if inbound.content else heard.text
+            await bus.put(ChannelMessage(inbound.sender, inbound.reply_target, content, self.name,
+                                         id=inbound.id, timestamp=inbound.timestamp,
+                                         is_group=inbound.is_group, mentioned=inbound.mentioned))
+
+        self.voice.spawn(handle, lambda: say(BUSY))
+
+    async def _fetch(self, attachment_id: str, limit: int) -> bytes:
+        """A voice note's bytes from signal-cli (``getAttachment``: ``{"data": base64}``), at
+        most ``limit`` bytes."""
+        try:
+            result = await self.rpc("getAttachment", {"id": attachment_id})
+        except SignalRPCError as exc:
+            raise VoiceNoteUnavailable(str(exc)) from None
+        encoded = result.get("data") if isinstance(result, dict) else None
+        if not isinstance(encoded, str):
+            raise VoiceNoteUnavailable("signal-cli sent no attachment data")
+        if len(encoded) // 4 * 3 > limit + 2:
+            raise VoiceNoteUnavailable(f"it is larger than {limit} bytes ([transcription] max_bytes)")
+        try:
+            return base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            raise VoiceNoteUnavailable("signal-cli sent attachment data that is not base64") from None
+
+    def hear_voice_notes(self, transcription: TranscriptionConfig) -> None:
+        self.voice.transcriber = Transcriber.from_config(transcription) if transcription.enabled else None
 
     async def _unknown_sender(self, sender: str, text: str, group: str | None) -> None:
         log.info("signal_unknown_sender sender=%s", sender)
@@ -166,4 +232,5 @@ class SignalChannel(Channel):
         return self.connected
 
     async def aclose(self) -> None:
+        await self.voice.aclose()
         await self._client.aclose()

@@ -70,6 +70,17 @@ class Mention(_Model, frozen=True):
 class Attachment(_Model, frozen=True):
     id: Id | None = None
     """signal-cli may leave it out; the message's text still counts."""
+    content_type: Annotated[str, Field(max_length=MAX_ID_CHARS)] | None = Field(
+        default=None, alias="contentType")
+    size: Annotated[int, Field(ge=0)] | None = None
+    """Bytes, as the sender declared them."""
+    filename: Annotated[str, Field(max_length=MAX_ID_CHARS)] | None = None
+    voice_note: bool = Field(default=False, alias="voiceNote")
+    """Recorded in the app (newer signal-cli says so; older ones only give ``audio/*``)."""
+
+    @property
+    def audio(self) -> bool:
+        return self.voice_note or (self.content_type or "").lower().startswith("audio/")
 
 
 class DataMessage(_Model, frozen=True):
@@ -81,6 +92,11 @@ class DataMessage(_Model, frozen=True):
     @property
     def group_id(self) -> str | None:
         return self.group_info.group_id if self.group_info is not None else None
+
+    @property
+    def voice(self) -> Attachment | None:
+        """The first audio attachment that signal-cli can hand over (it has an id), if any."""
+        return next((a for a in self.attachments or () if a.audio and a.id), None)
 
 
 class Envelope(_Model, frozen=True):
@@ -111,7 +127,8 @@ def _timestamp_of(event: object) -> int | None:
 
 
 def parse_event(raw: str) -> Envelope | None:
-    """The envelope of a data message with text from a ``receive`` event's data, or None
+    """The envelope of a data message with text or a voice note from a ``receive`` event's
+    data, or None
     (logged, never with the text) for other kinds (typing, receipts, sync, reactions) and for
     malformed events."""
     try:
@@ -135,7 +152,7 @@ def parse_event(raw: str) -> Envelope | None:
                     timestamp, ",".join(fields))
         return None
     data = parsed.data_message
-    if data is None or not data.message:  # an attachment alone, a reaction, a group update
+    if data is None or not (data.message or data.voice):  # a picture alone, a reaction, a group update
         log.info("signal_event_ignored timestamp=%s reason=no_text", timestamp)
         return None
     if parsed.sender is None:

@@ -8,6 +8,10 @@
   kinds not handled are ignored with a log line.
 - Unknown senders get one short pairing hint a day in private chats; ``/pair CODE`` adds them (see
   :mod:`edge.channels.pairing`, which also rate-limits guesses and replies).
+- Voice and audio messages from allowed senders are transcribed through ``[transcription]`` and
+  go on as typed text, the transcript shown first (:mod:`edge.channels.voice`); a stranger's are
+  never downloaded. Size and duration come from the update, so a note over a limit is refused
+  before ``getFile``.
 - Approvals are inline buttons Approve / Deny / Always; only the requester or an admin counts.
 - Sending (replies, images, drafts, approval prompts, best-effort answers) is
   :class:`~edge.channels.telegram_send.TelegramSender`'s, in :mod:`edge.channels.telegram_send`.
@@ -30,9 +34,19 @@ from edge.channels.pairing import Pair, Strangers
 from edge.channels.spec import ApprovalAnswers
 from edge.channels.telegram_api import TelegramAPI, TelegramError, TelegramNetworkError
 from edge.channels.telegram_send import FINAL_ANSWERS, MAX_MESSAGE_LENGTH, TelegramSender
-from edge.channels.telegram_updates import KINDS, CallbackQuery, Message, parse_update, update_id_of
+from edge.channels.telegram_updates import (
+    KINDS,
+    AudioFile,
+    CallbackQuery,
+    Message,
+    parse_update,
+    update_id_of,
+)
+from edge.channels.voice import BUSY, HEARD, VoiceNote, VoiceNotes, VoiceNoteUnavailable, filename_for
+from edge.config.transcription import TranscriptionConfig
 from edge.core.files import make_durable, write_atomically
 from edge.core.requester import Requester
+from edge.transcription import Transcriber
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +82,8 @@ class TelegramChannel(Channel):
         self.strangers = Strangers(self.name, pair)
         self.commands = commands or []
         self.stream_drafts = stream_drafts
+        self.voice = VoiceNotes(self.name)
+        """Voice notes: not transcribed until :meth:`hear_voice_notes` says how."""
         self._offset_path = state_dir / "telegram" / "offset"
         self._me: dict[str, Any] = {}
         self.last_poll: float | None = None
@@ -185,15 +201,74 @@ class TelegramChannel(Channel):
             await self._unknown_sender(sender, chat_id, text, is_group)
             return
         mentioned, text = self._mention(message, text)
+        if message.spoken is not None:
+            self._on_voice_note(message, message.spoken, text, mentioned, bus)
+            return
         if not text and not message.attachments:
             return
-        thread = (str(message.message_thread_id)
-                  if message.is_topic_message and message.message_thread_id is not None else None)
-        await bus.put(ChannelMessage(sender, chat_id, text, self.name,
-                                     id=f"{chat_id}:{message.message_id}",
-                                     timestamp=float(message.date), thread_id=thread,
-                                     is_group=is_group, mentioned=mentioned,
-                                     attachments=message.attachments))
+        await bus.put(self._inbound(message, text, mentioned, message.attachments))
+
+    def _inbound(self, message: Message, text: str, mentioned: bool,
+                 attachments: tuple[str, ...]) -> ChannelMessage:
+        chat_id = str(message.chat.id)
+        return ChannelMessage(str(message.sender.id), chat_id, text, self.name,
+                              id=f"{chat_id}:{message.message_id}",
+                              timestamp=float(message.date), thread_id=self._thread(message),
+                              is_group=message.chat.type in ("group", "supergroup"),
+                              mentioned=mentioned, attachments=attachments)
+
+    @staticmethod
+    def _thread(message: Message) -> str | None:
+        return (str(message.message_thread_id)
+                if message.is_topic_message and message.message_thread_id is not None else None)
+
+    def _on_voice_note(self, message: Message, audio: AudioFile, caption: str, mentioned: bool,
+                       bus: asyncio.Queue[ChannelMessage]) -> None:
+        """Refuse, or fetch and transcribe, in the background; the transcript is shown, then
+        goes on as the message's text (the caption, if any, after it)."""
+        chat_id, thread = str(message.chat.id), self._thread(message)
+        if message.chat.type in ("group", "supergroup") and self.require_mention and not mentioned:
+            log.info("telegram_voice_note_ignored chat=%s reason=group_without_mention", chat_id)
+            return
+        content_type = audio.mime_type or "audio/ogg"
+        note = VoiceNote(audio.file_size, float(audio.duration), content_type,
+                         filename_for(content_type, audio.file_name))
+
+        async def say(text: str) -> None:
+            await self.sender.send_text(chat_id, text, markdown=False, thread_id=thread)
+
+        async def handle() -> None:
+            if self.voice.refusal(note) is None:
+                await self.start_typing(chat_id)
+            heard = await self.voice.hear(note, lambda limit: self._fetch(audio.file_id, limit),
+                                          f"{self.name}:{message.sender.id}")
+            if heard.text is None:
+                await say(heard.answer or "")
+                return
+            await say(HEARD.format(text=heard.text))
+            content = f"{heard.text}\n{caption}" if caption else heard.text
+            await bus.put(self._inbound(message, content, mentioned, ()))
+
+        self.voice.spawn(handle, lambda: say(BUSY))
+
+    async def _fetch(self, file_id: str, limit: int) -> bytes:
+        """A voice note's bytes: ``getFile``, then the download, at most ``limit`` bytes."""
+        try:
+            file = await self.api.call("getFile", {"file_id": file_id})
+            path = file.get("file_path") if isinstance(file, dict) else None
+            if not isinstance(path, str) or not path:
+                raise VoiceNoteUnavailable("Telegram named no file to download")
+            return await self.api.download(path, limit)
+        except TelegramError as exc:
+            if exc.code == 413:
+                raise VoiceNoteUnavailable(f"it is larger than {limit} bytes ([transcription] "
+                                           "max_bytes)") from None
+            raise VoiceNoteUnavailable(f"Telegram answered {exc.code} {exc.description}") from None
+        except TelegramNetworkError:
+            raise VoiceNoteUnavailable("Telegram could not be reached") from None
+
+    def hear_voice_notes(self, transcription: TranscriptionConfig) -> None:
+        self.voice.transcriber = Transcriber.from_config(transcription) if transcription.enabled else None
 
     def _mention(self, message: Message, text: str) -> tuple[bool, str]:
         """Whether the bot was addressed, and the text without ``@botname``."""
@@ -268,5 +343,6 @@ class TelegramChannel(Channel):
         return self.last_poll is not None and not self.stalled()
 
     async def aclose(self) -> None:
+        await self.voice.aclose()
         await self.sender.aclose()
         await self.api.aclose()

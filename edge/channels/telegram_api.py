@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -49,6 +50,7 @@ class TelegramAPI:
     def __init__(self, token: str, api_base: str = "https://api.telegram.org",
                  timeout: float = 15.0):
         self._base = f"{api_base.rstrip('/')}/bot{token}/"
+        self._files = f"{api_base.rstrip('/')}/file/bot{token}/"
         self._client = async_client(api_base, timeout=timeout)
 
     async def call(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None,
@@ -78,6 +80,25 @@ class TelegramAPI:
                                 str(body.get("description", ""))[:200],
                                 float(retry) if isinstance(retry, (int, float)) else None)
         return body.get("result")
+
+    async def download(self, file_path: str, max_bytes: int) -> bytes:
+        """The file ``getFile`` answered with ``file_path`` for
+        (``{api_base}/file/bot<token>/<file_path>``), read up to ``max_bytes``: a larger one is
+        a :class:`TelegramError` 413, and the rest of it is not read."""
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async with self._client.stream("GET", self._files + quote(file_path, safe="/")) as response:
+                if response.status_code != 200:
+                    raise TelegramError("download", response.status_code, "the file was not served")
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise TelegramError("download", 413, f"the file is larger than {max_bytes} bytes")
+                    chunks.append(chunk)
+        except httpx.HTTPError as exc:
+            raise TelegramNetworkError(f"telegram download: {type(exc).__name__}") from None
+        return b"".join(chunks)
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -65,6 +65,18 @@ class RepliedMessage(_Model, frozen=True):
     sender: User | None = Field(default=None, alias="from")
 
 
+class AudioFile(_Model, frozen=True):
+    """A voice message (``voice``: recorded in the app, OGG/Opus) or an audio file (``audio``),
+    as much as is known before downloading it."""
+    file_id: Annotated[str, Field(min_length=1, max_length=256)]
+    duration: Annotated[int, Field(ge=0)]
+    """Seconds, as the sender's app measured them."""
+    mime_type: Annotated[str, Field(max_length=128)] | None = None
+    file_size: Annotated[int, Field(ge=0)] | None = None
+    """Bytes; Telegram may leave it out (``getFile`` says it then)."""
+    file_name: Annotated[str, Field(max_length=256)] | None = None
+
+
 class Message(_Model, frozen=True):
     message_id: int
     date: int
@@ -77,13 +89,19 @@ class Message(_Model, frozen=True):
     reply_to_message: RepliedMessage | None = None
     photo: list[Any] | None = None
     document: dict[str, Any] | None = None
-    voice: dict[str, Any] | None = None
+    voice: AudioFile | None = None
+    audio: AudioFile | None = None
     video: dict[str, Any] | None = None
 
     @property
     def attachments(self) -> tuple[str, ...]:
-        return tuple(kind for kind in ("photo", "document", "voice", "video")
+        return tuple(kind for kind in ("photo", "document", "voice", "audio", "video")
                      if getattr(self, kind) is not None)
+
+    @property
+    def spoken(self) -> AudioFile | None:
+        """The voice message or audio file to transcribe, if the message is one."""
+        return self.voice or self.audio
 
 
 class ButtonMessage(_Model, frozen=True):

@@ -3,10 +3,11 @@ endpoints, ``[transcription]``), so each reuses the one check and says the same 
 
 >>> http_url("http://127.0.0.1:8000/v1")
 'http://127.0.0.1:8000/v1'
->>> http_url("127.0.0.1:8000")
-Traceback (most recent call last):
-...
-ValueError: must start with http:// or https:// (got '127.0.0.1:8000'); write "http://127.0.0.1:8000" for a server on your network, https:// for a service
+>>> try:
+...     http_url("127.0.0.1:8000")
+... except ValueError as exc:
+...     print(str(exc).split(";")[0])
+must start with http:// or https:// (got '127.0.0.1:8000')
 """
 
 from __future__ import annotations
