@@ -162,6 +162,7 @@ class AgentAssembly:
                 stdin=self._stdin, stdout=self._stdout, mqtt=self.mqtt)
             channel = spec.build(section, context)
             if channel is not None:
+                channel.hear_voice_notes(self.config.transcription)
                 self.channels[spec.name] = channel
 
     async def pair(self, channel: str, sender: str, code: str) -> bool:
