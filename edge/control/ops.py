@@ -169,7 +169,7 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
     if op == "status":
         return OpResult(True, "", await target.status())
     if op in OPERATOR_OPS and requester.channel == "mcp":
-        return _mcp_operator_op(target, op, args, requester, operator)
+        return await _mcp_operator_op(target, op, args, requester, operator)
     if op in OPERATOR_OPS and not operator:
         return OpResult(False, f"{op} is for the local operator only (root, the agent's user, or "
                         f"a member of the control socket's group); {requester.caller} is not one",
