@@ -34,7 +34,7 @@ COMMAND_MODULES = {
     "completion": "completion_cmd", "sensors": "automation_cmd", "rules": "automation_cmd",
     "interlocks": "automation_cmd",
     "schedules": "automation_cmd", "mqtt": "mqtt_cmd", "safe-state": "safe_state_cmd",
-    "resume": "resume_cmd", "history": "history_cmd",
+    "resume": "resume_cmd", "history": "history_cmd", "mcp": "mcp_cmd",
 }
 """Each command and the module under edge.cli that adds it: ``register(subparsers, common)``
 sets a ``handler`` default; modules stay light at import time (heavy imports inside handlers).
