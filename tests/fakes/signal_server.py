@@ -1,13 +1,15 @@
 """A loopback signal-cli daemon in HTTP mode: ``GET /api/v1/events`` streams server-sent events
 (``event: receive`` with ``{"envelope": ..., "account": ...}``, keep-alive comments),
-``POST /api/v1/rpc`` answers JSON-RPC 2.0 (``send``, ``sendTyping``, ``sendReaction``) and
-``GET /api/v1/check`` answers 200. Streams can be dropped to test reconnection.
+``POST /api/v1/rpc`` answers JSON-RPC 2.0 (``send``, ``sendTyping``, ``sendReaction``,
+``getAttachment``: ``{"data": base64}`` of a file received, as signal-cli keeps it in its
+attachment store) and ``GET /api/v1/check`` answers 200. Streams can be dropped to test reconnection.
 
 :data:`MALFORMED` lists hostile events: shapes of a real event that signal-cli never sends, each
 spoofing an allowed number's ``/gpio led on``."""
 
 from __future__ import annotations
 
+import base64
 import json
 import queue
 import threading
@@ -16,7 +18,7 @@ from http.server import BaseHTTPRequestHandler
 
 from tests.fakes.loopback import LoopbackServer, reply_json
 
-KNOWN_METHODS = {"send", "sendTyping", "sendReaction"}
+KNOWN_METHODS = {"send", "sendTyping", "sendReaction", "getAttachment"}
 SPOOFED = "+4915111111111"
 """The number malformed events claim to come from (an allowed one in the channel tests)."""
 
@@ -95,6 +97,8 @@ class FakeSignal(LoopbackServer):
         """RPC methods that answer with an error (as signal-cli does when a send fails)."""
         self.streams: list[queue.Queue] = []
         self.connections = 0
+        self.attachments: dict[str, bytes] = {}
+        """Attachment id -> its bytes (signal-cli's attachment store), for getAttachment."""
         self.lock = threading.Lock()
         server = self
 
@@ -140,6 +144,13 @@ class FakeSignal(LoopbackServer):
         params = body.get("params") or {}
         if params.get("account") != self.account:
             return {"jsonrpc": "2.0", "error": {"code": -1, "message": "Specified account does not exist"},
+                    "id": body["id"]}
+        if body["method"] == "getAttachment":
+            stored = self.attachments.get(params.get("id", ""))
+            if stored is None:
+                return {"jsonrpc": "2.0", "error": {"code": -1, "message": "Attachment not found"},
+                        "id": body["id"]}
+            return {"jsonrpc": "2.0", "result": {"data": base64.b64encode(stored).decode()},
                     "id": body["id"]}
         return {"jsonrpc": "2.0", "result": {"timestamp": int(time.time() * 1000)}, "id": body["id"]}
 
@@ -188,6 +199,28 @@ class FakeSignal(LoopbackServer):
                     "dataMessage": data}
         self._broadcast({"envelope": envelope, "account": self.account})
         return timestamp
+
+    def push_voice(self, number: str, audio: bytes, size: int | None = None,
+                   group: str | None = None) -> str:
+        """A voice note (``audio/aac``, ``voiceNote``) whose file is ``audio`` in the attachment
+        store; its ``size`` is the real one unless given. Returns the attachment id."""
+        attachment_id = f"att{len(self.attachments) + 1}.aac"
+        self.attachments[attachment_id] = audio
+        timestamp = int(time.time() * 1000) + len(self.calls) + len(self.attachments)
+        data: dict = {"timestamp": timestamp, "message": None, "expiresInSeconds": 0,
+                      "viewOnce": False,
+                      "attachments": [{"contentType": "audio/aac", "filename": None,
+                                       "id": attachment_id,
+                                       "size": len(audio) if size is None else size,
+                                       "width": None, "height": None, "caption": None,
+                                       "uploadTimestamp": timestamp, "voiceNote": True}]}
+        if group:
+            data["groupInfo"] = {"groupId": group, "type": "DELIVER"}
+        envelope = {"source": number, "sourceNumber": number, "sourceUuid": f"uuid-{number}",
+                    "sourceName": "Someone", "sourceDevice": 1, "timestamp": timestamp,
+                    "dataMessage": data}
+        self._broadcast({"envelope": envelope, "account": self.account})
+        return attachment_id
 
     def push_typing(self, number: str) -> None:
         self._broadcast({"envelope": {"source": number, "sourceNumber": number, "timestamp": 1,

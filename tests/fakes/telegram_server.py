@@ -1,7 +1,10 @@
 """A loopback Telegram Bot API server: ``POST /bot<token>/<method>`` with JSON or multipart,
 answers shaped like the real API (``{"ok": true, "result": ...}`` or ``{"ok": false,
 "error_code", "description", "parameters"}``), long-polling ``getUpdates`` with offsets, and
-scripted failures (409, 429 with retry_after, 5xx, a dropped poll, a poll that hangs).
+scripted failures (409, 429 with retry_after, 5xx, a dropped poll, a poll that hangs). Files
+sent to the bot (voice notes) are served as the real API serves them: ``getFile`` answers a
+``file_path`` (400 "file is too big" past 20 MB) and ``GET /file/bot<token>/<file_path>`` the
+bytes; ``downloads`` records each download.
 
 Hostile conditions, as Telegram produces them: a per-chat flood limit (``flood_limit``: 429 with
 ``retry_after``, and a record of sends made while a chat was told to wait), chats that blocked
@@ -58,6 +61,10 @@ class FakeTelegram(LoopbackServer):
         """update_id -> when (time.perf_counter) a getUpdates answer first carried it."""
         self.delivered: list[dict[str, Any]] = []
         """sendMessage calls that succeeded (``sent()`` also lists refused attempts)."""
+        self.files: dict[str, bytes] = {}
+        """file_id -> the file's bytes, for getFile and downloads."""
+        self.downloads: list[str] = []
+        """The file paths downloaded, in order."""
         self.cond = threading.Condition()
         server = self
 
@@ -67,6 +74,9 @@ class FakeTelegram(LoopbackServer):
 
             def do_POST(self) -> None:
                 server.handle(self)
+
+            def do_GET(self) -> None:
+                server.serve_file(self)
 
         self.serve(Handler)
 
@@ -83,6 +93,24 @@ class FakeTelegram(LoopbackServer):
                    "chat": {"id": chat_id or user_id, "type": chat_type}, **extra}
         self.next_message_id += 1
         self._push({"message": message})
+
+    def push_voice(self, user_id: int, audio: bytes, duration: int = 3, kind: str = "voice",
+                   file_size: int | None = None, chat_id: int | None = None,
+                   chat_type: str = "private", **extra: Any) -> str:
+        """A voice message (``kind="audio"``: an audio file) whose file is ``audio``; its
+        ``file_size`` is the real one unless given. Returns the file_id."""
+        file_id = f"file{len(self.files) + 1}"
+        self.files[file_id] = audio
+        media: dict[str, Any] = {"file_id": file_id, "file_unique_id": f"u{file_id}",
+                                 "duration": duration,
+                                 "mime_type": "audio/ogg" if kind == "voice" else "audio/mpeg",
+                                 "file_size": len(audio) if file_size is None else file_size}
+        message = {"message_id": self.next_message_id, "date": int(time.time()),
+                   "from": {"id": user_id, "is_bot": False, "first_name": f"u{user_id}"},
+                   "chat": {"id": chat_id or user_id, "type": chat_type}, kind: media, **extra}
+        self.next_message_id += 1
+        self._push({"message": message})
+        return file_id
 
     def push_callback(self, user_id: int, data: str, message: dict[str, Any], stale: bool = False) -> None:
         """A button press; a ``stale`` one (older than Telegram keeps queries) cannot be answered."""
@@ -269,6 +297,34 @@ class FakeTelegram(LoopbackServer):
 
     def m_sendChatAction(self, params: dict[str, Any]) -> Reply:
         return self._refused("sendChatAction", params.get("chat_id"), counts=False) or self.ok(True)
+
+    DOWNLOAD_LIMIT = 20_000_000
+    """Bots may download files of at most 20 MB."""
+
+    def m_getFile(self, params: dict[str, Any]) -> Reply:
+        file_id = params.get("file_id")
+        if not isinstance(file_id, str) or file_id not in self.files:
+            return self.error(400, "Bad Request: invalid file_id")
+        size = len(self.files[file_id])
+        if size > self.DOWNLOAD_LIMIT:
+            return self.error(400, "Bad Request: file is too big")
+        return self.ok({"file_id": file_id, "file_unique_id": f"u{file_id}", "file_size": size,
+                        "file_path": f"voice/{file_id}.oga"})
+
+    def serve_file(self, request: BaseHTTPRequestHandler) -> None:
+        """``GET /file/bot<token>/<file_path>``: the file's bytes, or 404."""
+        prefix = f"/file/bot{self.token}/voice/"
+        name = request.path[len(prefix):] if request.path.startswith(prefix) else ""
+        data = self.files.get(name.removesuffix(".oga"))
+        if data is None:
+            return reply_json(request, 404, {"ok": False, "error_code": 404, "description": "Not Found"})
+        self.downloads.append(request.path.removeprefix(f"/file/bot{self.token}/"))
+        request.send_response(200)
+        request.send_header("Content-Type", "application/octet-stream")
+        request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+        return None
 
     def m_sendPhoto(self, params: dict[str, Any]) -> Reply:
         return self.ok({"message_id": self.next_message_id, "date": 0, "chat": {"id": 1, "type": "private"},
