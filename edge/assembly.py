@@ -43,6 +43,7 @@ from edge.tools.history import HistoryTool
 
 if TYPE_CHECKING:
     from edge.agent.budget import TokenBudget
+    from edge.control.ops import OpTarget
     from edge.mqtt.bridge import MqttBridge
     from edge.providers.switch import ModelSwitch
 
@@ -105,6 +106,15 @@ class AgentAssembly:
             self.mqtt = MqttBridge(self.config.mqtt, self.hardware, sensors=self.automation.sensors,
                                    state_dir=self.loaded.state_dir)
             await self.mqtt.start()
+
+    def start_mcp(self, target: OpTarget) -> None:
+        """The MCP server over streamable HTTP when ``[mcp] listen`` is set, asking ``target``
+        (the runtime) as the control socket does; the SDK loads only then."""
+        if self.config.mcp.enabled:
+            from edge.mcp.server_http import McpHttpServer
+
+            server = McpHttpServer(self.config.mcp, target)
+            self._tasks.append(SupervisedTask("mcp-http", server.serve).start())
 
     def start_provider(self) -> None:
         if self.config.provider.configured:  # the provider modules load only for a model

@@ -185,6 +185,7 @@ class Runtime(AgentAssembly):
         await self.hardware.start()
         await self.start_mqtt()
         await control.start()
+        self.start_mcp(self)
         self.start_provider()
         await self.start_memory()
         self.build_channels()

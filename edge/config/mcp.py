@@ -27,7 +27,7 @@ from edge.config.section import Seconds, Section
 
 SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 """An MCP server's name: its tools reach the model as ``name.tool``."""
-TOKEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+TOKEN_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 """A token's name: the caller ``mcp:<name>`` in the audit trail."""
 
 
@@ -48,7 +48,8 @@ def _known_listen(value: str) -> str:
 def _token_names(value: dict[str, SecretStr]) -> dict[str, SecretStr]:
     for name, secret in value.items():
         if not TOKEN_NAME.match(name):
-            raise ValueError(f"token name {name!r}: use letters, digits, '_' and '-' "
+            raise ValueError(f"token name {name!r}: use letters, digits, '_' and '-', starting "
+                             "with a letter "
                              "(it names the caller, mcp:<name>)")
         if len(secret.get_secret_value()) < 16:
             raise ValueError(f"token {name!r} is too short: use at least 16 characters "
