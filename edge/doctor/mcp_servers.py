@@ -1,0 +1,77 @@
+"""``[[mcp.servers]]``: one check per server. With the agent running, what it says of the
+server (connected since when, its tools, restarts, the last error); without one, a connection
+made here that lists the server's tools. A tool in ``allow`` the server does not list is a
+warning (a typo offers the model nothing)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from edge.doctor import Check
+
+if TYPE_CHECKING:
+    from edge.config.loader import LoadedConfig
+    from edge.config.mcp import McpServerConfig
+
+FIX = ("check [[mcp.servers]] name = \"{name}\": that its command runs (try it in a shell) or "
+       "its url answers with the headers set; `edge-cli logs` shows mcp_down with the reason")
+
+
+def running_servers(loaded: LoadedConfig) -> list[dict[str, Any]] | None:
+    """The running agent's ``mcp.servers`` rows, or None when no agent answers."""
+    from edge.core.exc import EdgeError
+    from edge.doctor.agent import agent_status
+
+    try:
+        mcp = agent_status(loaded).get("mcp")
+    except EdgeError:
+        return None
+    rows = mcp.get("servers") if isinstance(mcp, dict) else None
+    return rows if isinstance(rows, list) else []
+
+
+def check_mcp_servers(loaded: LoadedConfig | None) -> list[Check]:
+    if loaded is None or not loaded.config.mcp.servers:
+        return [Check("mcp servers", "skip", "none configured ([[mcp.servers]])")]
+    running = running_servers(loaded)
+    if running is not None:
+        rows = {row.get("name"): row for row in running}
+        return [running_check(s.name, rows.get(s.name)) for s in loaded.config.mcp.servers]
+    return [probe_check(s) for s in loaded.config.mcp.servers]
+
+
+def running_check(name: str, row: dict[str, Any] | None) -> Check:
+    from edge.mcp.client_status import server_text
+
+    check = f"mcp server {name}"
+    if row is None:
+        return Check(check, "warn", "the running agent does not have it yet (restart the agent "
+                     "to use a server added since it started)", "edge-cli service restart")
+    text = server_text(row)
+    if not row.get("connected"):
+        return Check(check, "fail", f"the running agent has it {text.removeprefix(name + ' ')}",
+                     FIX.format(name=name))
+    if row.get("missing"):
+        return Check(check, "warn", text, f"fix the names in allow: the server lists its tools "
+                     f"by other names ({', '.join(row['missing'])} are not among them)")
+    return Check(check, "ok", f"the running agent has it {text.removeprefix(name + ' ')}")
+
+
+def probe_check(server: McpServerConfig) -> Check:
+    import asyncio
+
+    from edge.mcp.client import RemoteToolError, probe
+
+    check = f"mcp server {server.name}"
+    where = server.url or server.command
+    try:
+        tools = asyncio.run(probe(server))
+    except RemoteToolError as exc:
+        return Check(check, "fail", f"{where}: {exc}", FIX.format(name=server.name))
+    missing = [t for t in server.allow if t not in tools]
+    said = (f"{where} answers with {len(tools)} tools, {len(server.allow) - len(missing)} of "
+            "them allowed (no agent running)")
+    if missing:
+        return Check(check, "warn", said, f"fix the names in allow: the server does not list "
+                     f"{', '.join(missing)} (it lists {', '.join(sorted(tools)) or 'none'})")
+    return Check(check, "ok", said)
