@@ -44,6 +44,7 @@ from edge.tools.history import HistoryTool
 if TYPE_CHECKING:
     from edge.agent.budget import TokenBudget
     from edge.control.ops import OpTarget
+    from edge.mcp.client_servers import McpServers
     from edge.mqtt.bridge import MqttBridge
     from edge.providers.switch import ModelSwitch
 
@@ -89,6 +90,7 @@ class AgentAssembly:
         self.hooks = HookRunner(hooks)
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None
+        self.mcp_servers: McpServers | None = None
         self.sessions: SessionStore | None = None
         self.memory: Memory | None = None
         self.agent: Agent | None = None
@@ -138,6 +140,22 @@ class AgentAssembly:
             self.tools[tool.name] = tool
         upkeep = partial(hygiene_loop, memory, cfg, snapshot_path(self.loaded.state_dir))
         self._tasks.append(SupervisedTask("memory-hygiene", upkeep).start())
+
+    async def start_mcp_servers(self) -> None:
+        """The allowed tools of ``[[mcp.servers]]`` join the model's (the SDK loads only when
+        some are configured); the remote ones that act on the world pass the approval gate and
+        the rate limit, and are recorded where the pins' actuations are."""
+        servers = self.config.mcp.servers
+        if not servers:
+            return
+        from edge.mcp.client_servers import McpServers
+
+        self.mcp_servers = McpServers(servers, self.approvals,
+                                      self.config.security.max_actuations_per_minute,
+                                      self.hardware.record, taken=self.tools)
+        await self.mcp_servers.start()
+        for tool in self.mcp_servers.tools:
+            self.tools[tool.name] = tool
 
     def start_preload(self) -> None:
         """Load the embedding model (``[memory] preload``) in a thread that start-up does not
@@ -269,6 +287,10 @@ class AgentAssembly:
     async def close_mqtt(self) -> None:
         if self.mqtt is not None:
             await self.mqtt.close()
+
+    async def close_mcp_servers(self) -> None:
+        if self.mcp_servers is not None:
+            await self.mcp_servers.aclose()
 
     async def close_audit(self) -> None:
         await asyncio.to_thread(self.audit.close)

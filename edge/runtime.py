@@ -82,6 +82,7 @@ class Runtime(AgentAssembly):
             **self.automation.status(),
             "mqtt": self.mqtt.status() if self.mqtt else {"enabled": self.config.mqtt.enabled,
                                                           "connected": False},
+            "mcp": self.mcp_servers.status() if self.mcp_servers else {"servers": []},
             "recent_errors": self.recent_events.snapshot(),
             "safe_mode": self.safe_mode.status(),
         }, secret_values(self.config))
@@ -176,6 +177,7 @@ class Runtime(AgentAssembly):
             stack.push_async_callback(self.hardware.shutdown)
             stack.push_async_callback(self.automation.aclose)
             stack.push_async_callback(self.close_mqtt)  # offline, no more commands: then the safe state
+            stack.push_async_callback(self.close_mcp_servers)  # once no turn can call them
             stack.push_async_callback(self._stop_loops)
             stack.callback(lambda: self.service.stopping(self._stop_reason or "error"))
             await self._start(control)
@@ -188,6 +190,7 @@ class Runtime(AgentAssembly):
         self.start_mcp(self)
         self.start_provider()
         await self.start_memory()
+        await self.start_mcp_servers()  # before the agent: its tools are fixed when it is built
         self.build_channels()
         self.start_preload()  # after the channels: they say whether the agent keeps running
         dispatcher = self.build_dispatcher(self.status_text)
@@ -252,10 +255,12 @@ class Runtime(AgentAssembly):
 
     def supervised_tasks(self) -> list[SupervisedTask]:
         """Every long-lived task of the agent but the channel listeners (status shows those as
-        its channels): the board supervisor, the MQTT bridge, the dispatcher, memory upkeep, the
-        rules, the scheduler, the heartbeat and each sensor's polling."""
+        its channels): the board supervisor, the MQTT bridge, each MCP server's link, the
+        dispatcher, memory upkeep, the rules, the scheduler, the heartbeat and each sensor's
+        polling."""
         bridge = self.mqtt.supervised_tasks() if self.mqtt is not None else []
-        return [*self.hardware.supervised_tasks(), *bridge, *self._tasks,
+        mcp = self.mcp_servers.supervised_tasks() if self.mcp_servers is not None else []
+        return [*self.hardware.supervised_tasks(), *bridge, *mcp, *self._tasks,
                 *self.automation.supervised_tasks()]
 
     async def prompt(self, text: str, requester: Requester) -> str:
