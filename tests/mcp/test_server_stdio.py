@@ -42,11 +42,11 @@ async def mcp_session(env: dict[str, str], client: str = "Test Client") -> Async
     """An MCP session with ``edge-cli mcp`` run as a client would run it, as ``client``."""
     params = StdioServerParameters(command=EDGE_CLI[0], args=[*EDGE_CLI[1:], "mcp"], env=env,
                                    cwd=ROOT)
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write,
-                                 client_info=types.Implementation(name=client, version="1")) as session:
-            await session.initialize()
-            yield session
+    info = types.Implementation(name=client, version="1")
+    async with (stdio_client(params) as (read, write),
+                ClientSession(read, write, client_info=info) as session):
+        await session.initialize()
+        yield session
 
 
 def text(result: types.CallToolResult) -> str:
