@@ -2,7 +2,7 @@
 
 One :class:`ServerLink` per server: a stdio server is started as a subprocess (``command``,
 ``args``, ``env``), a streamable HTTP server is reached at its ``url`` with ``headers``. Each link
-runs in a :class:`~edge.core.supervision.SupervisedTask` (``mcp-<name>``): it connects, lists the
+runs in a :class:`~edge.core.supervision.SupervisedTask` (``mcp-client-<name>``): it connects, lists the
 server's tools, then holds the session, pinging it now and then; a server that cannot start, stops
 answering or dies ends the task, which starts it again after a backoff (1 s doubling to 60 s).
 Meanwhile its tools answer with an error that says so, and status shows the link down.
@@ -115,7 +115,7 @@ class ServerLink:
         """Set once a first attempt to connect has ended, either way (start-up waits on it)."""
         self._client: Client | None = None
         self._broken = asyncio.Event()
-        self.task = SupervisedTask(f"mcp-{config.name}", self._run, backoff_start=backoff_start,
+        self.task = SupervisedTask(f"mcp-client-{config.name}", self._run, backoff_start=backoff_start,
                                    backoff_max=backoff_max, on_change=on_change)
 
     # the session, held by the supervised task ---------------------------------------------------

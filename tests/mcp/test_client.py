@@ -169,7 +169,7 @@ async def test_a_crashed_server_is_restarted_and_works_again(
         line = mcp_servers_line((await agent.runtime.status())["mcp"])
         assert line is not None and line.startswith("mcp servers: lights connected since ")
         assert "1 restart" in line
-        task = next(t for t in (await agent.runtime.status())["tasks"] if t["name"] == "mcp-lights")
+        task = next(t for t in (await agent.runtime.status())["tasks"] if t["name"] == "mcp-client-lights")
         assert task["restarts"] == 1 and task["healthy"]
         checks = await asyncio.to_thread(check_mcp_servers, agent.runtime.loaded)
         assert [(c.name, c.status) for c in checks] == [("mcp server lights", "ok")]
@@ -194,7 +194,7 @@ timeout_seconds = 1
         row = (await agent.runtime.status())["mcp"]["servers"][0]
         assert not row["connected"] and "nonexistent" in row["last_error"]
         down = agent.runtime._down_components()
-        assert "task mcp-gone" in down
+        assert "task mcp-client-gone" in down
         loaded = agent.runtime.loaded
         checks = await asyncio.to_thread(check_mcp_servers, loaded)
         assert checks[0].name == "mcp server gone" and checks[0].status == "fail"
