@@ -57,19 +57,35 @@ def running_check(name: str, row: dict[str, Any] | None) -> Check:
     return Check(check, "ok", f"the running agent has it {text.removeprefix(name + ' ')}")
 
 
+def where(server: McpServerConfig) -> str:
+    """The command, or the url without credentials, query or fragment (a token may be there).
+
+    >>> from edge.config.mcp import McpServerConfig
+    >>> where(McpServerConfig(name="ha", url="https://me:pw@ha.lan:8123/api/mcp?t=x"))
+    'https://ha.lan:8123/api/mcp'
+    """
+    from urllib.parse import urlsplit
+
+    if server.url is None:
+        return server.command or ""
+    parts = urlsplit(server.url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
 def probe_check(server: McpServerConfig) -> Check:
     import asyncio
 
     from edge.mcp.client import RemoteToolError, probe
 
     check = f"mcp server {server.name}"
-    where = server.url or server.command
     try:
         tools = asyncio.run(probe(server))
     except RemoteToolError as exc:
-        return Check(check, "fail", f"{where}: {exc}", FIX.format(name=server.name))
+        return Check(check, "fail", f"{where(server)}: {exc}", FIX.format(name=server.name))
     missing = [t for t in server.allow if t not in tools]
-    said = (f"{where} answers with {len(tools)} tools, {len(server.allow) - len(missing)} of "
+    said = (f"{where(server)} answers with {len(tools)} tools, {len(server.allow) - len(missing)} of "
             "them allowed (no agent running)")
     if missing:
         return Check(check, "warn", said, f"fix the names in allow: the server does not list "
