@@ -44,6 +44,7 @@ from pydantic import Field
 
 from edge import __version__
 from edge.control.ops import OpResult
+from edge.status import format_status
 
 Door = Callable[[str, dict[str, Any], str], Awaitable[OpResult]]
 """``door(op, args, caller)``: the agent's answer to control operation ``op`` asked by ``caller``
@@ -196,7 +197,10 @@ def build_server(door: Door, caller_of: CallerOf,
 
     async def status(ctx: Context) -> CallToolResult:
         """The agent's status: version, uptime, boards, channels, tasks, what is down and why."""
-        return await ask(ctx, "status", {})
+        result = await door("status", {}, caller_of(ctx))
+        if result.ok:  # as `edge-cli status` prints it; the data is the structured content
+            result.message = format_status(result.data)
+        return tool_result(result)
 
     async def history(ctx: Context,
                       pin: Annotated[str | None, Field(description=(

@@ -120,3 +120,41 @@ def test_no_agent_running_is_exit_1_before_any_mcp(write_config, isolated_env, m
     assert done.returncode == 1
     assert done.stdout == ""
     assert "no agent is running" in done.stderr
+
+
+MORE = CONFIG + """
+[boards.gpio.pins.GPIO18]
+mode = "pwm"
+safe = "off"
+
+[[schedules]]
+name = "morning"
+cron = "0 6 * * *"
+action = "gpio write led on"
+"""
+
+
+async def test_pwm_sensors_and_schedules_through_the_policy(start_agent, write_config,
+                                                           isolated_env, mock_factory):
+    await start_agent(MORE)
+    env = {**isolated_env, "EDGE_CONFIG": str(write_config(MORE))}
+    async with mcp_session(env) as session:
+        duty = await session.call_tool("pin_pwm", {"pin": "GPIO18", "duty": 0.25})
+        assert not duty.is_error and duty.structured_content["value"] == 0.25
+        assert mock_factory.pin(18).state == 0.25
+        assert not (await session.call_tool("sensors_list", {})).is_error
+        unknown = await session.call_tool("sensor_read", {"name": "nope"})
+        assert unknown.is_error and "no sensor 'nope'" in text(unknown)
+        listed = await session.call_tool("schedules_list", {})
+        assert [s["name"] for s in listed.structured_content["schedules"]] == ["morning"]
+        added = await session.call_tool("schedule_add", {"name": "x", "every": "1h",
+                                                         "action": "gpio write led on"})
+        removed = await session.call_tool("schedule_remove", {"name": "morning"})
+        for refused in (added, removed):  # the schedule tools' own check: admins only
+            assert refused.is_error and "only an admin" in text(refused)
+            assert "mcp:test-client is not one" in text(refused)
+        listed = await session.call_tool("schedules_list", {})
+        assert [s["name"] for s in listed.structured_content["schedules"]] == ["morning"]
+        status = await session.call_tool("status", {})
+        assert not status.is_error and status.structured_content["daemon"]["running"] is True
+        assert "gpio" in text(status)
