@@ -10,3 +10,5 @@ The server side: :mod:`edge.mcp.server` (the tools and resources, over any door 
 :mod:`edge.mcp.server_approvals` (an MCP client's actuation, approved by an admin on the chat
 channels).
 """
+
+__all__ = ["server", "server_approvals", "server_http", "server_stdio"]

@@ -39,6 +39,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
@@ -123,10 +124,6 @@ def tool_result(result: OpResult) -> CallToolResult:
                           structured_content=result.data or None, is_error=not result.ok)
 
 
-class ResourceRefused(ValueError):
-    """A resource the door would not give (an unknown pin or sensor, a pin that cannot be read)."""
-
-
 def build_server(door: Door, caller_of: CallerOf,
                  middleware: Sequence[ServerMiddleware[Any]] = ()) -> MCPServer:
     """The MCP server whose tools and resources ask ``door``, as ``caller_of`` names the caller."""
@@ -139,7 +136,7 @@ def build_server(door: Door, caller_of: CallerOf,
     async def resource(ctx: Context | None, op: str, args: dict[str, Any]) -> str:
         result = await door(op, args, caller_of(ctx))
         if not result.ok:
-            raise ResourceRefused(result.message)
+            raise ResourceError(result.message)  # the client gets the door's words
         return json.dumps(result.data, default=str)
 
     async def pin_read(pin: Annotated[str, Field(description=PIN_HELP)],

@@ -11,9 +11,11 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import pytest
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from tests.helpers import EDGE_CLI, ROOT, cli
 
@@ -80,6 +82,8 @@ async def test_tools_carry_annotations_and_pins_are_resources(start_agent, write
         assert {p["aliases"][0] for p in pins["pins"]} == {"led", "heater", "pump"}
         led = json.loads((await session.read_resource("edge://pins/led")).contents[0].text)
         assert led["pin"] == "GPIO17" and led["value"] == 0
+        with pytest.raises(MCPError, match="GPIO5"):  # the door's refusal, in its words
+            await session.read_resource("edge://pins/GPIO5")
 
 
 async def test_switches_an_allowlisted_pin_and_the_audit_names_the_client(
