@@ -22,7 +22,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from edge.config.loader import load_config
 from edge.core.redaction import secret_values
-from tests.helpers import ROOT, cli
+from tests.helpers import ROOT, cli, until
 
 TOKEN = "claude-secret-0123456789"
 PINS = """
@@ -169,3 +169,21 @@ def test_only_an_agent_with_mcp_listen_imports_the_sdk(write_config, isolated_en
 
     assert loaded(PINS) == []
     assert "mcp" in loaded(http_config(free_port()))
+
+
+async def test_a_port_in_use_is_a_task_down_not_an_agent_down(start_agent, mock_factory):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = int(taken.getsockname()[1])
+        agent = await start_agent(http_config(port))
+
+        def mcp_task() -> dict | None:
+            rows = [t for t in agent.runtime.supervised_tasks() if t.name == "mcp-http"]
+            row = rows[0].row() if rows else None
+            return row if row and row["last_error"] else None
+
+        row = await until(mcp_task)
+        assert not row["healthy"] and "Address already in use" in row["last_error"]
+        status = await agent.runtime.status()
+        assert status["daemon"]["running"] is True
