@@ -5,8 +5,8 @@ real API checks (a ``file`` part with a file name, a ``model``, the bearer key w
 and answers ``{"text": ...}`` or the API's error shape ``{"error": {"message", "type"}}``.
 
 Scripted per test: ``transcripts`` maps audio bytes to their text (anything else is heard as
-``default``), ``failures`` holds the next answers' failures (an HTTP status, or ``("hang",
-seconds)``), and ``requests`` records each request's form fields and file.
+``default``), ``failures`` holds the next answers' failures (an HTTP status, a status and the
+error message to say, or ``("hang", seconds)``), and ``requests`` records each request's form fields and file.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeAlias
 
 from tests.fakes.loopback import LoopbackServer, reply_json
 
-Failure: TypeAlias = int | tuple[Literal["hang"], float]
+Failure: TypeAlias = int | tuple[int, str] | tuple[Literal["hang"], float]
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,8 @@ class FakeTranscription(LoopbackServer):
                     time.sleep(seconds)
                 case int(status):
                     return self.error(status, f"failure {status} as scripted", "server_error")
+                case (int(status), str(words)):
+                    return self.error(status, words, "server_error")
         if part is None or not audio:
             return self.error(400, "Missing required parameter: 'file'.")
         if not fields.get("model"):
