@@ -145,3 +145,32 @@ async def test_a_refused_key_a_failing_and_a_silent_service_each_get_a_line_and_
         "gpio:GPIO17 (led) set on"]
     assert not any("sk-wrong" in p["text"] for p in telegram.sent())
     assert mock_factory.pin(17).state == 1
+
+
+async def test_in_a_group_only_a_voice_note_replying_to_the_bot_is_transcribed(
+        telegram, whisper, start_agent, mock_factory):
+    whisper.transcripts[OGG] = "/gpio led on"
+    await start_agent(config(telegram) + transcription(whisper))
+    telegram.push_voice(42, OGG, chat_id=-100, chat_type="supergroup")
+    bot_message = {"message_id": 1, "date": 0, "from": {"id": 999, "is_bot": True, "first_name": "Edge"},
+                   "chat": {"id": -100, "type": "supergroup"}, "text": "Ready."}
+    telegram.push_voice(42, OGG, chat_id=-100, chat_type="supergroup", reply_to_message=bot_message)
+    await until(lambda: len(texts_to(telegram, -100)) == 2)
+    assert texts_to(telegram, -100) == ["🎤 /gpio led on", "gpio:GPIO17 (led) set on"]
+    assert telegram.downloads == ["voice/file2.oga"] and len(whisper.requests) == 1
+
+
+async def test_a_malformed_voice_update_is_dropped_and_the_next_is_handled(
+        telegram, whisper, start_agent, mock_factory):
+    await start_agent(config(telegram) + transcription(whisper))
+    base = {"date": 0, "from": {"id": 42, "is_bot": False, "first_name": "u"},
+            "chat": {"id": 42, "type": "private"}}
+    telegram.push_raw(
+        {"message": {**base, "message_id": 1, "voice": {"file_id": "file1", "duration": "3"}}},
+        {"message": {**base, "message_id": 2, "voice": {"file_id": "", "duration": 3}}},
+        {"message": {**base, "message_id": 3, "voice": {"file_id": "x", "duration": 3, "file_size": -1}}},
+        {"message": {**base, "message_id": 4, "text": "/gpio led on"}})
+    await until(lambda: texts_to(telegram, 42))
+    await asyncio.sleep(0.2)
+    assert texts_to(telegram, 42) == ["gpio:GPIO17 (led) set on"]
+    assert telegram.sent("getFile") == [] and whisper.requests == []
