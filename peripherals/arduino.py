@@ -27,14 +27,13 @@ import threading
 import time
 
 from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, Pull
-from peripherals.board_types import ARDUINO_SERVO_PINS as SERVO_PINS
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
 from peripherals.firmata import EDGE_WATCHDOG, FIRMATA_OUTPUT, FIRMATA_PWM, WD_DISARM
 from peripherals.firmata_link import FirmataLink
+from peripherals.uno_layout import PWM_PINS, SERVO_PINS
 
 log = logging.getLogger(__name__)
 
-PWM_PINS = frozenset({3, 5, 6, 9, 10, 11})
 FIRST_VALUE_TIMEOUT = 1.0
 
 

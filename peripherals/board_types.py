@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field
 
 from peripherals.base import Board, BoardContext, BoardOptions, BoardSpec, DeviceNode
+from peripherals.uno_layout import SERVO_PINS
 
 
 class GpioBoardOptions(BoardOptions):
@@ -43,9 +44,6 @@ class SerialBoardOptions(BoardOptions):
     ``ID_PATH`` (``edge-cli boards discover`` shows it); the board must stay in that socket."""
 
 
-ARDUINO_SERVO_PINS = frozenset({"D9", "D10"})
-"""Where an Uno drives a hobby servo (Firmata's Servo library, on Timer1); the driver's
-``servo_pins`` and the spec's."""
 
 
 class ArduinoBoardOptions(SerialBoardOptions):
@@ -106,6 +104,6 @@ def _serial_port(options: SerialBoardOptions) -> Sequence[DeviceNode]:
 GPIO = BoardSpec("gpio", GpioBoardOptions, _gpio, devices=_gpio_devices,
                  default_pins={"led": {"mode": "output", "safe": "off"}, "button": {"mode": "input"}})
 ARDUINO = BoardSpec("arduino", ArduinoBoardOptions, _arduino, devices=_serial_port,
-                    servo_pins=ARDUINO_SERVO_PINS)
+                    servo_pins=SERVO_PINS)
 STM32 = BoardSpec("stm32", Stm32BoardOptions, _stm32, devices=_serial_port)
 """Our STM32 firmware has PWM but no servo command (``firmware/PROTOCOL.md``): no servo pins."""
