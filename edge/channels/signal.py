@@ -126,8 +126,8 @@ class SignalChannel(Channel):
 
     async def _on_message(self, envelope: Envelope, bus: asyncio.Queue[ChannelMessage]) -> None:
         data, sender = envelope.data_message, envelope.sender
-        if data is None or sender is None or not (data.message or data.voice):  # parse_event
-            return  # returns none such
+        if data is None or sender is None or not (data.message or data.voice):
+            return  # parse_event returns none such
         text = data.message or ""
         group = data.group_id
         if group and group not in self.group_ids:
