@@ -8,7 +8,10 @@ The server side: :mod:`edge.mcp.server` (the tools and resources, over any door 
 :mod:`edge.mcp.server_stdio` (``edge-cli mcp``: a client of the running agent's control socket),
 :mod:`edge.mcp.server_http` (in the agent, behind named bearer tokens) and
 :mod:`edge.mcp.server_approvals` (an MCP client's actuation, approved by an admin on the chat
-channels).
+channels). The client side: :mod:`edge.mcp.client`, :mod:`edge.mcp.client_servers`,
+:mod:`edge.mcp.client_status` and :mod:`edge.mcp.remote_tools`. The face lists the modules and
+imports none.
 """
 
-__all__ = ["server", "server_approvals", "server_http", "server_stdio"]
+__all__ = ["client", "client_servers", "client_status", "remote_tools", "server",
+           "server_approvals", "server_http", "server_stdio"]
