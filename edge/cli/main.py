@@ -34,14 +34,17 @@ COMMAND_MODULES = {
     "completion": "completion_cmd", "sensors": "automation_cmd", "rules": "automation_cmd",
     "interlocks": "automation_cmd",
     "schedules": "automation_cmd", "mqtt": "mqtt_cmd", "safe-state": "safe_state_cmd",
-    "resume": "resume_cmd", "history": "history_cmd", "mcp": "mcp_cmd",
+    "resume": "resume_cmd", "history": "history_cmd", "mcp": "mcp_cmd", "fleet": "fleet_cmd",
 }
 """Each command and the module under edge.cli that adds it: ``register(subparsers, common)``
 sets a ``handler`` default; modules stay light at import time (heavy imports inside handlers).
 A command line naming one command builds only its module's parsers (argparse costs about 60 ms
 for all of them)."""
 
-VALUED_OPTIONS = ("--config",)
+VALUED_OPTIONS = ("--config", "--node")
+
+NODE_COMMANDS = frozenset({"status", "pins", "gpio", "sensors", "history"})
+"""The commands ``--node NAME`` runs on another node through the broker (:mod:`edge.fleet.remote`)."""
 
 DESCRIPTION = """Run edge-agent and operate it over SSH.
 
@@ -113,6 +116,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                              "~/.config/edge-agent/config.toml)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print machine-readable JSON")
+    common.add_argument("--node", metavar="NAME", default=argparse.SUPPRESS,
+                        help="run the command on another node through the broker ([mqtt]): "
+                             f"{', '.join(sorted(NODE_COMMANDS))}")
 
     parser = Parser(prog="edge-cli", description=DESCRIPTION, epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common])
@@ -139,11 +145,14 @@ def main(argv: list[str] | None = None) -> int:
 
     as_json = "--json" in argv
     try:
-        # --json and --config may come before or after the command: both default here, once
+        # --json, --config and --node may come before or after the command: defaults here, once
         args = build_parser(command_in(argv)).parse_args(
-            argv, namespace=argparse.Namespace(json=False, config=None))
+            argv, namespace=argparse.Namespace(json=False, config=None, node=None))
     except CommandLineError as exc:
         return fail(str(exc), EXIT_USAGE, as_json, usage=exc.usage)
+    if args.node is not None and args.command not in NODE_COMMANDS:
+        return fail(f"--node runs only {', '.join(sorted(NODE_COMMANDS))} on another node, not "
+                    f"{args.command}", EXIT_USAGE, args.json)
     handler: Callable[[argparse.Namespace], int] = args.handler  # each command's register sets it
     try:
         return handler(args)
