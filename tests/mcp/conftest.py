@@ -12,16 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.mosquitto import free_port
 from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import ROOT
 
 ALLOW = '["light_level", "switch_light", "set_scene", "hang", "crash"]'
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture

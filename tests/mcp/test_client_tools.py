@@ -5,7 +5,9 @@ gate's readonly autonomy and rate limit, the audit record kind, and doctor with 
 from __future__ import annotations
 
 import re
+import socket
 import sqlite3
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -24,7 +26,8 @@ from edge.mcp.remote_tools import PROVIDER_NAME, RemoteTool, provider_name
 from edge.providers import anthropic, gemini
 from edge.security.approvals import ApprovalGate
 from edge.tools.base import spec_of
-from tests.helpers import ROOT
+from tests.fakes.mosquitto import free_port
+from tests.helpers import ROOT, until, wait_for
 
 ASKER = Requester("telegram", "42", via_model=True, why="turn 1")
 
@@ -172,3 +175,45 @@ async def test_an_older_audit_file_gains_the_detail_column(tmp_path: Path) -> No
                                                    ("ha.HassTurnOn", '{"name": "kitchen"}')]
     assert re.search(r' ha\.HassTurnOn \{"name": "kitchen"\}: done by telegram:42 '
                      r'\(telegram, turn 3\)$', describe(rows[1]))
+
+
+def serve_http(port: int) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([sys.executable, "-m", "tests.mcp.servers.lights", "--http", str(port)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: _answers(port), timeout=20, interval=0.05)
+    return proc
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+    except OSError:
+        return False
+    return True
+
+
+async def test_an_http_server_that_goes_away_is_reconnected_when_it_is_back() -> None:
+    port = free_port()
+    proc = serve_http(port)
+    config = McpServerConfig(name="lights", url=f"http://127.0.0.1:{port}/mcp",
+                             allow=["light_level"], timeout_seconds=3)
+    running = McpServers([config], ApprovalGate(autonomy="full"), 30, Records().record,
+                         backoff_start=0.1, backoff_max=0.5)
+    await running.start()
+    level = running.tools[0]
+    try:
+        assert (await level.execute({"room": "hall"}, ASKER)).output == "hall is at 40%"
+        proc.kill()
+        proc.wait()
+        gone = await level.execute({"room": "hall"}, ASKER)
+        assert not gone.success
+        assert (gone.error or "").startswith("MCP server lights is not connected")
+        row = await until(lambda: (r := running.status()["servers"][0])["restarts"] >= 1 and r)
+        assert not row["connected"] and row["last_error"]
+        proc = serve_http(port)
+        await until(lambda: running.links[0].connected, timeout=15)
+        assert (await level.execute({"room": "kitchen"}, ASKER)).output == "kitchen is at 0%"
+    finally:
+        await running.aclose()
+        proc.kill()
+        proc.wait()
