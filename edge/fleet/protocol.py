@@ -1,0 +1,374 @@
+"""The fleet's wire protocol: one edge-agent asks another to run a control operation over MQTT 5.
+
+A **request** is a PUBLISH (QoS 1, never retained) to ``<target base>/request`` (the base is the
+target's ``[mqtt] base_topic``, default ``edge-agent/<node_id>``) with the MQTT 5 properties
+
+- ``ResponseTopic``: where the answer goes (a controller: ``<its base>/response``; edge-cli:
+  ``edge-agent/_cli/<random>/response``),
+- ``CorrelationData``: 16 random bytes the answer carries back,
+- ``MessageExpiryInterval``: seconds (default 5, at most 60); the broker drops an expired one and
+  the node does not start one whose time ran out while it waited,
+- a user property ``caller``: the asking node's id (``kitchen``), or ``cli:<user>@<host>``;
+
+and the payload ``{"op": NAME, "args": {...}}``, NAME one of :data:`REMOTE_OPS` (the control
+socket's operations, :mod:`edge.control.ops`, with the same arguments). The node runs it through
+its own door (its allowlist, modes, interlocks, rate limits, approvals, audit trail) as
+``mqtt:<caller>``; operator-only operations are refused.
+
+The **response** is a PUBLISH (QoS 1, not retained) to the ResponseTopic with the same
+CorrelationData; its payload is the operation's result as ``edge-cli --json`` shows it
+(:class:`Response`, the shape of :meth:`OpResult.as_dict`).
+
+The node also keeps a retained **description** on ``<base>/node`` (:class:`NodeDescription`):
+its version, boards, pins and sensors.
+
+>>> ask = Request(op="gpio.write", args={"pin": "pump", "value": "on"})
+>>> Request.decode(ask.encode()) == ask
+True
+>>> refusal("resume").split(";")[0]
+'resume is not asked over the broker (an operator-only or unknown operation)'
+>>> refusal("gpio.write") is None
+True
+>>> request_topic("edge-agent/shed"), response_topic("edge-agent/kitchen")
+('edge-agent/shed/request', 'edge-agent/kitchen/response')
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from edge.control.ops import OpResult
+
+REQUEST_SUFFIX = "request"
+RESPONSE_SUFFIX = "response"
+NODE_SUFFIX = "node"
+CLI_BASE = "edge-agent/_cli"
+CALLER_PROPERTY = "caller"
+CORRELATION_BYTES = 16
+DEFAULT_EXPIRY_SECONDS = 5
+MAX_EXPIRY_SECONDS = 60
+REMOTE_OPS = frozenset({"status", "pins", "gpio.read", "gpio.write", "gpio.pwm", "gpio.servo",
+                        "sensors", "history"})
+"""What another node (or edge-cli on another machine) may ask; the rest is the local operator's."""
+ACTUATING_OPS = frozenset({"gpio.write", "gpio.pwm", "gpio.servo"})
+"""Refused by a node whose ``[mqtt] allow_commands = false``."""
+CALLER = re.compile(r"[A-Za-z0-9_-]{1,64}|cli:[A-Za-z0-9_.-]{1,64}@[A-Za-z0-9_.-]{1,253}")
+"""A node id (``[mqtt] node_id``'s alphabet), or ``cli:<user>@<host>``."""
+
+
+def request_topic(base: str) -> str:
+    return f"{base}/{REQUEST_SUFFIX}"
+
+
+def response_topic(base: str) -> str:
+    """A controller's answers come back here (``<its base>/response``)."""
+    return f"{base}/{RESPONSE_SUFFIX}"
+
+
+def node_topic(base: str) -> str:
+    """The node's retained description."""
+    return f"{base}/{NODE_SUFFIX}"
+
+
+def cli_response_topic() -> str:
+    """A fresh topic for one edge-cli run's answers.
+
+    >>> cli_response_topic().startswith("edge-agent/_cli/"), cli_response_topic().endswith("/response")
+    (True, True)
+    """
+    return f"{CLI_BASE}/{secrets.token_hex(8)}/{RESPONSE_SUFFIX}"
+
+
+def new_correlation() -> bytes:
+    return secrets.token_bytes(CORRELATION_BYTES)
+
+
+def refusal(op: str) -> str | None:
+    """Why ``op`` is not run for a remote caller, or None when it may be asked."""
+    if op in REMOTE_OPS:
+        return None
+    return (f"{op} is not asked over the broker (an operator-only or unknown operation); remote "
+            f"callers may ask: {', '.join(sorted(REMOTE_OPS))}")
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Request(_Wire):
+    """The payload of a request."""
+
+    op: str = Field(min_length=1, max_length=64)
+    args: dict[str, Any] = {}
+
+    def encode(self) -> bytes:
+        return self.model_dump_json().encode()
+
+    @classmethod
+    def decode(cls, payload: bytes) -> Request:
+        """A ValueError for anything but ``{"op": NAME, "args": {...}}``.
+
+        >>> Request.decode(b'{"args": {}}')
+        Traceback (most recent call last):
+        ...
+        ValueError: not a request: op: Field required (a request is {"op": NAME, "args": {...}})
+        """
+        return _decode(cls, payload, 'not a request (a request is {"op": NAME, "args": {...}})')
+
+
+class Response(_Wire):
+    """The payload of a response: an :class:`OpResult` as ``--json`` shows it.
+
+    >>> answer = Response.of(OpResult(False, "pump is not allowlisted"))
+    >>> answer.error, answer.exit_code, Response.decode(answer.encode()).result().ok
+    ('pump is not allowlisted', 1, False)
+    """
+
+    ok: bool
+    message: str | None = None
+    error: str | None = None
+    data: dict[str, Any] = {}
+    exit_code: int = 0
+
+    @classmethod
+    def of(cls, result: OpResult) -> Response:
+        return cls.model_validate(result.as_dict())
+
+    def result(self) -> OpResult:
+        return OpResult.from_dict(self.model_dump())
+
+    def encode(self) -> bytes:
+        return self.model_dump_json().encode()
+
+    @classmethod
+    def decode(cls, payload: bytes) -> Response:
+        return _decode(cls, payload, "not a response")
+
+
+W = TypeVar("W", bound=_Wire)
+
+
+class BoardRow(_Wire):
+    name: str
+    kind: str
+    connected: bool
+
+
+class PinRow(_Wire):
+    name: str
+    """The pin's name on the broker (its slug: the first alias, else the pin's name)."""
+    pin: str
+    """``board:pin``."""
+    mode: str
+    aliases: list[str] = []
+
+
+class SensorRow(_Wire):
+    name: str
+    quantities: dict[str, str] = {}
+    """quantity -> unit."""
+
+
+class NodeDescription(_Wire):
+    """The retained ``<base>/node``: what the node has.
+
+    >>> text = NodeDescription(version="1.0", node_id="shed", boards=[BoardRow(name="gpio",
+    ...     kind="gpio", connected=True)]).encode()
+    >>> NodeDescription.decode(text).boards[0].connected
+    True
+    """
+
+    version: str
+    node_id: str
+    boards: list[BoardRow] = []
+    pins: list[PinRow] = []
+    sensors: list[SensorRow] = []
+
+    def encode(self) -> bytes:
+        return self.model_dump_json().encode()
+
+    @classmethod
+    def decode(cls, payload: bytes) -> NodeDescription:
+        return _decode(cls, payload, "not a node description")
+
+
+def _decode(model: type[W], payload: bytes, what: str) -> W:
+    try:
+        return model.model_validate(json.loads(payload))
+    except ValueError as exc:  # pydantic's ValidationError is one
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "payload"
+            detail = f"{where}: {first['msg']}"
+        else:
+            detail = f"invalid JSON ({exc})"
+        head, _, tail = what.partition(" (")
+        raise ValueError(f"{head}: {detail}" + (f" ({tail}" if tail else "")) from None
+
+
+# MQTT 5 properties ---------------------------------------------------------------------------
+
+def request_properties(reply_to: str, correlation: bytes, caller: str,
+                       expiry: int = DEFAULT_EXPIRY_SECONDS) -> Properties:
+    """The PUBLISH properties of a request.
+
+    >>> props = request_properties("edge-agent/kitchen/response", b"x" * 16, "kitchen")
+    >>> props.ResponseTopic, props.MessageExpiryInterval, props.UserProperty
+    ('edge-agent/kitchen/response', 5, [('caller', 'kitchen')])
+    """
+    if not CALLER.fullmatch(caller):
+        raise ValueError(f"caller {caller!r} must be a node id or cli:<user>@<host>")
+    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    props.ResponseTopic = reply_to
+    props.CorrelationData = correlation
+    props.MessageExpiryInterval = max(1, min(int(expiry), MAX_EXPIRY_SECONDS))
+    props.UserProperty = [(CALLER_PROPERTY, caller)]
+    return props
+
+
+def response_properties(correlation: bytes) -> Properties:
+    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    props.CorrelationData = correlation
+    return props
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """What a request's properties say: who asks, where to answer, for how long."""
+
+    reply_to: str
+    correlation: bytes
+    caller: str
+    expiry: int
+
+    @classmethod
+    def read(cls, properties: Properties | None) -> Envelope:
+        """A ValueError naming what is missing: a request without somewhere to answer, a
+        correlation, a caller or an expiry (one that never expires could act at any time)."""
+        def get(name: str) -> Any:
+            return getattr(properties, name, None) if properties is not None else None
+
+        reply_to, correlation, expiry = (get("ResponseTopic"), get("CorrelationData"),
+                                         get("MessageExpiryInterval"))
+        callers = [v for k, v in (get("UserProperty") or []) if k == CALLER_PROPERTY]
+        if not reply_to or any(c in reply_to for c in "#+"):
+            raise ValueError("a request needs a ResponseTopic (without wildcards)")
+        if not isinstance(correlation, bytes) or not correlation:
+            raise ValueError("a request needs CorrelationData")
+        if not callers or not CALLER.fullmatch(callers[0]):
+            raise ValueError("a request needs a user property caller (a node id or "
+                                "cli:<user>@<host>)")
+        if not isinstance(expiry, int) or expiry <= 0:
+            raise ValueError("a request needs a MessageExpiryInterval (seconds, at most "
+                                f"{MAX_EXPIRY_SECONDS}): one that never expires could act at "
+                                "any later time")
+        return cls(reply_to, correlation, callers[0], min(expiry, MAX_EXPIRY_SECONDS))
+
+
+def correlation_of(properties: Properties | None) -> bytes | None:
+    value = getattr(properties, "CorrelationData", None) if properties is not None else None
+    return value if isinstance(value, bytes) else None
+
+
+# both ends' bookkeeping ----------------------------------------------------------------------
+
+class RecentRequests:
+    """The node's memory of requests it took, by ``(caller, correlation)``, for the longest
+    expiry: a QoS 1 redelivery (after a broker restart) must not act twice, and is answered
+    with the first answer. Bounded: the oldest are forgotten first.
+
+    >>> now = [0.0]
+    >>> recent = RecentRequests(size=2, clock=lambda: now[0])
+    >>> recent.claim(("kitchen", b"1")), recent.claim(("kitchen", b"1"))
+    (True, False)
+    >>> recent.answer(("kitchen", b"1")) is None  # still running: the first run will answer
+    True
+    >>> recent.finish(("kitchen", b"1"), b"{}"); recent.answer(("kitchen", b"1"))
+    b'{}'
+    >>> now[0] = 61.0; recent.claim(("kitchen", b"1"))  # forgotten after the longest expiry
+    True
+    """
+
+    def __init__(self, keep_seconds: float = MAX_EXPIRY_SECONDS, size: int = 4096,
+                 clock: Callable[[], float] = time.monotonic):
+        self.keep_seconds, self.size, self.clock = keep_seconds, size, clock
+        self._seen: OrderedDict[tuple[str, bytes], tuple[float, bytes | None]] = OrderedDict()
+
+    def _drop_old(self) -> None:
+        horizon = self.clock() - self.keep_seconds
+        while self._seen and (len(self._seen) > self.size
+                              or next(iter(self._seen.values()))[0] < horizon):
+            self._seen.popitem(last=False)
+
+    def claim(self, key: tuple[str, bytes]) -> bool:
+        """True for a request not seen before (now remembered): run it."""
+        self._drop_old()
+        if key in self._seen:
+            return False
+        self._seen[key] = (self.clock(), None)
+        self._drop_old()
+        return True
+
+    def finish(self, key: tuple[str, bytes], answer: bytes) -> None:
+        if key in self._seen:
+            self._seen[key] = (self._seen[key][0], answer)
+
+    def answer(self, key: tuple[str, bytes]) -> bytes | None:
+        """The answer a repeat gets; None while the first is still running."""
+        entry = self._seen.get(key)
+        return entry[1] if entry is not None else None
+
+
+class AwaitedAnswers:
+    """The asker's side: a future per correlation, settled when the answer comes.
+
+    >>> async def demo():
+    ...     answers = AwaitedAnswers()
+    ...     waiting = answers.expect(b"c")
+    ...     answers.deliver(b"c", Response(ok=True, message="done").encode())
+    ...     return (await waiting).message
+    >>> asyncio.run(demo())
+    'done'
+    """
+
+    def __init__(self) -> None:
+        self._waiting: dict[bytes, asyncio.Future[Response]] = {}
+
+    def expect(self, correlation: bytes) -> asyncio.Future[Response]:
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._waiting[correlation] = future
+        return future
+
+    def deliver(self, correlation: bytes | None, payload: bytes) -> bool:
+        """Settle the request this answers; False for an answer nobody waits for (late, a
+        repeat, or not ours)."""
+        future = self._waiting.pop(correlation, None) if correlation is not None else None
+        if future is None or future.done():
+            return False
+        try:
+            future.set_result(Response.decode(payload))
+        except ValueError as exc:
+            future.set_exception(exc)
+        return True
+
+    def forget(self, correlation: bytes) -> None:
+        self._waiting.pop(correlation, None)
+
+    def fail_all(self, why: str) -> None:
+        """The connection is gone: every waiting request ends with ``why``."""
+        waiting, self._waiting = self._waiting, {}
+        for future in waiting.values():
+            if not future.done():
+                future.set_exception(ConnectionError(why))
