@@ -76,6 +76,7 @@ class Approver(Protocol):
 class PendingApproval:
     token: str
     requester: str
+    """``channel:sender`` of who asked: only they (on that channel) or an admin may answer."""
     future: asyncio.Future[Decision]
 
 
@@ -119,7 +120,7 @@ class ApprovalGate:
             return f"approval needed, but channel {ctx.channel} cannot ask for it"
         token = secrets.token_hex(3)
         future = asyncio.get_running_loop().create_future()
-        self._pending[token] = PendingApproval(token, ctx.sender, future)
+        self._pending[token] = PendingApproval(token, f"{ctx.channel}:{ctx.sender}", future)
         try:
             await approver.request_approval(ctx, f"Approve: {summary}?", token)
             decision = await asyncio.wait_for(asyncio.shield(future), self.timeout)
@@ -147,7 +148,8 @@ class ApprovalGate:
         pending = self._pending.get(token.strip().lower())
         if pending is None or pending.future.done():
             return "That approval request has expired or was already answered."
-        if responder != pending.requester and responder not in self.admins.get(channel, frozenset()):
+        if (f"{channel}:{responder}" != pending.requester
+                and responder not in self.admins.get(channel, frozenset())):
             log.warning("approval_refused token=%s responder=%s requester=%s",
                         token, responder, pending.requester)
             return "Only the person who asked (or an admin) can answer this request."

@@ -134,11 +134,26 @@ def test_approval_tokens_are_case_insensitive():
 
     async def scenario():
         future = asyncio.get_running_loop().create_future()
-        gate._pending["a1b2c3"] = PendingApproval("a1b2c3", "42", future)
+        gate._pending["a1b2c3"] = PendingApproval("a1b2c3", "signal:42", future)
         assert gate.answer("signal", " A1B2C3 ", "42", Decision.DENY) == "Denied."
         return await future
 
     assert asyncio.run(scenario()) is Decision.DENY
+
+
+def test_only_the_asker_on_their_own_channel_may_answer():
+    """An MCP client named like someone's chat id cannot approve its own actuation from that
+    chat: the requester is matched by channel and sender together."""
+    gate = ApprovalGate()
+
+    async def scenario():
+        future = asyncio.get_running_loop().create_future()
+        gate._pending["d4e5f6"] = PendingApproval("d4e5f6", "mcp:abcdef12", future)
+        refused = gate.answer("signal", "d4e5f6", "abcdef12", Decision.APPROVE)
+        return refused, future.done()
+
+    refused, done = asyncio.run(scenario())
+    assert refused.startswith("Only the person who asked") and not done
 
 
 def test_admins_are_per_channel_and_the_terminal_is_the_operator():
