@@ -45,6 +45,9 @@ PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_NAME = 64
 SUMMARY_CHARS = 160
 """How much of a call's arguments an approval prompt and the audit trail keep."""
+DESCRIPTION_CHARS = 400
+"""How much of a server's description of a tool the model is told (on one line: the system
+prompt lists the tools, and another server's words must not open sections of their own)."""
 RATE_WINDOW_SECONDS = 60.0
 OPEN_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -103,14 +106,12 @@ class RemoteTool:
         self.gate = gate
 
     @property
-    def info(self) -> Any:
-        return self.link.tools.get(self.tool)
-
-    @property
     def description(self) -> str:
         info = self.link.tools.get(self.tool)
-        said = info.description if info is not None and info.description else \
+        said = " ".join(info.description.split()) if info is not None and info.description else \
             "(the server was not connected when the tools were described)"
+        if len(said) > DESCRIPTION_CHARS:
+            said = said[:DESCRIPTION_CHARS - 1] + "…"
         return f"{self.label} (MCP server {self.link.name}): {said}"
 
     def parameters_schema(self) -> dict[str, Any]:
