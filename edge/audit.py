@@ -1,8 +1,10 @@
 """The audit trail: every outcome at the door to the pins, in ``<state>/audit.db``.
 
 Each :class:`~edge.core.actuation.Actuation` the hardware reports (actuations, refusals,
-auto-offs, the safe state, interlock trips) is one row: when, which pin, what was asked and
-what was read back, the outcome and its reason, who asked, through which door and why. The
+auto-offs, the safe state, interlock trips, and calls of other MCP servers' tools that act on
+the world, :mod:`edge.mcp.remote_tools`) is one row: when, which pin (or server and tool), what
+was asked and what was read back, the outcome and its reason, who asked, through which door and
+why. The
 hardware awaits :meth:`AuditTrail.record` before it answers the caller, and the row is
 committed (WAL, ``synchronous = FULL``) before that returns: a ``kill -9`` or a power cut loses
 no actuation anybody was told of. Writes run on one thread off the event loop; records that
