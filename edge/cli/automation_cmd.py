@@ -92,7 +92,9 @@ def _readable_config(args: argparse.Namespace) -> LoadedConfig | None:
 
 def show_sensors(args: argparse.Namespace) -> int:
     op_args: dict[str, Any] = {"fresh": args.fresh}
-    if args.name:
+    if args.name and args.node is not None:  # another node's sensors: it says which it has
+        op_args["name"] = args.name
+    elif args.name:
         loaded = _readable_config(args)
         if loaded is not None and args.name not in loaded.config.sensors:
             known = ", ".join(loaded.config.sensors) or "none configured"

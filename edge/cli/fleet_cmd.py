@@ -1,11 +1,29 @@
 """``edge-cli fleet [--json]``: every edge-agent node on the broker, from what each keeps there
-(retained): online, or offline and since when; version, uptime, boards, pins, sensors and the
-last error.
+(retained): online, or offline and since when it was last heard of; version, uptime, boards,
+pins, sensors and the last error.
+
+    $ edge-cli fleet
+    kitchen  online   0.9.0, up 3 h 12 min
+      boards   gpio (connected)
+      pins     led (gpio:GPIO17 output), fan (gpio:GPIO18 pwm)
+      sensors  greenhouse (temperature °C, humidity %)
+    shed     offline  since 4 min ago (last health), 0.9.0
+      ...
+
+Exit codes: 0 listed (also when there are none); 1 the broker could not be reached (and why);
+2 no ``[mqtt]`` configured (and what to set).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from edge.fleet.remote import NodeSeen
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -19,7 +37,107 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 
 
 def run(args: argparse.Namespace) -> int:
-    from edge.cli.output import emit
-    from edge.control.ops import OpResult
+    import asyncio
 
-    return emit(OpResult(False, "edge-cli fleet is not ready yet", exit_code=1), args.json)
+    from edge.cli.output import emit
+    from edge.config.loader import load_config
+    from edge.control.ops import OpResult
+    from edge.fleet.remote import configured, survey
+
+    cfg = configured(load_config(args.config).config.mqtt)
+    nodes = asyncio.run(survey(cfg, progress=not args.json and sys.stderr.isatty()))
+    rows = [node_row(node) for _, node in sorted(nodes.items())]
+    return emit(OpResult(True, fleet_text(rows, cfg.url), {"nodes": rows}), args.json)
+
+
+def _when(epoch: float | None) -> str | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat(
+        timespec="seconds")
+
+
+def last_seen(health: dict[str, Any]) -> float | None:
+    """When the node's last health was published (epoch seconds), when it says."""
+    for key in ("time", "published_at"):
+        value = health.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value).timestamp()
+            except ValueError:
+                continue
+    return None
+
+
+def _boards(node: NodeSeen) -> list[dict[str, Any]]:
+    """Each board, its kind (from the description) and whether it is connected (the health
+    is refreshed more often than the description, so its word wins)."""
+    described = {str(b.get("name")): b for b in node.description.get("boards") or []
+                 if isinstance(b, dict)}
+    health = node.health.get("boards")
+    connected = health if isinstance(health, dict) else {}
+    names = list(dict.fromkeys([*described, *connected]))
+    return [{"name": name, "kind": described.get(name, {}).get("kind"),
+             "connected": bool(connected.get(name, described.get(name, {}).get("connected")))}
+            for name in names]
+
+
+def node_row(node: NodeSeen) -> dict[str, Any]:
+    """One node for ``--json``."""
+    health, description = node.health, node.description
+    uptime = health.get("uptime_seconds")
+    return {"node_id": node.name, "base_topic": node.base, "online": node.online,
+            "availability": node.availability,
+            "last_seen": _when(last_seen(health)),
+            "version": health.get("version") or description.get("version"),
+            "uptime_seconds": uptime if isinstance(uptime, (int, float)) else None,
+            "boards": _boards(node),
+            "pins": [p for p in description.get("pins") or [] if isinstance(p, dict)],
+            "sensors": [s for s in description.get("sensors") or [] if isinstance(s, dict)],
+            "connects": health.get("connects"), "last_error": health.get("last_error")}
+
+
+def _state(row: dict[str, Any]) -> str:
+    from edge.status import ago, span
+
+    if row["online"]:
+        uptime = row["uptime_seconds"]
+        return "online" + (f", up {span(uptime)}" if uptime is not None else "")
+    seen = row["last_seen"]
+    if seen is not None:
+        since = ago(time.time() - datetime.fromisoformat(seen).timestamp())
+        return f"offline since {since} (its last health)"
+    return "offline" if row["availability"] == "offline" else "availability unknown"
+
+
+def _pin(pin: dict[str, Any]) -> str:
+    return f"{pin.get('name')} ({pin.get('pin')} {pin.get('mode')})"
+
+
+def _sensor(sensor: dict[str, Any]) -> str:
+    units = sensor.get("quantities") or {}
+    said = ", ".join(f"{q} {u}".strip() for q, u in units.items()) if isinstance(units, dict) else ""
+    return f"{sensor.get('name')} ({said})" if said else str(sensor.get("name"))
+
+
+def fleet_text(rows: list[dict[str, Any]], url: str) -> str:
+    """The nodes as people read them: a head line each, then its boards, pins and sensors."""
+    if not rows:
+        return (f"no edge-agent nodes on {url} (a node shows here once it has connected with "
+                "[mqtt] configured)")
+    width = max(len(row["node_id"]) for row in rows)
+    lines = []
+    for row in rows:
+        version = f", {row['version']}" if row["version"] else ""
+        lines.append(f"{row['node_id']:<{width}}  {_state(row)}{version}  ({row['base_topic']})")
+        boards = ", ".join(f"{b['name']} ({'connected' if b['connected'] else 'down'})"
+                           for b in row["boards"])
+        for label, text in (("boards", boards), ("pins", ", ".join(map(_pin, row["pins"]))),
+                            ("sensors", ", ".join(map(_sensor, row["sensors"]))),
+                            ("error", row["last_error"] or "")):
+            if text:
+                lines.append(f"  {label:<8} {text}")
+    online = sum(row["online"] for row in rows)
+    lines.append(f"{len(rows)} node{'s' if len(rows) != 1 else ''} on {url}: {online} online, "
+                 f"{len(rows) - online} offline")
+    return "\n".join(lines)

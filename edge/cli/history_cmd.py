@@ -35,18 +35,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 
 
 def run(args: argparse.Namespace) -> int:
-    import sqlite3
-
-    from edge.audit import AUDIT_FILE, history_text, read_history
     from edge.core.durations import parse_duration
 
-    raw = load_raw(args.config)
-    configured = (raw.data.get("paths") or {}).get("state_dir")
-    path = state_dir(configured if isinstance(configured, str) else None) / AUDIT_FILE
     try:
         since = time.time() - parse_duration(args.since) if args.since else None
     except ValueError as exc:
         return emit(OpResult(False, str(exc), exit_code=2), args.json)
+    if args.node is not None:  # that node's audit trail, read there by its history tool
+        from edge.cli.oneshot import perform
+
+        remote = {"pin": args.pin, "since": args.since, "who": args.who, "limit": args.limit}
+        return perform(args, "history", {k: v for k, v in remote.items() if v is not None})[0]
+    import sqlite3
+
+    from edge.audit import AUDIT_FILE, history_text, read_history
+
+    raw = load_raw(args.config)
+    configured = (raw.data.get("paths") or {}).get("state_dir")
+    path = state_dir(configured if isinstance(configured, str) else None) / AUDIT_FILE
     try:
         records = read_history(path, args.pin, since=since, who=args.who, limit=args.limit)
     except sqlite3.DatabaseError as exc:  # a damaged or foreign file: say which, exit 1

@@ -26,7 +26,7 @@ from edge.config.locate import load_raw
 from edge.control import client
 from edge.control.client import SocketForbidden
 from edge.control.ops import OpResult
-from edge.core.exc import DaemonUnavailable
+from edge.core.exc import DaemonUnavailable, UsageError
 from edge.core.ownership import running_agent
 from edge.core.paths import lock_candidates, socket_candidates
 from edge.core.requester import Requester
@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
     pwm.add_argument("duty", type=_duty, help="duty cycle 0..1 (0.5: half on)")
     pwm.add_argument("--frequency", type=_frequency, metavar="HZ",
                      help="PWM frequency in Hz (above 0, at most 100000)")
+    servo = gsub.add_parser("servo", parents=[common], help="turn a servo on a PWM pin to an angle")
+    servo.add_argument("pin")
+    servo.add_argument("angle", type=_angle, help="degrees, 0 to 180")
     for parser in (write, pwm):
         parser.add_argument("--hold", type=_seconds, metavar="SECONDS",
                             help="keep the level this long, then return the pin to its safe "
@@ -85,6 +88,13 @@ def _frequency(text: str) -> float:
     return value
 
 
+def _angle(text: str) -> float:
+    value = _number(text, "an angle in degrees, 0 to 180")
+    if not 0.0 <= value <= 180.0:
+        raise argparse.ArgumentTypeError(f"angle {text} is outside 0..180 degrees")
+    return value
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -95,7 +105,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-BOARD_OPS = frozenset({"pins", "gpio.read", "gpio.write", "gpio.pwm", "gpio.safe"})
+BOARD_OPS = frozenset({"pins", "gpio.read", "gpio.write", "gpio.pwm", "gpio.servo", "gpio.safe"})
 """Operations on the pins: done without an agent, the user is told so."""
 
 
@@ -105,6 +115,8 @@ def operation(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             return "gpio.read", {"pin": args.pin}
         if args.action == "write":
             return "gpio.write", {"pin": args.pin, "value": args.value}
+        if args.action == "servo":
+            return "gpio.servo", {"pin": args.pin, "angle": args.angle}
         op_args = {"pin": args.pin, "duty": args.duty}
         if args.frequency is not None:
             op_args["frequency"] = args.frequency
@@ -279,11 +291,23 @@ async def _hold_via_daemon(paths: list[Path], op: str, op_args: dict[str, Any], 
 def run(args: argparse.Namespace) -> int:
     op, op_args = operation(args)
     hold = args.hold if op in ("gpio.write", "gpio.pwm") else None
+    if hold is not None and args.node is not None:
+        raise UsageError(f"--hold cannot be kept through the broker (the command would have to "
+                         f"stay alive on node {args.node}); use the pin's max_on_seconds there "
+                         "(an auto-off), or run the command on that node")
     if hold is not None:  # the door refuses a hold the pin's max_on_seconds would cut short
         op_args["hold_seconds"] = hold
     code, _ = perform(args, op, op_args, hold=hold,
                       render=format_status if op == "status" else None)
     return code
+
+
+def _via_node(args: argparse.Namespace, op: str, op_args: dict[str, Any]) -> OpResult:
+    """``op`` on node ``args.node``, asked through the broker of this config's ``[mqtt]``."""
+    from edge.config.loader import load_config
+    from edge.fleet.remote import ask_node
+
+    return ask_node(load_config(args.config).config.mqtt, args.node, op, op_args)
 
 
 def _status_outcome(result: OpResult) -> OpResult:
@@ -298,8 +322,13 @@ def _status_outcome(result: OpResult) -> OpResult:
 def perform(args: argparse.Namespace, op: str, op_args: dict[str, Any], *,
             hold: float | None = None, render: Callable[[dict[str, Any]], str] | None = None) -> tuple[int, OpResult]:
     """Run ``op`` through the daemon when one is running, else directly on the boards (never
-    behind the back of an agent that holds them); print the outcome. The exit code and the
-    result."""
+    behind the back of an agent that holds them), or with ``--node NAME`` on that node through
+    the broker; print the outcome. The exit code and the result."""
+    if args.node is not None:
+        result = _via_node(args, op, op_args)
+        if op == "status" and result.data:
+            result = _status_outcome(result)
+        return emit(result, args.json, via="broker", render=render), result
     raw = load_raw(args.config)
     state_dir = (raw.data.get("paths") or {}).get("state_dir")
     configured = state_dir if isinstance(state_dir, str) else None

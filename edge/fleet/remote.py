@@ -1,0 +1,275 @@
+"""The command line's side of the fleet: what the broker keeps about each node (its retained
+availability, health and description), and one command asked of a node through the broker.
+
+A node is a base topic with a retained ``health`` or ``node`` (JSON naming its ``node_id``);
+its ``availability`` says whether it is online. Bases of one to three levels are found
+(``edge-agent/shed``, or a custom ``base_topic`` such as ``home/garden/shed``), so a node need
+not use the default base to be listed; a sensor's ``<base>/<sensor>/availability`` and other
+devices' availability topics are not nodes (they have no health).
+
+A command is one MQTT 5 request (:mod:`edge.fleet.protocol`): QoS 1, never retained, expiring
+after ``expiry`` seconds, answered on this run's own response topic with the node's result. It
+is sent once: no answer within the expiry is a failure that says the command may or may not
+have run, never a retry.
+
+Imported only by ``edge-cli fleet`` and ``edge-cli --node``: aiomqtt and pydantic stay off the
+other commands' path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import json
+import re
+import socket
+import ssl
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiomqtt
+
+from edge.config.mqtt import MqttConfig
+from edge.control.ops import OpResult
+from edge.core.exc import EdgeError, UsageError
+from edge.fleet.protocol import (
+    DEFAULT_EXPIRY_SECONDS,
+    NODE_SUFFIX,
+    Request,
+    Response,
+    cli_response_topic,
+    correlation_of,
+    new_correlation,
+    request_properties,
+    request_topic,
+)
+from edge.mqtt.link import MqttUnavailable, explain, make_client
+
+SETTLE_SECONDS = 0.2
+"""The retained messages are in once none has come for this long..."""
+SURVEY_SECONDS = 2.0
+"""...or after this long at most."""
+PROGRESS_AFTER_SECONDS = 0.5
+"""A survey slower than this says so on a terminal."""
+KINDS = ("availability", "health", NODE_SUFFIX)
+BASE_DEPTHS = (1, 2, 3)
+NOT_CONFIGURED = ("MQTT is not configured: set [mqtt] url = \"mqtt://HOST:1883\" (mqtts:// for "
+                  "TLS, with ca_file), and username with the password in EDGE_MQTT__PASSWORD "
+                  "if the broker asks for one")
+
+
+class NodeUnknown(EdgeError):
+    """No node of that name on the broker; the message lists those there are (exit 1)."""
+
+
+@dataclass
+class NodeSeen:
+    """One node as the broker keeps it: its base topic, and what it last said (retained)."""
+
+    base: str
+    availability: str | None = None
+    health: dict[str, Any] = field(default_factory=dict)
+    description: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """Its node_id (the base's last level when it names none)."""
+        named = self.health.get("node_id") or self.description.get("node_id")
+        return str(named) if named else self.base.rsplit("/", 1)[-1]
+
+    @property
+    def online(self) -> bool:
+        return self.availability == "online"
+
+    @property
+    def is_node(self) -> bool:
+        return bool(self.health or self.description)
+
+
+def caller() -> str:
+    """``cli:<user>@<host>``: who asks, as the node's audit trail records it (both kept to the
+    protocol's alphabet)."""
+    def safe(text: str, size: int) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:size] or "unknown"
+
+    return f"cli:{safe(getpass.getuser(), 64)}@{safe(socket.gethostname(), 253)}"
+
+
+def subscriptions() -> list[tuple[str, int]]:
+    """Every base of one to three levels' availability, health and description."""
+    return [("+/" * depth + kind, 1) for depth in BASE_DEPTHS for kind in KINDS]
+
+
+def _text(message: aiomqtt.Message) -> str:
+    payload = message.payload
+    if isinstance(payload, (bytes, bytearray)):
+        return bytes(payload).decode(errors="replace").strip()
+    return "" if payload is None else str(payload)
+
+
+class Survey:
+    """The retained availability, health and description of every node, as they come in."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, NodeSeen] = {}
+
+    def take(self, topic: str, text: str) -> None:
+        """Keep a retained message about a base (an empty one clears what it said)."""
+        base, _, kind = topic.rpartition("/")
+        if kind not in KINDS or not base:
+            return
+        node = self.seen.setdefault(base, NodeSeen(base))
+        if kind == "availability":
+            node.availability = text or None
+            return
+        try:
+            value = json.loads(text) if text else {}
+        except ValueError:
+            value = {}
+        value = value if isinstance(value, dict) else {}
+        if kind == "health":
+            node.health = value
+        else:
+            node.description = value
+
+    @property
+    def nodes(self) -> dict[str, NodeSeen]:
+        """The nodes among the bases seen, by name."""
+        found: dict[str, NodeSeen] = {}
+        for base in sorted(self.seen):
+            node = self.seen[base]
+            if node.is_node:
+                found.setdefault(node.name, node)
+        return found
+
+    def complete(self, name: str) -> bool:
+        """Whether ``name``'s availability and health are in (no need to wait for more)."""
+        node = self.nodes.get(name)
+        return node is not None and node.availability is not None and bool(node.health)
+
+
+async def _collect(messages: AsyncIterator[aiomqtt.Message], survey: Survey, *,
+                   settle: float, at_most: float, done: Callable[[], bool] = lambda: False,
+                   on_slow: Callable[[], None] | None = None) -> None:
+    """Take retained messages until none came for ``settle`` seconds, ``done()`` holds, or
+    ``at_most`` seconds have passed; ``on_slow`` once past :data:`PROGRESS_AFTER_SECONDS`."""
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    while not done():
+        waited = loop.time() - began
+        if waited >= at_most:
+            return
+        if on_slow is not None and waited > PROGRESS_AFTER_SECONDS:
+            on_slow()
+            on_slow = None
+        try:
+            message = await asyncio.wait_for(anext(messages), min(settle, at_most - waited))
+        except TimeoutError:
+            return
+        if message.retain:
+            survey.take(message.topic.value, _text(message))
+
+
+def _client_id() -> str:
+    from secrets import token_hex
+
+    return f"edge-cli-{token_hex(8)}"
+
+
+def _unreachable(cfg: MqttConfig, exc: BaseException) -> MqttUnavailable:
+    return MqttUnavailable(f"{cfg.url}: {explain(exc, cfg)}")
+
+
+def configured(cfg: MqttConfig) -> MqttConfig:
+    """``cfg`` when it names a broker, else a usage error (exit 2) saying what to set."""
+    if not cfg.enabled:
+        raise UsageError(NOT_CONFIGURED)
+    return cfg
+
+
+async def survey(cfg: MqttConfig, *, settle: float = SETTLE_SECONDS,
+                 at_most: float = SURVEY_SECONDS, progress: bool = False) -> dict[str, NodeSeen]:
+    """Every node on the broker, by name. Raises MqttUnavailable saying what is wrong."""
+    found = Survey()
+
+    def slow() -> None:
+        print(f"edge-cli: listening for nodes on {cfg.url}...", file=sys.stderr, flush=True)
+
+    try:
+        async with make_client(configured(cfg), _client_id()) as client:
+            await client.subscribe(subscriptions())
+            await _collect(aiter(client.messages), found, settle=settle, at_most=at_most,
+                           on_slow=slow if progress else None)
+    except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
+        raise _unreachable(cfg, exc) from None
+    return found.nodes
+
+
+def unknown(name: str, nodes: dict[str, NodeSeen]) -> NodeUnknown:
+    known = ", ".join(f"{n} ({'online' if node.online else 'offline'})"
+                      for n, node in sorted(nodes.items())) or "none"
+    return NodeUnknown(f"no node {name!r} on the broker; the nodes there: {known} "
+                       "(`edge-cli fleet` lists them)")
+
+
+def no_answer(name: str, expiry: int) -> OpResult:
+    return OpResult(False, f"no answer from node {name} within {expiry} s; it may or may not "
+                    "have run", exit_code=1)
+
+
+async def ask(cfg: MqttConfig, name: str, op: str, args: dict[str, Any], *,
+              expiry: int = DEFAULT_EXPIRY_SECONDS) -> OpResult:
+    """Run ``op`` on node ``name`` through the broker, once: its result, or a failure saying it
+    is unknown (NodeUnknown), offline (nothing sent), or did not answer within ``expiry``.
+    Raises MqttUnavailable when the broker cannot be reached."""
+    found = Survey()
+    reply_to, correlation = cli_response_topic(), new_correlation()
+    sent = False
+    try:
+        async with make_client(configured(cfg), _client_id()) as client:
+            messages = aiter(client.messages)
+            await client.subscribe([*subscriptions(), (reply_to, 1)])
+            await _collect(messages, found, settle=SETTLE_SECONDS, at_most=SURVEY_SECONDS,
+                           done=lambda: found.complete(name))
+            node = found.nodes.get(name)
+            if node is None:
+                raise unknown(name, found.nodes)
+            if not node.online:
+                return OpResult(False, f"node {name} is offline; nothing was sent (`edge-cli "
+                                "fleet` says since when)", exit_code=1)
+            properties = request_properties(reply_to, correlation, caller(), expiry)
+            await client.publish(request_topic(node.base), Request(op=op, args=args).encode(),
+                                 qos=1, retain=False, properties=properties)
+            sent = True
+            try:
+                async with asyncio.timeout(expiry):
+                    async for message in messages:
+                        if (message.topic.value == reply_to
+                                and correlation_of(message.properties) == correlation):
+                            return _answer(name, message)
+            except TimeoutError:
+                pass
+            return no_answer(name, expiry)
+    except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
+        if sent:
+            return OpResult(False, f"the connection to the broker broke after the command was "
+                            f"sent to node {name}; it may or may not have run "
+                            f"({explain(exc, cfg)})", exit_code=1)
+        raise _unreachable(cfg, exc) from None
+
+
+def _answer(name: str, message: aiomqtt.Message) -> OpResult:
+    payload = message.payload
+    try:
+        return Response.decode(payload if isinstance(payload, bytes) else
+                               _text(message).encode()).result()
+    except ValueError as exc:
+        return OpResult(False, f"node {name} answered something unreadable ({exc}); the command "
+                        "may or may not have run", exit_code=1)
+
+
+def ask_node(cfg: MqttConfig, name: str, op: str, args: dict[str, Any]) -> OpResult:
+    """:func:`ask`, for the command line (its own event loop)."""
+    return asyncio.run(ask(cfg, name, op, args))
