@@ -6,7 +6,6 @@ import functools
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
-from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -28,6 +27,7 @@ from edge.config.schedules import ScheduleConfig, duplicate_names
 from edge.config.section import Hours, Minutes, Seconds, Section, adapter_section, key_default, tagged_union
 from edge.config.sensors import SensorConfig, SensorName
 from edge.config.transcription import TranscriptionConfig
+from edge.config.urls import http_url
 from peripherals.base import BoardOptions, BoardSpec, PinMode, Pull
 from peripherals.factory import BOARDS
 
@@ -81,20 +81,6 @@ class SessionsConfig(Section):
     idle_timeout_minutes: Minutes | None = Field(default=None, gt=0)
 
 
-def _http_url(value: str) -> str:
-    """A base URL httpx can open: ``http://`` or ``https://`` and a host."""
-    if not value:
-        return value
-    parts = urlsplit(value.strip())
-    if parts.scheme.lower() not in ("http", "https"):
-        bare = value.strip().split("://", 1)[-1]
-        raise ValueError(f"must start with http:// or https:// (got {value!r}); write "
-                         f"\"http://{bare}\" for a server on your network, https:// for a service")
-    if not parts.hostname:
-        raise ValueError(f"names no host (got {value!r}); write it as \"http://HOST:PORT/v1\"")
-    return value
-
-
 class EndpointConfig(Section):
     """One LLM endpoint. Without ``kind``/``preset`` it is an OpenAI-compatible chat-completions
     endpoint (OpenAI, Ollama, OpenRouter, llama.cpp…) at ``base_url``."""
@@ -105,7 +91,7 @@ class EndpointConfig(Section):
     preset: str = ""
     """openai, ollama, llamacpp, openrouter, groq, deepseek, mistral, xai, together, fireworks,
     anthropic, gemini: fills kind, base_url, auth style and the key's environment variable."""
-    base_url: Annotated[str, AfterValidator(_http_url)] = ""
+    base_url: Annotated[str, AfterValidator(http_url)] = ""
     """``http://`` or ``https://``; empty: the preset's (or the kind's service)."""
     model: str = ""
     """Required once an endpoint is named (``base_url``, ``preset`` or ``kind``): no preset

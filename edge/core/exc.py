@@ -30,6 +30,8 @@ when the class lives elsewhere, then when it is raised::
         SignalRPCError [edge.channels.signal]: signal-cli's JSON-RPC failed or returned an error
         TelegramError [edge.channels.telegram_api]: the Bot API answered with an error
         TelegramNetworkError [edge.channels.telegram_api]: the Bot API could not be reached
+        TranscriptionError [edge.transcription]: a voice note could not be transcribed (key, size, timeout)
+        VoiceNoteUnavailable [edge.channels.voice]: a channel could not fetch a voice note
         MqttUnavailable [edge.mqtt.link]: the broker cannot be reached or refused us
         BadPayload(ValueError) [edge.mqtt.commands]: an MQTT command means nothing for its pin
         ActionFailed [edge.automation.actions]: a rule's or schedule's action could not be done
