@@ -71,14 +71,16 @@ def last_seen(health: dict[str, Any]) -> float | None:
 
 def _boards(node: NodeSeen) -> list[dict[str, Any]]:
     """Each board, its kind (from the description) and whether it is connected (the health
-    is refreshed more often than the description, so its word wins)."""
+    is refreshed more often than the description, so its word wins; None while the node is
+    offline: nobody is there to say)."""
     described = {str(b.get("name")): b for b in node.description.get("boards") or []
                  if isinstance(b, dict)}
     health = node.health.get("boards")
     connected = health if isinstance(health, dict) else {}
     names = list(dict.fromkeys([*described, *connected]))
     return [{"name": name, "kind": described.get(name, {}).get("kind"),
-             "connected": bool(connected.get(name, described.get(name, {}).get("connected")))}
+             "connected": bool(connected.get(name, described.get(name, {}).get("connected")))
+             if node.online else None}
             for name in names]
 
 
@@ -100,13 +102,16 @@ def node_row(node: NodeSeen) -> dict[str, Any]:
 def _state(row: dict[str, Any]) -> str:
     from edge.status import ago, span
 
+    seen, uptime = row["last_seen"], row["uptime_seconds"]
+    age = None if seen is None else max(0.0, time.time() - datetime.fromisoformat(seen).timestamp())
     if row["online"]:
-        uptime = row["uptime_seconds"]
-        return "online" + (f", up {span(uptime)}" if uptime is not None else "")
-    seen = row["last_seen"]
-    if seen is not None:
-        since = ago(time.time() - datetime.fromisoformat(seen).timestamp())
-        return f"offline since {since} (its last health)"
+        if uptime is None:
+            return "online"
+        if age is None:  # the health does not say when: its uptime then
+            return f"online, up {span(uptime)} at its last health"
+        return f"online, up {span(uptime + age)}"
+    if age is not None:
+        return f"offline since {ago(age)} (its last health)"
     return "offline" if row["availability"] == "offline" else "availability unknown"
 
 
@@ -130,7 +135,8 @@ def fleet_text(rows: list[dict[str, Any]], url: str) -> str:
     for row in rows:
         version = f", {row['version']}" if row["version"] else ""
         lines.append(f"{row['node_id']:<{width}}  {_state(row)}{version}  ({row['base_topic']})")
-        boards = ", ".join(f"{b['name']} ({'connected' if b['connected'] else 'down'})"
+        boards = ", ".join(b["name"] if b["connected"] is None else
+                           f"{b['name']} ({'connected' if b['connected'] else 'down'})"
                            for b in row["boards"])
         for label, text in (("boards", boards), ("pins", ", ".join(map(_pin, row["pins"]))),
                             ("sensors", ", ".join(map(_sensor, row["sensors"]))),

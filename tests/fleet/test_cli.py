@@ -1,0 +1,251 @@
+"""``edge-cli fleet`` and ``edge-cli --node NAME ...`` against real agents (``edge-cli run`` on mock
+pins) on a real Mosquitto: the listing from the retained topics, a node going offline, commands
+run on a node through the broker with the output and exit codes of the node's own command line,
+the node's own policy, and a node that does not answer."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from edge.control import client
+from tests.fakes.mosquitto import Mosquitto, free_port
+from tests.helpers import EDGE_CLI, ROOT, cli, wait_for
+
+AGENT = """
+[memory]
+backend = "none"
+[channels.cli]
+enabled = false
+{pins}
+[mqtt]
+url = "{url}"
+node_id = "{node}"
+reconnect_max_seconds = 0.5
+"""
+KITCHEN = """
+[boards.gpio.aliases]
+led = "GPIO17"
+[boards.gpio.pins]
+led = { mode = "output", safe = "off" }
+"""
+SHED = """
+[boards.gpio.aliases]
+pump = "GPIO22"
+fan = "GPIO18"
+[boards.gpio.pins]
+pump = { mode = "output", safe = "off" }
+fan = { mode = "pwm" }
+[sensors.host]
+type = "pi"
+interval_seconds = 0.5
+"""
+LAPTOP = """
+[mqtt]
+url = "{url}"
+node_id = "laptop"
+"""
+
+
+def node_env(base_env: dict[str, str], folder: Path, text: str) -> dict[str, str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "config.toml"
+    config.write_text(text)
+    return dict(base_env, EDGE_CONFIG=str(config), EDGE_STATE_DIR=str(folder / "state"))
+
+
+@dataclass
+class Fleet:
+    broker: Mosquitto
+    laptop: dict[str, str]
+    """A machine with only [mqtt] configured and no agent: where edge-cli asks from."""
+    envs: dict[str, dict[str, str]]
+    agents: dict[str, subprocess.Popen[str]]
+
+    def local(self, node: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """``edge-cli ARGS`` on the node itself (through its control socket)."""
+        return cli(*args, env=self.envs[node])
+
+    def remote(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``edge-cli ARGS`` on the laptop."""
+        return cli(*args, env=self.laptop)
+
+    def stop(self, node: str, how: signal.Signals = signal.SIGTERM) -> None:
+        proc = self.agents[node]
+        proc.send_signal(how)
+        proc.wait(30)
+
+
+def start(env: dict[str, str]) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([*EDGE_CLI, "run"], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sock = Path(env["EDGE_STATE_DIR"]) / "control.sock"
+
+    def connected() -> bool:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "agent exited"
+        if not sock.exists():
+            return False
+        mqtt = client.request([sock], "status")["data"].get("mqtt") or {}
+        return bool(mqtt.get("connected"))
+
+    wait_for(connected, 60, 0.05)
+    return proc
+
+
+@contextlib.contextmanager
+def fleet(tmp_path: Path, env: dict[str, str]) -> Iterator[Fleet]:
+    with Mosquitto(tmp_path / "broker") as broker:
+        envs = {name: node_env(env, tmp_path / name, AGENT.format(pins=pins, url=broker.url,
+                                                                   node=name))
+                for name, pins in (("kitchen", KITCHEN), ("shed", SHED))}
+        laptop = node_env(env, tmp_path / "laptop", LAPTOP.format(url=broker.url))
+        agents: dict[str, subprocess.Popen[str]] = {}
+        try:
+            for name, node in envs.items():
+                agents[name] = start(node)
+            yield Fleet(broker, laptop, envs, agents)
+        finally:
+            for proc in agents.values():
+                if proc.poll() is None:
+                    with contextlib.suppress(ValueError):
+                        proc.send_signal(signal.SIGCONT)
+                    proc.send_signal(signal.SIGTERM)
+                    try:
+                        proc.wait(20)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+
+
+def as_json(done: subprocess.CompletedProcess[str]) -> dict:
+    payload = json.loads(done.stdout)
+    assert payload["exit_code"] == done.returncode, (payload, done.stderr)
+    assert payload["ok"] is (done.returncode == 0), payload
+    return payload
+
+
+def test_fleet_lists_each_node_with_its_pins_and_sensors_and_one_gone_offline(
+        tmp_path, isolated_env):
+    with fleet(tmp_path, isolated_env) as nodes:
+        def both_described() -> dict | None:
+            listing = as_json(nodes.remote("fleet", "--json"))
+            rows = {row["node_id"]: row for row in listing["data"]["nodes"]}
+            described = set(rows) == {"kitchen", "shed"} and all(r["pins"] for r in rows.values())
+            return rows if described else None
+
+        rows = wait_for(both_described, 20, 0.2)
+        kitchen, shed = rows["kitchen"], rows["shed"]
+        assert kitchen["online"] and shed["online"]
+        assert kitchen["base_topic"] == "edge-agent/kitchen"
+        assert [p["name"] for p in kitchen["pins"]] == ["led"]
+        assert {p["name"]: p["mode"] for p in shed["pins"]} == {"pump": "output", "fan": "pwm"}
+        assert [s["name"] for s in shed["sensors"]] == ["host"]
+        assert shed["boards"] == [{"name": "gpio", "kind": shed["boards"][0]["kind"],
+                                   "connected": True}]
+        assert shed["version"] and shed["uptime_seconds"] is not None
+        text = nodes.remote("fleet")
+        assert text.returncode == 0, text.stderr
+        assert "kitchen" in text.stdout and "pump (gpio:GPIO22 output)" in text.stdout
+        assert "2 nodes on" in text.stdout and "2 online, 0 offline" in text.stdout
+
+        nodes.stop("shed")
+        listing = as_json(nodes.remote("fleet", "--json"))
+        rows = {row["node_id"]: row for row in listing["data"]["nodes"]}
+        assert rows["kitchen"]["online"] and not rows["shed"]["online"]
+        assert rows["shed"]["availability"] == "offline"
+        assert rows["shed"]["pins"], "what the node has is still known while it is away"
+        text = nodes.remote("fleet")
+        (line,) = [line for line in text.stdout.splitlines() if line.startswith("shed")]
+        assert "offline" in line, text.stdout
+        if rows["shed"]["last_seen"] is not None:  # the health says when it was published
+            assert "offline since" in line and "ago" in line, line
+        assert "1 online, 1 offline" in text.stdout
+
+
+def test_commands_run_on_the_node_through_the_broker_as_they_do_there(tmp_path, isolated_env):
+    with fleet(tmp_path, isolated_env) as nodes:
+        switched = nodes.remote("--node", "shed", "gpio", "write", "pump", "on")
+        assert switched.returncode == 0, switched.stderr
+        shed_sock = [Path(nodes.envs["shed"]["EDGE_STATE_DIR"]) / "control.sock"]
+        assert client.request(shed_sock, "gpio.read", {"pin": "pump"})["data"]["value"] == 1.0
+        assert switched.stdout == nodes.local("shed", "gpio", "write", "pump", "on").stdout
+
+        remote_pins, local_pins = (nodes.remote("--node", "shed", "pins", "--json"),
+                                   nodes.local("shed", "pins", "--json"))
+        assert as_json(remote_pins)["data"] == as_json(local_pins)["data"]
+        assert as_json(remote_pins)["via"] == "broker"
+        assert nodes.remote("pins", "--node", "shed").stdout == nodes.local("shed", "pins").stdout
+
+        # the node's own policy: GPIO23 is not allowlisted there, whatever the asker allows
+        refused = as_json(nodes.remote("--node", "shed", "gpio", "write", "GPIO23", "on", "--json"))
+        there = as_json(nodes.local("shed", "gpio", "write", "GPIO23", "on", "--json"))
+        assert refused["exit_code"] == there["exit_code"] == 1
+        assert refused["error"] == there["error"]
+        assert client.request(shed_sock, "gpio.read", {"pin": "pump"})["data"]["value"] == 1.0
+
+        status = as_json(nodes.remote("--node", "shed", "status", "--json"))
+        assert status["data"]["daemon"]["running"] and status["data"]["mqtt"]["node_id"] == "shed"
+        sensors = as_json(nodes.remote("--node", "shed", "sensors", "--json"))
+        assert sensors["ok"] and "host" in json.dumps(sensors["data"])
+
+        history = as_json(nodes.remote("--node", "shed", "history", "pump", "--json"))
+        records = history["data"]["records"]
+        assert records and all("pump" in json.dumps(r) for r in records)
+        assert any("mqtt:" in json.dumps(r) for r in records), records  # the broker's caller
+
+        # the kitchen has no pump: its own words, from the kitchen
+        elsewhere = as_json(nodes.remote("--node", "kitchen", "gpio", "write", "pump", "on",
+                                         "--json"))
+        assert elsewhere["exit_code"] == 1 and elsewhere["error"]
+
+        unknown = as_json(nodes.remote("--node", "barn", "pins", "--json"))
+        assert unknown["exit_code"] == 1
+        assert "barn" in unknown["error"] and "kitchen" in unknown["error"]
+        assert "shed" in unknown["error"]
+
+
+@pytest.mark.parametrize(("argv", "why"), [
+    (["--node", "shed", "gpio", "write", "pump", "on", "--hold", "5"], "--hold"),
+    (["rules", "--node", "shed"], "--node runs only"),
+    (["fleet", "--node", "shed"], "--node runs only"),
+])
+def test_what_cannot_run_on_a_node_is_bad_usage(isolated_env, tmp_path, argv, why):
+    env = node_env(isolated_env, tmp_path / "laptop", LAPTOP.format(url="mqtt://127.0.0.1:1"))
+    done = as_json(cli(*argv, "--json", env=env))
+    assert done["exit_code"] == 2 and why in done["error"]
+
+
+def test_without_mqtt_or_without_a_broker_it_says_what_to_do(isolated_env, tmp_path):
+    bare = as_json(cli("fleet", "--json", env=isolated_env))
+    assert bare["exit_code"] == 2 and "[mqtt] url" in bare["error"]
+    assert as_json(cli("--node", "shed", "pins", "--json", env=isolated_env))["exit_code"] == 2
+    env = node_env(isolated_env, tmp_path / "laptop",
+                   LAPTOP.format(url=f"mqtt://127.0.0.1:{free_port()}"))
+    for argv in (["fleet"], ["--node", "shed", "pins"]):
+        gone = as_json(cli(*argv, "--json", env=env))
+        assert gone["exit_code"] == 1 and "is the broker running" in gone["error"], gone
+
+
+def test_a_node_that_does_not_answer_fails_within_the_expiry_and_is_not_retried(
+        tmp_path, isolated_env):
+    with fleet(tmp_path, isolated_env) as nodes:
+        nodes.agents["shed"].send_signal(signal.SIGSTOP)  # online on the broker, deaf
+        try:
+            done = nodes.remote("--node", "shed", "gpio", "write", "pump", "on", "--json")
+        finally:
+            nodes.agents["shed"].send_signal(signal.SIGCONT)
+        payload = as_json(done)
+        assert payload["exit_code"] == 1
+        assert payload["error"] == ("no answer from node shed within 5 s; it may or may not have "
+                                    "run")
+        offline = nodes.stop("shed")
+        assert offline is None
+        gone = as_json(nodes.remote("--node", "shed", "pins", "--json"))
+        assert gone["exit_code"] == 1 and "offline" in gone["error"]
