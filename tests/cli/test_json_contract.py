@@ -114,6 +114,12 @@ CASES: list[tuple[str, list[str], set[int], Setup | None]] = [
     ("memory search", ["memory", "search", "hello"], {0}, None),
     ("memory forget, nothing there", ["memory", "forget", "nosuch"], {1}, None),
     ("memory search, zero --limit", ["memory", "search", "hello", "--limit", "0"], {2}, None),
+    # the fleet (no [mqtt] here: bad usage, saying what to set)
+    ("fleet, no mqtt", ["fleet"], {2}, None),
+    ("--node, no mqtt", ["--node", "shed", "pins"], {2}, None),
+    ("--node with --hold", ["--node", "shed", "gpio", "write", "led", "on", "--hold", "1"], {2},
+     None),
+    ("--node on a local-only command", ["--node", "shed", "rules"], {2}, None),
 ]
 
 
