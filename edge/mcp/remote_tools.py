@@ -14,7 +14,8 @@ per-caller rate limit ``[security] max_actuations_per_minute``, the approval gat
 the server does not mark it read-only: MCP's defaults (``readOnlyHint`` false, then
 ``destructiveHint`` true) make an unannotated tool destructive, and a non-destructive write
 (``destructiveHint: false``) still changes the world. Only ``readOnlyHint: true`` (and not in
-``actuates``) lets a tool run without the gate.
+``actuates``) lets a tool run without the gate. An approval answered "Always" covers the same
+call with the same arguments from the same person, until the agent restarts.
 
 >>> provider_name("ha", "HassTurnOn", set())
 'ha__HassTurnOn'
@@ -92,7 +93,10 @@ class RemoteGate:
             if not self._rates.take(caller, limit):
                 return (f"rate limit: {caller} made {self._rates.count(caller)} actuations in the "
                         f"last minute (limit {limit}); try again shortly")
-        return await self.approvals.check(label, "call", f"call {label} {args}", requester)
+        # "Always" remembers the call with these arguments (that door, that light), as it
+        # remembers a pin: not every use of a tool that can open any door
+        return await self.approvals.check(f"{label} {args}", "call", f"call {label} {args}",
+                                          requester)
 
 
 class RemoteTool:

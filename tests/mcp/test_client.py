@@ -107,6 +107,30 @@ async def test_a_denied_call_never_reaches_the_server_and_is_recorded_refused(
     assert [(r.outcome, r.reason) for r in records] == [("refused", "denied by the user")]
 
 
+async def test_always_covers_the_same_call_only(telegram, start_agent, stdio_lights, lights_files):
+    kitchen = {"room": "kitchen", "on": True}
+    replies = [call("lights__switch_light", kitchen), say("On."),
+               call("lights__switch_light", kitchen, id="call_1"), say("On again."),
+               call("lights__switch_light", {"room": "hall", "on": True}, id="call_2"),
+               say("Hall?")]
+    with OpenAIServer(replies) as model:
+        await start_agent(telegram_config(telegram) + model_config(model) + stdio_lights)
+        telegram.push_message(42, "kitchen on")
+        prompts = await until(lambda: [p for p in telegram.sent() if "reply_markup" in p])
+        buttons = prompts[0]["reply_markup"]["inline_keyboard"][0]
+        assert buttons[2]["text"] == "Always"
+        message = {"message_id": 5, "chat": {"id": 42, "type": "private"}, "text": prompts[0]["text"]}
+        telegram.push_callback(42, buttons[2]["callback_data"], message)
+        await until(lambda: [t for t in texts_to(telegram, 42) if t.startswith("On.")])
+        telegram.push_message(42, "kitchen on again")
+        await until(lambda: [t for t in texts_to(telegram, 42) if t.startswith("On again.")])
+        assert len([p for p in telegram.sent() if "reply_markup" in p]) == 1  # not asked again
+        telegram.push_message(42, "hall on")
+        later = await until(lambda: [p for p in telegram.sent() if "reply_markup" in p][1:])
+        assert later[0]["text"] == 'Approve: call lights.switch_light {"on": true, "room": "hall"}?'
+    assert lights_files["log"].read_text() == "kitchen on\nkitchen on\n"
+
+
 async def test_a_read_only_tool_needs_no_approval_and_leaves_no_record(
         telegram, start_agent, stdio_lights, tmp_path):
     with OpenAIServer([call("lights__light_level", {"room": "kitchen"}), say("Dark.")]) as model:
