@@ -56,6 +56,8 @@ EPILOG = """examples:
   edge-cli gpio write led on       switch the 'led' pin on
   edge-cli gpio read led --json    read it, as JSON
   edge-cli config init             write a commented config to edit
+  edge-cli fleet                   the nodes on the MQTT broker
+  edge-cli --node shed pins        node shed's pins, asked through the broker
 
 exit codes (with --json also the object's exit_code; ok is true only for 0):
 """ + "\n".join(f"  {code:<5}{meaning}" for code, meaning in EXIT_CODES.items())
