@@ -113,6 +113,44 @@ def mqtt_line(mqtt: dict[str, Any], *, full: bool = True) -> str:
     return f"mqtt: NOT CONNECTED{where}{node}{since}{error}"
 
 
+def mcp_server_text(row: dict[str, Any], *, full: bool = True) -> str:
+    """One server: ``ha connected since T (3 tools)`` or ``ha DOWN since T (2 restarts, ...)``."""
+    since = f" since {row['since']}" if row.get("since") else ""
+    restarts = row.get("restarts") or 0
+    if row.get("connected"):
+        count = len(row.get("tools") or [])
+        notes = [f"{count} tool{'s' if count != 1 else ''}"]
+        if row.get("missing") and full:
+            notes.append(f"not listed by the server: {', '.join(row['missing'])}")
+        if restarts:
+            notes.append(f"{restarts} restart{'s' if restarts != 1 else ''}")
+        return f"{row['name']} connected{since} ({'; '.join(notes)})"
+    notes = [f"{restarts} restart{'s' if restarts != 1 else ''}"] if restarts else []
+    if full and row.get("last_error"):
+        notes.append(f"last error: {row['last_error']}")
+    said = f" ({', '.join(notes)})" if notes else ""
+    return f"{row['name']} DOWN{since}{said}"
+
+
+def mcp_servers_line(mcp: dict[str, Any], *, full: bool = True) -> str | None:
+    """``mcp servers: ha connected ...; notes DOWN ...`` (the ``[[mcp.servers]]`` part of the
+    running agent's status), or None without servers.
+
+    >>> line = mcp_servers_line({"servers": [
+    ...     {"name": "ha", "connected": True, "since": "2026-01-01T10:00:00",
+    ...      "tools": ["ha.HassTurnOn"], "missing": [], "last_error": None, "restarts": 0},
+    ...     {"name": "notes", "connected": False, "since": "2026-01-01T10:05:00", "tools": [],
+    ...      "missing": [], "last_error": "ConnectionError: refused", "restarts": 3}]})
+    >>> print(*line.split("; "), sep=";\\n")
+    mcp servers: ha connected since 2026-01-01T10:00:00 (1 tool);
+    notes DOWN since 2026-01-01T10:05:00 (3 restarts, last error: ConnectionError: refused)
+    """
+    rows = mcp.get("servers") or []
+    if not rows:
+        return None
+    return "mcp servers: " + "; ".join(mcp_server_text(r, full=full) for r in rows)
+
+
 def tokens_line(tokens: dict[str, Any]) -> str:
     """Today's model use (:mod:`edge.agent.budget`), for status and ``edge-cli models``.
 
@@ -267,6 +305,8 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
         lines.append(mqtt_line(mqtt, full=full))
         if mqtt.get("warning") and full:
             lines.append(f"  warning: {mqtt['warning']}")
+    if daemon.get("running") and (line := mcp_servers_line(status.get("mcp") or {}, full=full)):
+        lines.append(line)
     errors = status.get("recent_errors") or []
     if errors and not full:
         lines.append(f"{len(errors)} recent warnings or errors (an admin sees them in /status)")

@@ -44,7 +44,7 @@ def run_checks(config_path: str | None, user: str) -> list[Check]:
     from edge.config.locate import load_raw
     from edge.core.exc import EdgeError
     from edge.core.paths import state_dir
-    from edge.doctor import agent, host, mqtt, remote
+    from edge.doctor import agent, host, mcp_servers, mqtt, remote
 
     config_check, loaded = agent.check_config(config_path)
     checks = [config_check, agent.check_adapters()]
@@ -69,6 +69,7 @@ def run_checks(config_path: str | None, user: str) -> list[Check]:
     checks.append(remote.check_provider(raw, agent.running_provider(loaded)))
     checks.extend(remote.check_channels(raw))
     checks.append(mqtt.check_mqtt(loaded))
+    checks.extend(mcp_servers.check_mcp_servers(loaded))
     checks.append(host.check_disk(state_dir(configured_state if isinstance(configured_state, str)
                                             else None)))
     checks.append(host.check_clock(synchronized=host.ntp_synchronized()))

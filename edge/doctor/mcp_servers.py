@@ -41,7 +41,7 @@ def check_mcp_servers(loaded: LoadedConfig | None) -> list[Check]:
 
 
 def running_check(name: str, row: dict[str, Any] | None) -> Check:
-    from edge.mcp.client_status import server_text
+    from edge.status import mcp_server_text as server_text
 
     check = f"mcp server {name}"
     if row is None:

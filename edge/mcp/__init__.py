@@ -9,9 +9,9 @@ The server side: :mod:`edge.mcp.server` (the tools and resources, over any door 
 :mod:`edge.mcp.server_http` (in the agent, behind named bearer tokens) and
 :mod:`edge.mcp.server_approvals` (an MCP client's actuation, approved by an admin on the chat
 channels). The client side: :mod:`edge.mcp.client`, :mod:`edge.mcp.client_servers`,
-:mod:`edge.mcp.client_status` and :mod:`edge.mcp.remote_tools`. The face lists the modules and
-imports none.
+:mod:`edge.mcp.remote_tools` (their status line is drawn by :mod:`edge.status`). The face
+lists the modules and imports none.
 """
 
-__all__ = ["client", "client_servers", "client_status", "remote_tools", "server",
+__all__ = ["client", "client_servers", "remote_tools", "server",
            "server_approvals", "server_http", "server_stdio"]
