@@ -5,6 +5,7 @@ the node's own policy, and a node that does not answer."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import signal
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from edge.control import client
-from tests.fakes.mosquitto import Mosquitto, free_port
+from tests.fakes.mosquitto import Mosquitto, Watcher, free_port
 from tests.helpers import EDGE_CLI, ROOT, cli, wait_for
 
 AGENT = """
@@ -29,6 +30,7 @@ enabled = false
 url = "{url}"
 node_id = "{node}"
 reconnect_max_seconds = 0.5
+{extra}
 """
 KITCHEN = """
 [boards.gpio.aliases]
@@ -103,8 +105,9 @@ def start(env: dict[str, str]) -> subprocess.Popen[str]:
 def fleet(tmp_path: Path, env: dict[str, str]) -> Iterator[Fleet]:
     with Mosquitto(tmp_path / "broker") as broker:
         envs = {name: node_env(env, tmp_path / name, AGENT.format(pins=pins, url=broker.url,
-                                                                   node=name))
-                for name, pins in (("kitchen", KITCHEN), ("shed", SHED))}
+                                                                   node=name, extra=extra))
+                for name, pins, extra in (("kitchen", KITCHEN, 'base_topic = "home/kitchen"'),
+                                          ("shed", SHED, ""))}
         laptop = node_env(env, tmp_path / "laptop", LAPTOP.format(url=broker.url))
         agents: dict[str, subprocess.Popen[str]] = {}
         try:
@@ -124,6 +127,13 @@ def fleet(tmp_path: Path, env: dict[str, str]) -> Iterator[Fleet]:
                         proc.wait()
 
 
+async def other_devices(broker: Mosquitto) -> None:
+    """What else lives on a broker: a Zigbee lamp's availability, a node's own sensor's."""
+    async with Watcher(broker, "nothing/#") as device:
+        await device.publish("zigbee2mqtt/lamp/availability", "online", retain=True)
+        await device.publish("zigbee2mqtt/lamp", '{"state": "ON"}', retain=True)
+
+
 def as_json(done: subprocess.CompletedProcess[str]) -> dict:
     payload = json.loads(done.stdout)
     assert payload["exit_code"] == done.returncode, (payload, done.stderr)
@@ -134,6 +144,7 @@ def as_json(done: subprocess.CompletedProcess[str]) -> dict:
 def test_fleet_lists_each_node_with_its_pins_and_sensors_and_one_gone_offline(
         tmp_path, isolated_env):
     with fleet(tmp_path, isolated_env) as nodes:
+        asyncio.run(other_devices(nodes.broker))
         def both_described() -> dict | None:
             listing = as_json(nodes.remote("fleet", "--json"))
             rows = {row["node_id"]: row for row in listing["data"]["nodes"]}
@@ -143,7 +154,8 @@ def test_fleet_lists_each_node_with_its_pins_and_sensors_and_one_gone_offline(
         rows = wait_for(both_described, 20, 0.2)
         kitchen, shed = rows["kitchen"], rows["shed"]
         assert kitchen["online"] and shed["online"]
-        assert kitchen["base_topic"] == "edge-agent/kitchen"
+        assert kitchen["base_topic"] == "home/kitchen"  # its own base_topic: found all the same
+        assert shed["base_topic"] == "edge-agent/shed"
         assert [p["name"] for p in kitchen["pins"]] == ["led"]
         assert {p["name"]: p["mode"] for p in shed["pins"]} == {"pump": "output", "fan": "pwm"}
         assert [s["name"] for s in shed["sensors"]] == ["host"]
