@@ -221,6 +221,7 @@ async def test_a_pin_that_leaves_the_allowlist_leaves_home_assistant(broker, wri
             await seen.wait(f"{PREFIX}/switch/shed/led/config", after=mark)
     async with Watcher(broker, f"{PREFIX}/#") as later:  # what HA finds when it (re)starts
         await later.wait(f"{PREFIX}/switch/shed/led/config")
+        await later.wait(f"{PREFIX}/event/shed/refused/config")  # retained, in any order
         assert {t for t, p, retained in later.messages if retained and p} == {
             f"{PREFIX}/switch/shed/led/config", f"{PREFIX}/event/shed/refused/config"}
 
