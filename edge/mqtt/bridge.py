@@ -33,7 +33,7 @@ import logging
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 
@@ -42,6 +42,8 @@ from edge.config.mqtt import EXPOSURE_FIX, MqttConfig
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
+from edge.fleet.link import FleetLink, describe_node
+from edge.fleet.protocol import node_topic
 from edge.hardware import Hardware
 from edge.mqtt.commands import carry_out, parse_command, shown
 from edge.mqtt.discovery import REFUSED_EVENT, discovery_configs, sweep_stale
@@ -51,6 +53,9 @@ from edge.mqtt.sensors import Reading, SensorFeed
 from edge.mqtt.topics import NodePins, Topics
 from peripherals.base import BoardEvent
 from peripherals.exc import BoardError
+
+if TYPE_CHECKING:
+    from edge.control.ops import OpTarget
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +94,8 @@ class MqttBridge:
         self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate,
                                    config.inputs)
         self.identifier = client_identifier(config.node_id, state_dir)
+        self.fleet = FleetLink(config, hardware.boards)
+        """Requests from other agents, and this agent's ``node`` boards (:mod:`edge.fleet`)."""
         self.connected = False
         self.since: float | None = None
         """When the bridge last connected, or (while not connected) when it lost the broker."""
@@ -131,6 +138,11 @@ class MqttBridge:
         if self._analog.pins:
             self._timers.append(SupervisedTask(
                 "mqtt-analog", partial(self._analog.follow, self._is_connected)).start())
+
+    def serve_requests(self, target: OpTarget) -> None:
+        """Answer requests on ``<base>/request`` (other agents, ``edge-cli --node``) by running
+        them on ``target``, the runtime's control operations; until then they are refused."""
+        self.fleet.serve(target)
 
     def supervised_tasks(self) -> list[SupervisedTask]:
         """The connection loop and the loops beside it (the health's refresh, the sensors'
@@ -178,7 +190,7 @@ class MqttBridge:
                 "base_topic": self.topics.base, "connected": self.connected,
                 "since": _iso(self.since), "last_error": self.last_error,
                 "commands_allowed": self.config.allow_commands,
-                "warning": _warning(self.config), **self.counts}
+                "warning": _warning(self.config), **self.counts, "fleet": self.fleet.status()}
 
     # the connection --------------------------------------------------------------------------
 
@@ -196,6 +208,7 @@ class MqttBridge:
                 self._lost(f"{type(exc).__name__}: {exc}")
             finally:
                 self._client = None
+                self.fleet.lost(self.last_error or "the connection closed")
             if _closing():  # the client's exit raised over the cancel that ends the bridge
                 raise asyncio.CancelledError
             delay = backoff.next_delay()
@@ -226,6 +239,8 @@ class MqttBridge:
                 await client.subscribe(self._command_subscriptions())
             if self.chat_inbox is not None:
                 await client.subscribe(self.topics.chat, qos=self.config.qos)
+            await self.fleet.subscribe(client)
+            self.fleet.connected_to(client)
             await self._announce(client)
             self.connected, self.since, self.last_error = True, time.time(), None
             self.counts["connects"] += 1
@@ -258,6 +273,7 @@ class MqttBridge:
         """Discovery, ``online``, then every state as it is now, the sensors and the health."""
         for topic, body in self._discovery().items():
             await client.publish(topic, json.dumps(body).encode(), qos=1, retain=True)
+        await client.publish(node_topic(self.topics.base), self._description(), qos=1, retain=True)
         await client.publish(self.topics.availability, b"online", qos=1, retain=True)
         for topic, payload in self._current_states().items():
             await client.publish(topic, payload.encode(), qos=self.config.qos,
@@ -287,12 +303,17 @@ class MqttBridge:
             await asyncio.sleep(self.config.health_interval_seconds)
             self._queue(self.topics.health, self._health(), True)
 
+    def _description(self) -> bytes:
+        described = self.sensors.describe(present=True) if self.sensors is not None else {}
+        return describe_node(self.config, self.hardware.status(), self.pins, described)
+
     def _health(self) -> bytes:
         boards = {s.name: s.connected for s in self.hardware.status()}
         return json.dumps({"version": __version__, "node_id": self.config.node_id,
                            "uptime_seconds": round(time.time() - self.started_at, 1),
                            "boards": boards, "boards_connected": sum(boards.values()),
-                           "connects": self.counts["connects"]}).encode()
+                           "connects": self.counts["connects"],
+                           "last_error": self.last_error}).encode()
 
     async def _send_outbox(self, client: aiomqtt.Client) -> None:
         """Publish what changed while connected, in order."""
@@ -324,6 +345,7 @@ class MqttBridge:
                  "pin": row.slug if row else event.pin, "value": event.value}).encode(), False)
         if event.kind in ("down", "up"):
             self._queue(self.topics.health, self._health(), True)
+            self._queue(node_topic(self.topics.base), self._description(), True)
         if event.kind == "up" and self._client is not None:
             task = asyncio.create_task(self._states.board_back(event.board),
                                        name=f"mqtt-up-{event.board}")
@@ -339,6 +361,8 @@ class MqttBridge:
     # commands --------------------------------------------------------------------------------
 
     def _on_message(self, message: aiomqtt.Message) -> None:
+        if self.fleet.on_message(message, self._commands):
+            return
         topic = message.topic.value
         slug = ("chat" if topic == self.topics.chat
                 else self.topics.command_slug(topic, self.pins.by_slug))
