@@ -258,3 +258,26 @@ async def test_the_node_stands_alone_its_auto_off_runs_without_broker_or_control
     rows = await until(lambda: [r for r in read_history(node_b.state / AUDIT_FILE, limit=50)
                                 if r.action == "auto-off"])
     assert rows[0].outcome == "ok"
+
+
+async def test_a_request_whose_expiry_ran_out_before_it_could_start_is_not_run(
+        fleet_agent: Any, broker: Any, mock_factory: Any) -> None:
+    """The node's own clock: the request waited past its expiry (behind others, or while the
+    node was busy announcing itself), so its asker has given up; it neither acts nor answers."""
+    from edge.fleet.protocol import Request, request_properties
+    from edge.fleet.responder import Responder
+
+    node_b = await fleet_agent("b", NODE_B, broker.url)
+    sent: list[bytes] = []
+
+    async def publish(topic: str, payload: bytes, props: Any) -> None:
+        sent.append(payload)
+
+    times = iter([0.0])  # taken at 0 s; about to run at 6 s, past its 5 s expiry
+    responder = Responder(node_b.bridge.config, publish, clock=lambda: next(times, 6.0))
+    responder.serve(node_b.runtime)
+    props = request_properties("edge-agent/ctl/response", b"c" * 16, "ctl", 5)
+    await responder.on_request(Request(op="gpio.write", args={"pin": "pump", "value": "on"}).encode(),
+                               props, retained=False)
+    assert responder.counts["ignored"] == 1 and sent == []
+    assert mock_factory.pin(22).state == 0 and actuations(node_b, "pump") == []
