@@ -21,6 +21,12 @@ down board) is logged and published on ``<base>/refused`` as ``{"pin", "command"
 A retained command is ignored unless ``accept_retained_commands``: a ``/set`` left on the broker
 must not act again after a restart.
 
+The fleet (:mod:`edge.fleet`) rides on the same connection: requests from other agents on
+``<base>/request`` (subscribed whatever ``allow_commands`` says: reads are answered, actuations
+refused when it is false) run through the runtime's control operations once it hands them over
+(:meth:`MqttBridge.serve_requests`); the retained ``<base>/node`` describes the node; this
+agent's ``node`` boards are asked through it and hear their nodes' topics.
+
 The client id is ``edge-agent-<node_id>-<random>`` (:func:`~edge.mqtt.link.client_identifier`):
 a guessable one would let any client push the agent off the broker.
 """
