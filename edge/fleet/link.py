@@ -81,7 +81,9 @@ class FleetLink:
                                options=SubscribeOptions(qos=1, retainAsPublished=True))
         if self.nodes:
             await client.subscribe(self.response_topic, qos=1)
-            await client.subscribe([(f"{board.base}/{leaf}", 1) for board in self.nodes
+            # no-local: this agent's own requests to a node are not echoed back to it
+            heard = SubscribeOptions(qos=1, noLocal=True)
+            await client.subscribe([(f"{board.base}/{leaf}", heard) for board in self.nodes
                                     for leaf in ("+", "+/duty")])
 
     def connected_to(self, client: aiomqtt.Client) -> None:
