@@ -111,6 +111,10 @@ async def test_the_controllers_model_switches_a_pin_on_node_b_through_bs_own_doo
     rows = await until(lambda: actuations(node_b, "pump"))
     assert [(r.caller, r.outcome, r.asked) for r in rows] == [("mqtt:ctl", "ok", 1.0)]
     await until(lambda: controller.runtime.hardware.status()[1].pins[0].value == 1.0)
+    described = controller.runtime.hardware.boards["b"].description  # B's retained <base>/node
+    assert described is not None and described.node_id == "b"
+    assert [(p.name, p.pin, p.mode) for p in described.pins] == [("pump", "gpio:GPIO22", "output")]
+    assert [(b.name, b.kind, b.connected) for b in described.boards] == [("gpio", "gpio", True)]
 
 
 async def test_node_b_refuses_a_pin_its_own_policy_does_not_allow(
