@@ -97,6 +97,8 @@ CASES: list[tuple[str, list[str], set[int], Setup | None]] = [
     ("pins", ["pins"], {0}, None),
     ("gpio read, unknown pin", ["gpio", "read", "GPIO99"], {1}, None),
     ("gpio pwm, duty out of range", ["gpio", "pwm", "led", "2"], {2}, None),
+    ("gpio servo, not a servo pin", ["gpio", "servo", "led", "90"], {1}, None),
+    ("gpio servo, angle out of range", ["gpio", "servo", "led", "190"], {2}, None),
     ("channel pair, not configured", ["channel", "pair", "telegram"], {1, 2}, None),
     ("sensors", ["sensors"], {0}, None),
     ("rules", ["rules"], {0}, None),
