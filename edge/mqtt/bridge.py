@@ -106,6 +106,8 @@ class MqttBridge:
         self.since: float | None = None
         """When the bridge last connected, or (while not connected) when it lost the broker."""
         self.last_error: str | None = None
+        self.previous_error: str | None = None
+        """The last time the broker was lost, and why (kept after reconnecting, for health)."""
         self.counts = {"connects": 0, "commands": 0, "refused": 0, "ignored": 0}
         self.started_at = time.time()
         self._client: aiomqtt.Client | None = None
@@ -228,6 +230,7 @@ class MqttBridge:
             self.since = time.time()
         self.connected = False
         self.last_error = why
+        self.previous_error = f"{_iso(time.time())} mqtt: {why}"
         self._client = None
 
     async def _session(self, backoff: Backoff) -> None:
@@ -314,12 +317,17 @@ class MqttBridge:
         return describe_node(self.config, self.hardware.status(), self.pins, described)
 
     def _health(self) -> bytes:
-        boards = {s.name: s.connected for s in self.hardware.status()}
+        """Also ``last_error``: a board that is down and why, else when and why the broker
+        was last lost (None: neither), for ``edge-cli fleet``."""
+        statuses = self.hardware.status()
+        boards = {s.name: s.connected for s in statuses}
+        down = [f"board {s.name}: {s.detail or 'not connected'}" for s in statuses
+                if not s.connected]
         return json.dumps({"version": __version__, "node_id": self.config.node_id,
                            "uptime_seconds": round(time.time() - self.started_at, 1),
                            "boards": boards, "boards_connected": sum(boards.values()),
                            "connects": self.counts["connects"],
-                           "last_error": self.last_error}).encode()
+                           "last_error": down[0] if down else self.previous_error}).encode()
 
     async def _send_outbox(self, client: aiomqtt.Client) -> None:
         """Publish what changed while connected, in order."""

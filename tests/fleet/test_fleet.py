@@ -146,6 +146,23 @@ async def test_a_node_going_offline_is_a_board_down_on_the_controller_and_in_sta
     assert not refused.success and "node a is offline" in (refused.error or "")
     (b_row,) = [b for b in status["boards"] if b["name"] == "b"]
     assert b_row["connected"] is True  # the other node is not affected
+    health = await retained(broker, "edge-agent/ctl/health",
+                            lambda body: (body.get("last_error") or "").startswith("board a:"))
+    assert "node a is offline since" in health["last_error"] and health["boards"]["a"] is False
+
+
+async def retained(broker: Any, topic: str, wanted: Any) -> dict[str, Any]:
+    """The first JSON payload on ``topic`` (the retained one, then what follows) that ``wanted``
+    accepts."""
+    import aiomqtt
+
+    async with asyncio.timeout(10), aiomqtt.Client("127.0.0.1", broker.port) as client:
+        await client.subscribe(topic, qos=1)
+        async for message in client.messages:
+            body = json.loads(message.payload if isinstance(message.payload, bytes) else b"{}")
+            if wanted(body):
+                return dict(body)
+    raise AssertionError(f"nothing wanted came on {topic}")
 
 
 class Held:
