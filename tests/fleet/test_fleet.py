@@ -302,3 +302,18 @@ async def test_a_request_whose_expiry_ran_out_before_it_could_start_is_not_run(
                                props, retained=False)
     assert responder.counts["ignored"] == 1 and sent == []
     assert mock_factory.pin(22).state == 0 and actuations(node_b, "pump") == []
+
+
+async def test_a_nodes_input_changes_reach_the_controllers_board_as_events(
+        fleet_agent: Any, broker: Any, mock_factory: Any) -> None:
+    with_button = NODE_B.replace('pump = "GPIO22"', 'pump = "GPIO22"\nbutton = "GPIO27"') + \
+        'button = {mode = "input"}\n'
+    await fleet_agent("b", with_button, broker.url)
+    controller = await fleet_agent("ctl", CONTROLLER + 'button = {mode = "input"}\n', broker.url)
+    hardware = controller.runtime.hardware
+    await until(lambda: hardware.boards["b"].connected)
+    seen: list[Any] = []
+    hardware.subscribe(seen.append)
+    mock_factory.pin(27).drive_low()  # pressed, on B
+    event = await until(lambda: [e for e in seen if e.kind == "input"])
+    assert (event[0].board, event[0].pin) == ("b", "button")
