@@ -133,6 +133,17 @@ def servo_problems(config: Config, hardware: Hardware) -> list[Problem]:
     return found
 
 
+def node_problems(config: Config) -> list[Problem]:
+    """A ``node`` board (another agent's pins) is reached through the broker: it needs
+    ``[mqtt] url``."""
+    if config.mqtt.enabled:
+        return []
+    return [Problem(("boards", name, "type"), "value",
+                    "a node board reaches its agent through the broker; set [mqtt] url (the "
+                    "broker both agents use)")
+            for name, board in config.boards.items() if board.type == "node"]
+
+
 def input_problems(config: Config, hardware: Hardware) -> list[Problem]:
     """``[mqtt.inputs]`` against the pins: each name must be an allowlisted input pin (it says
     how Home Assistant shows one)."""
@@ -193,6 +204,7 @@ class Automation:
                                         f"schedule {job.name!r}: {exc}"))
         problems.extend(servo_problems(config, hardware))
         problems.extend(input_problems(config, hardware))
+        problems.extend(node_problems(config))
         if problems:
             raise invalid_config(problems, config.origin)
         self.scheduler = None if state_dir is None else Scheduler(

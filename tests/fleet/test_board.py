@@ -58,3 +58,15 @@ def test_a_node_id_that_is_no_node_id_stops_the_config(write_config: Any,
     with pytest.raises(ConfigError, match="boards.shed.node_id"):
         load_config(str(write_config(SHED.replace('node_id = "shed"', 'node_id = "a/b"'))),
                     env=isolated_env)
+
+
+@pytest.mark.parametrize("command", [("config", "check"), ("run",)])
+def test_a_node_board_without_a_broker_stops_config_check_and_run(
+        command: tuple[str, ...], write_config: Any, isolated_env: dict[str, str]) -> None:
+    from tests.helpers import cli
+
+    text = "[boards.shed]\ntype = \"node\"\nnode_id = \"shed\"\n"
+    out = cli(*command, env=dict(isolated_env, EDGE_CONFIG=str(write_config(text))), stdin="")
+    assert out.returncode == 2, out.stderr
+    assert "boards.shed.type: a node board reaches its agent through the broker; set [mqtt] url" \
+        in out.stderr

@@ -126,8 +126,11 @@ def test_servo_pins_are_declared_by_each_driver_and_its_spec_alike(mock_factory)
     from peripherals.board_types import ArduinoBoardOptions, Stm32BoardOptions
     from peripherals.factory import BOARDS
 
+    from edge.fleet.board import NodeBoardOptions
+
     options = {"arduino": ArduinoBoardOptions(port="/dev/ttyACM0"),
-               "stm32": Stm32BoardOptions(port="socket://127.0.0.1:1")}
+               "stm32": Stm32BoardOptions(port="socket://127.0.0.1:1"),
+               "node": NodeBoardOptions(node_id="b")}
     for kind, spec in BOARDS.specs().items():
         board = spec.build("b", options[kind] if kind in options else spec.options(),
                            BoardContext(mock_factory))
