@@ -122,11 +122,10 @@ def test_a_spec_takes_options_of_its_own_kind():
 
 def test_servo_pins_are_declared_by_each_driver_and_its_spec_alike(mock_factory):
     """Config checks ask the spec (no driver imported); the driver refuses the rest at run time."""
+    from edge.fleet.board import NodeBoardOptions
     from peripherals.base import Board
     from peripherals.board_types import ArduinoBoardOptions, Stm32BoardOptions
     from peripherals.factory import BOARDS
-
-    from edge.fleet.board import NodeBoardOptions
 
     options = {"arduino": ArduinoBoardOptions(port="/dev/ttyACM0"),
                "stm32": Stm32BoardOptions(port="socket://127.0.0.1:1"),
