@@ -20,10 +20,20 @@ import argparse
 import sys
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    import aiomqtt
+
+    from edge.config.mqtt import MqttConfig
     from edge.fleet.remote import NodeSeen
+
+T = TypeVar("T")
+NOT_CONFIGURED = ("MQTT is not configured: set [mqtt] url = \"mqtt://HOST:1883\" (mqtts:// for "
+                  "TLS, with ca_file), and username with the password in EDGE_MQTT__PASSWORD "
+                  "if the broker asks for one")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -36,18 +46,46 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def on_broker(args: argparse.Namespace,
+              work: Callable[[MqttConfig, Callable[[], aiomqtt.Client]], Coroutine[Any, Any, T]]
+              ) -> T:
+    """``work`` with a maker of clients of the config's ``[mqtt]`` broker, in its own event
+    loop: a usage error (exit 2) without ``[mqtt]``, MqttUnavailable (exit 1, saying what
+    to check) when the broker cannot be reached."""
     import asyncio
+    import secrets
 
-    from edge.cli.output import emit
+    import aiomqtt
+
     from edge.config.loader import load_config
-    from edge.control.ops import OpResult
-    from edge.fleet.remote import configured, survey
+    from edge.core.exc import UsageError
+    from edge.mqtt.link import MqttUnavailable, explain, make_client
 
-    cfg = configured(load_config(args.config).config.mqtt)
-    nodes = asyncio.run(survey(cfg, progress=not args.json and sys.stderr.isatty()))
-    rows = [node_row(node) for _, node in sorted(nodes.items())]
-    return emit(OpResult(True, fleet_text(rows, cfg.url), {"nodes": rows}), args.json)
+    cfg = load_config(args.config).config.mqtt
+    if not cfg.enabled:
+        raise UsageError(NOT_CONFIGURED)
+    try:
+        return asyncio.run(work(cfg, lambda: make_client(cfg, f"edge-cli-{secrets.token_hex(8)}")))
+    except (aiomqtt.MqttError, OSError) as exc:
+        raise MqttUnavailable(f"{cfg.url}: {explain(exc, cfg)}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from edge.cli.output import emit
+    from edge.control.ops import OpResult
+    from edge.fleet.remote import survey
+
+    tell = not args.json and sys.stderr.isatty()
+
+    async def listing(cfg: MqttConfig, connect: Callable[[], aiomqtt.Client]) -> OpResult:
+        def slow() -> None:
+            print(f"edge-cli: listening for nodes on {cfg.url}...", file=sys.stderr, flush=True)
+
+        nodes = await survey(connect, on_slow=slow if tell else None)
+        rows = [node_row(node) for _, node in sorted(nodes.items())]
+        return OpResult(True, fleet_text(rows, cfg.url), {"nodes": rows})
+
+    return emit(on_broker(args, listing), args.json)
 
 
 def _when(epoch: float | None) -> str | None:

@@ -304,10 +304,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _via_node(args: argparse.Namespace, op: str, op_args: dict[str, Any]) -> OpResult:
     """``op`` on node ``args.node``, asked through the broker of this config's ``[mqtt]``."""
-    from edge.config.loader import load_config
-    from edge.fleet.remote import ask_node
+    from edge.cli.fleet_cmd import on_broker
+    from edge.fleet.remote import ask
 
-    return ask_node(load_config(args.config).config.mqtt, args.node, op, op_args)
+    return on_broker(args, lambda _cfg, broker: ask(broker, args.node, op, op_args))
 
 
 def _status_outcome(result: OpResult) -> OpResult:

@@ -12,8 +12,12 @@ after ``expiry`` seconds, answered on this run's own response topic with the nod
 is sent once: no answer within the expiry is a failure that says the command may or may not
 have run, never a retry.
 
-Imported only by ``edge-cli fleet`` and ``edge-cli --node``: aiomqtt and pydantic stay off the
-other commands' path.
+The functions take a maker of aiomqtt clients (called in their event loop, which aiomqtt
+needs) and connect once; the command line makes them from ``[mqtt]`` with
+:mod:`edge.mqtt.link` (:func:`edge.cli.fleet_cmd.on_broker`): the fleet package sits below the
+MQTT bridge, which uses it, so it does not reach back. A broker that cannot be reached raises
+aiomqtt's error (or OSError), which the caller words. Imported only by ``edge-cli fleet`` and
+``edge-cli --node``: aiomqtt and pydantic stay off the other commands' path.
 """
 
 from __future__ import annotations
@@ -23,17 +27,14 @@ import getpass
 import json
 import re
 import socket
-import ssl
-import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiomqtt
 
-from edge.config.mqtt import MqttConfig
 from edge.control.ops import OpResult
-from edge.core.exc import EdgeError, UsageError
+from edge.core.exc import EdgeError
 from edge.fleet.protocol import (
     DEFAULT_EXPIRY_SECONDS,
     NODE_SUFFIX,
@@ -45,7 +46,6 @@ from edge.fleet.protocol import (
     request_properties,
     request_topic,
 )
-from edge.mqtt.link import MqttUnavailable, explain, make_client
 
 SETTLE_SECONDS = 0.2
 """The retained messages are in once none has come for this long..."""
@@ -55,9 +55,6 @@ PROGRESS_AFTER_SECONDS = 0.5
 """A survey slower than this says so on a terminal."""
 KINDS = ("availability", "health", NODE_SUFFIX)
 BASE_DEPTHS = (1, 2, 3)
-NOT_CONFIGURED = ("MQTT is not configured: set [mqtt] url = \"mqtt://HOST:1883\" (mqtts:// for "
-                  "TLS, with ca_file), and username with the password in EDGE_MQTT__PASSWORD "
-                  "if the broker asks for one")
 
 
 class NodeUnknown(EdgeError):
@@ -172,38 +169,15 @@ async def _collect(messages: AsyncIterator[aiomqtt.Message], survey: Survey, *,
             survey.take(message.topic.value, _text(message))
 
 
-def _client_id() -> str:
-    from secrets import token_hex
-
-    return f"edge-cli-{token_hex(8)}"
-
-
-def _unreachable(cfg: MqttConfig, exc: BaseException) -> MqttUnavailable:
-    return MqttUnavailable(f"{cfg.url}: {explain(exc, cfg)}")
-
-
-def configured(cfg: MqttConfig) -> MqttConfig:
-    """``cfg`` when it names a broker, else a usage error (exit 2) saying what to set."""
-    if not cfg.enabled:
-        raise UsageError(NOT_CONFIGURED)
-    return cfg
-
-
-async def survey(cfg: MqttConfig, *, settle: float = SETTLE_SECONDS,
-                 at_most: float = SURVEY_SECONDS, progress: bool = False) -> dict[str, NodeSeen]:
-    """Every node on the broker, by name. Raises MqttUnavailable saying what is wrong."""
+async def survey(connect: Callable[[], aiomqtt.Client], *, settle: float = SETTLE_SECONDS,
+                 at_most: float = SURVEY_SECONDS,
+                 on_slow: Callable[[], None] | None = None) -> dict[str, NodeSeen]:
+    """Every node on the broker, by name (``on_slow()`` once, when it takes a while)."""
     found = Survey()
-
-    def slow() -> None:
-        print(f"edge-cli: listening for nodes on {cfg.url}...", file=sys.stderr, flush=True)
-
-    try:
-        async with make_client(configured(cfg), _client_id()) as client:
-            await client.subscribe(subscriptions())
-            await _collect(aiter(client.messages), found, settle=settle, at_most=at_most,
-                           on_slow=slow if progress else None)
-    except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
-        raise _unreachable(cfg, exc) from None
+    async with connect() as client:
+        await client.subscribe(subscriptions())
+        await _collect(aiter(client.messages), found, settle=settle, at_most=at_most,
+                       on_slow=on_slow)
     return found.nodes
 
 
@@ -219,16 +193,16 @@ def no_answer(name: str, expiry: int) -> OpResult:
                     "have run", exit_code=1)
 
 
-async def ask(cfg: MqttConfig, name: str, op: str, args: dict[str, Any], *,
+async def ask(connect: Callable[[], aiomqtt.Client], name: str, op: str, args: dict[str, Any], *,
               expiry: int = DEFAULT_EXPIRY_SECONDS) -> OpResult:
     """Run ``op`` on node ``name`` through the broker, once: its result, or a failure saying it
-    is unknown (NodeUnknown), offline (nothing sent), or did not answer within ``expiry``.
-    Raises MqttUnavailable when the broker cannot be reached."""
+    is unknown (NodeUnknown), offline (nothing sent), did not answer within ``expiry``, or the
+    connection broke after the request went out."""
     found = Survey()
     reply_to, correlation = cli_response_topic(), new_correlation()
     sent = False
     try:
-        async with make_client(configured(cfg), _client_id()) as client:
+        async with connect() as client:
             messages = aiter(client.messages)
             await client.subscribe([*subscriptions(), (reply_to, 1)])
             await _collect(messages, found, settle=SETTLE_SECONDS, at_most=SURVEY_SECONDS,
@@ -252,12 +226,11 @@ async def ask(cfg: MqttConfig, name: str, op: str, args: dict[str, Any], *,
             except TimeoutError:
                 pass
             return no_answer(name, expiry)
-    except (aiomqtt.MqttError, OSError, ssl.SSLError) as exc:
-        if sent:
-            return OpResult(False, f"the connection to the broker broke after the command was "
-                            f"sent to node {name}; it may or may not have run "
-                            f"({explain(exc, cfg)})", exit_code=1)
-        raise _unreachable(cfg, exc) from None
+    except (aiomqtt.MqttError, OSError) as exc:
+        if not sent:
+            raise
+        return OpResult(False, f"the connection to the broker broke after the command was sent "
+                        f"to node {name} ({exc}); it may or may not have run", exit_code=1)
 
 
 def _answer(name: str, message: aiomqtt.Message) -> OpResult:
@@ -268,8 +241,3 @@ def _answer(name: str, message: aiomqtt.Message) -> OpResult:
     except ValueError as exc:
         return OpResult(False, f"node {name} answered something unreadable ({exc}); the command "
                         "may or may not have run", exit_code=1)
-
-
-def ask_node(cfg: MqttConfig, name: str, op: str, args: dict[str, Any]) -> OpResult:
-    """:func:`ask`, for the command line (its own event loop)."""
-    return asyncio.run(ask(cfg, name, op, args))
