@@ -260,3 +260,14 @@ def test_a_node_that_does_not_answer_fails_within_the_expiry_and_is_not_retried(
         nodes.stop("shed")
         gone = as_json(nodes.remote("--node", "shed", "pins", "--json"))
         assert gone["exit_code"] == 1 and "offline" in gone["error"]
+
+
+def test_fleet_uses_the_mqtt_sections_tls_and_credentials(tmp_path, isolated_env):
+    with Mosquitto(tmp_path / "secure", users={"edge": "s3cret-pw"}, tls=True) as broker:
+        text = LAPTOP.format(url=broker.url) + f'username = "edge"\nca_file = "{broker.ca}"\n'
+        env = node_env(isolated_env, tmp_path / "laptop", text)
+        empty = as_json(cli("fleet", "--json", env=dict(env, EDGE_MQTT__PASSWORD="s3cret-pw")))
+        assert empty["exit_code"] == 0 and empty["data"] == {"nodes": []}
+        wrong = as_json(cli("fleet", "--json", env=dict(env, EDGE_MQTT__PASSWORD="wrong")))
+        assert wrong["exit_code"] == 1 and "EDGE_MQTT__PASSWORD" in wrong["error"]
+        assert "wrong" not in wrong["error"]
