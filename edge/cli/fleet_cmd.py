@@ -3,12 +3,13 @@
 pins, sensors and the last error.
 
     $ edge-cli fleet
-    kitchen  online   0.9.0, up 3 h 12 min
+    kitchen  online, up 3 h 12 min, 0.9.0  (home/kitchen)
       boards   gpio (connected)
-      pins     led (gpio:GPIO17 output), fan (gpio:GPIO18 pwm)
-      sensors  greenhouse (temperature °C, humidity %)
-    shed     offline  since 4 min ago (last health), 0.9.0
-      ...
+      pins     led (gpio:GPIO17 output)
+    shed     offline since 4 min ago (its last health), 0.9.0  (edge-agent/shed)
+      boards   gpio
+      pins     pump (gpio:GPIO22 output), fan (gpio:GPIO18 pwm)
+    2 nodes on mqtt://broker.lan:1883: 1 online, 1 offline
 
 Exit codes: 0 listed (also when there are none); 1 the broker could not be reached (and why);
 2 no ``[mqtt]`` configured (and what to set).
