@@ -271,3 +271,28 @@ def test_fleet_uses_the_mqtt_sections_tls_and_credentials(tmp_path, isolated_env
         wrong = as_json(cli("fleet", "--json", env=dict(env, EDGE_MQTT__PASSWORD="wrong")))
         assert wrong["exit_code"] == 1 and "EDGE_MQTT__PASSWORD" in wrong["error"]
         assert "wrong" not in wrong["error"]
+
+
+def test_an_offline_node_is_said_offline_since_its_last_health(tmp_path, isolated_env):
+    """What a node left on the broker when it went away: ``offline``, and a health whose
+    ``time`` says when it was published."""
+    import time
+
+    async def left_behind(broker: Mosquitto) -> None:
+        health = {"node_id": "barn", "version": "0.1.0", "uptime_seconds": 100.0,
+                  "boards": {"gpio": True}, "time": time.time() - 3 * 3600,
+                  "last_error": "board gpio: unplugged"}
+        async with Watcher(broker, "nothing/#") as barn:
+            await barn.publish("edge-agent/barn/health", json.dumps(health), retain=True)
+            await barn.publish("edge-agent/barn/availability", "offline", retain=True)
+
+    with Mosquitto(tmp_path / "broker") as broker:
+        asyncio.run(left_behind(broker))
+        env = node_env(isolated_env, tmp_path / "laptop", LAPTOP.format(url=broker.url))
+        (row,) = as_json(cli("fleet", "--json", env=env))["data"]["nodes"]
+        assert row["node_id"] == "barn" and row["online"] is False and row["last_seen"]
+        assert row["boards"] == [{"name": "gpio", "kind": None, "connected": None}]
+        text = cli("fleet", env=env).stdout
+        assert "barn  offline since 3 h ago (its last health), 0.1.0" in text, text
+        assert "error    board gpio: unplugged" in text
+        assert "1 node on" in text and "0 online, 1 offline" in text
