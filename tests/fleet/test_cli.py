@@ -10,6 +10,7 @@ import contextlib
 import json
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -276,8 +277,6 @@ def test_fleet_uses_the_mqtt_sections_tls_and_credentials(tmp_path, isolated_env
 def test_an_offline_node_is_said_offline_since_its_last_health(tmp_path, isolated_env):
     """What a node left on the broker when it went away: ``offline``, and a health whose
     ``time`` says when it was published."""
-    import time
-
     async def left_behind(broker: Mosquitto) -> None:
         health = {"node_id": "barn", "version": "0.1.0", "uptime_seconds": 100.0,
                   "boards": {"gpio": True}, "time": time.time() - 3 * 3600,
