@@ -35,6 +35,11 @@ when the class lives elsewhere, then when it is raised::
         MqttUnavailable [edge.mqtt.link]: the broker cannot be reached or refused us
         BadPayload(ValueError) [edge.mqtt.commands]: an MQTT command means nothing for its pin
         ActionFailed [edge.automation.actions]: a rule's or schedule's action could not be done
+        RemoteToolError [edge.mcp.client]: another MCP server's tool could not be called, or failed
+            ServerUnavailable [edge.mcp.client]: that server is not connected now (restarting)
+            CallTimedOut [edge.mcp.client]: the server gave no answer within timeout_seconds
+        ServerLost [edge.mcp.client]: an MCP server's session ended; its link is restarted
+        NodeUnknown [edge.fleet.remote]: no node of that name on the broker (edge-cli --node)
     BoardError [peripherals.exc]: a board or sensor failed; its tree is drawn in peripherals.exc
 
 A builtin is mixed in where a caller may fairly catch it (gpiozero's way): ``ValueError`` for a

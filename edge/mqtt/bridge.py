@@ -324,6 +324,7 @@ class MqttBridge:
         down = [f"board {s.name}: {s.detail or 'not connected'}" for s in statuses
                 if not s.connected]
         return json.dumps({"version": __version__, "node_id": self.config.node_id,
+                           "time": round(time.time(), 1),
                            "uptime_seconds": round(time.time() - self.started_at, 1),
                            "boards": boards, "boards_connected": sum(boards.values()),
                            "connects": self.counts["connects"],

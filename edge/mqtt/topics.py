@@ -44,6 +44,13 @@ def slugify(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "_"
 
 
+NODE_TOPICS = frozenset({"availability", "events", "health", "refused", "node", "request",
+                         "response", "chat", "sensor"})
+"""The node's own topics under its base: a pin whose name is one of these is published under
+``<board>-<name>`` instead (as pins of the same name on two boards are), so it never writes over
+the node's health or answers its requests."""
+
+
 @dataclass(frozen=True)
 class Topics:
     base: str
@@ -139,7 +146,7 @@ class NodePins:
             wanted |= {f"{board}:{pin}" for board, pin in map(locate, servos)}
         pins = list(pins)
         names = [slugify(p.aliases[0] if p.aliases else p.pin) for p in pins]
-        clashes = {n for n in names if names.count(n) > 1}
+        clashes = {n for n in names if names.count(n) > 1 or n.lower() in NODE_TOPICS}
         naming = Naming(frozenset(wanted), _inputs_by_pin(inputs or {}, pins, locate))
         rows = [PinTopic(p, f"{slugify(p.board)}-{n}" if n in clashes else n, kind_for(p, naming),
                          naming)

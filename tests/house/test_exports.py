@@ -35,6 +35,7 @@ EXPORTS: dict[str, list[str]] = {
                   "messages", "ownership", "paths", "ratelimit", "redaction", "requester", "sdnotify",
                   "sqlite_files", "sse", "stopsignals", "supervision", "validation"],
     "edge.doctor": ["Check", "Status", "agent", "host", "mcp_servers", "mqtt", "remote", "worst"],
+    "edge.fleet": ["board", "link", "node_board", "protocol", "remote", "responder"],
     "edge.mcp": ["client", "client_servers", "remote_tools", "server",
                  "server_approvals", "server_http", "server_stdio"],
     "edge.memory": ["Category", "EmbeddingError", "EmbeddingProvider", "Memory", "MemoryEntry",

@@ -186,3 +186,17 @@ model = "big"
     named = re.findall(r"\[channels\.(\w+)\] admins", reply)
     assert named and all("admins" in getattr(ChannelsConfig(), n).model_dump() for n in named), reply
     assert "edge-cli models use" in reply
+
+
+def test_a_pin_named_like_the_nodes_own_topics_never_writes_over_them():
+    """A pin aliased ``health`` or ``request`` would publish its state over the node's health or
+    be read as a request to the node: it gets its board's prefix, as a name two boards share."""
+    from edge.mqtt.topics import NODE_TOPICS, NodePins
+    from edge.pins import Pin
+    from peripherals.base import PinMode
+
+    pins = [Pin("gpio", f"GPIO{5 + i}", PinMode.OUTPUT, aliases=(name,))
+            for i, name in enumerate(sorted(NODE_TOPICS))] + [Pin("gpio", "GPIO27", PinMode.OUTPUT,
+                                                                  aliases=("pump",))]
+    slugs = set(NodePins.build(pins, ()).by_slug)
+    assert slugs == {f"gpio-{name}" for name in NODE_TOPICS} | {"pump"}
