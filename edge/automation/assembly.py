@@ -107,6 +107,19 @@ def servo_pins(config: Config) -> dict[str, frozenset[str]]:
     return {name: BOARDS.get(section.type).servo_pins for name, section in config.boards.items()}
 
 
+def mode_refusal(hardware: Hardware, spec: str, mode: PinMode, purpose: str) -> str | None:
+    """Why ``spec`` is not an allowlisted pin of ``mode`` (``purpose`` says what needs one),
+    or None when it is; a name no board has is a BoardError that names it."""
+    board, pin = hardware.locate(spec)
+    rule = hardware.pins.get((board, pin))
+    if rule is None:
+        return (f"{board}:{pin} is not in the allowlist; add it under [boards.{board}.pins] "
+                f"with mode = \"{mode.value}\"")
+    if rule.mode is not mode:
+        return f"{rule.label} is configured as {rule.mode.value}; {purpose} needs mode = \"{mode.value}\""
+    return None
+
+
 def servo_problems(config: Config, hardware: Hardware) -> list[Problem]:
     """``[mqtt] servos`` against the pins: each name must be an allowlisted pwm pin on which its
     board can drive a servo (else Home Assistant would show a slider whose every command is
@@ -115,19 +128,11 @@ def servo_problems(config: Config, hardware: Hardware) -> list[Problem]:
     pins = servo_pins(config)
     for index, spec in enumerate(config.mqtt.servos):
         try:
-            board, pin = hardware.locate(spec)
+            refusal = (mode_refusal(hardware, spec, PinMode.PWM, "a servo")
+                       or servo_refusal(*hardware.locate(spec), pins))
         except BoardError as exc:
             found.append(Problem(("mqtt", "servos", index), "value", str(exc)))
             continue
-        rule = hardware.pins.get((board, pin))
-        if rule is None:
-            refusal: str | None = (f"{board}:{pin} is not in the allowlist; add it under "
-                                   f"[boards.{board}.pins] with mode = \"pwm\"")
-        elif rule.mode is not PinMode.PWM:
-            refusal = (f"{rule.label} is configured as {rule.mode.value}; a servo needs "
-                       "mode = \"pwm\"")
-        else:
-            refusal = servo_refusal(board, pin, pins)
         if refusal:
             found.append(Problem(("mqtt", "servos", index), "value", f"{spec!r}: {refusal}"))
     return found
@@ -150,22 +155,12 @@ def input_problems(config: Config, hardware: Hardware) -> list[Problem]:
     found = []
     for name in config.mqtt.inputs:
         try:
-            board, pin = hardware.locate(name)
+            refusal = mode_refusal(hardware, name, PinMode.INPUT, "[mqtt.inputs]")
         except BoardError as exc:
-            found.append(Problem(("mqtt", "inputs", name), "value", str(exc)))
-            continue
-        rule = hardware.pins.get((board, pin))
-        if rule is None:
-            refusal = (f"{board}:{pin} is not in the allowlist; add it under "
-                       f"[boards.{board}.pins] with mode = \"input\"")
-        elif rule.mode is not PinMode.INPUT:
-            refusal = (f"{rule.label} is configured as {rule.mode.value}, not input; "
-                       "[mqtt.inputs] says how input pins are shown")
-        else:
-            continue
-        found.append(Problem(("mqtt", "inputs", name), "value", refusal))
+            refusal = str(exc)
+        if refusal:
+            found.append(Problem(("mqtt", "inputs", name), "value", refusal))
     return found
-
 
 class Automation:
     """Sensors, rules, schedules and the heartbeat for one agent process. Built (and so checked)
