@@ -132,6 +132,12 @@ def main() -> None:
         row("broker round trip alone (baseline)", figures(baseline))
         row("publish /set -> pin changed (whole path)", figures(whole))
         row("our own time: message in -> pin changed", figures(ours), "target p99 < 5 ms")
+        quick = Mosquitto(Path(tmp) / "nodelay")
+        with quick.conf.open("a") as conf:  # as the README asks of a broker (no Nagle delay)
+            conf.write("set_tcp_nodelay true\n")
+        with quick:
+            _, quick_whole = asyncio.run(command_to_pin(quick))
+        row("whole path, broker with set_tcp_nodelay true", figures(quick_whole))
         plain, with_mqtt = idle_rss(broker, Path(tmp))
         added = (with_mqtt - plain) / 1024
         row(f"idle agent RSS without [mqtt] (median of {PAIRS})", f"{plain / 1024:.1f} MB")

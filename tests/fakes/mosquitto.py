@@ -56,7 +56,7 @@ class Mosquitto:
         """``persistence``: retained messages and persistent sessions survive a :meth:`stop`
         and :meth:`start` (as with Debian's packaged config)."""
         if not shutil.which(BINARY):
-            pytest.skip("mosquitto is not installed (deploy/test-packages.txt; `make test` "
+            pytest.fail("mosquitto is not installed (deploy/test-packages.txt; `make test` "
                         "installs it)")
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
