@@ -1,13 +1,17 @@
 """Choosing an EmbeddingProvider from ``[memory] embedder``, and the no-op one.
 
 ``onnx`` is the default and runs offline; where onnxruntime or numpy cannot be installed (32-bit
-Pi OS) it degrades to ``none``, i.e. keyword recall, and says so once in the log.
+Pi OS: PyPI has no armv7 wheels of either, so pyproject.toml leaves them out there) it degrades
+to ``none``, i.e. keyword recall, and says so once in the log; ``edge-cli doctor`` says it too
+(:func:`unavailable_reason`, :mod:`edge.doctor.memory`). An HTTP embedder needs numpy for the
+vector index, so without numpy it degrades the same way.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import platform
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,8 +36,45 @@ class NoopEmbedding(EmbeddingProvider):
         return [[] for _ in texts]
 
 
+THIRTY_TWO_BIT_ARM = ("armv7l", "armv6l")
+"""``platform.machine()`` on 32-bit Pi OS, where PyPI has no numpy or onnxruntime wheels."""
+
+
+def _missing(*modules: str) -> list[str]:
+    return [name for name in modules if importlib.util.find_spec(name) is None]
+
+
 def onnx_available() -> bool:
-    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "numpy"))
+    return not _missing("onnxruntime", "numpy")
+
+
+def unavailable_reason(embedder: str) -> str | None:
+    """Why the configured embedder cannot compute vectors here (None: it can, or is ``none``).
+
+    >>> unavailable_reason("none") is None
+    True
+    """
+    if embedder == "none":
+        return None
+    missing = _missing("onnxruntime", "numpy") if embedder == "onnx" else _missing("numpy")
+    if not missing:
+        return None
+    machine = platform.machine()
+    where = (f"PyPI has no {machine} wheels for them (32-bit Pi OS), so they are not installed"
+             if machine in THIRTY_TWO_BIT_ARM else "not installed in this environment")
+    return f"{' and '.join(missing)}: {where}"
+
+
+def vectors_fix() -> str:
+    """How to get vectors where :func:`unavailable_reason` says there are none."""
+    if platform.machine() in THIRTY_TWO_BIT_ARM:
+        return ("memory recalls by keywords, which works; for recall by meaning run 64-bit Pi OS "
+                "(the packaged model runs there), or use an HTTP embedder (embedder = "
+                "\"custom:http://HOST:11434/v1\", e.g. Ollama on another machine) with Debian's "
+                "numpy: sudo apt install python3-numpy in a venv that sees the system's packages "
+                "(deploy/install.sh makes it so on 32-bit); embedder = \"none\" makes keyword "
+                "recall the stated choice")
+    return "reinstall edge-agent (pip install -e . in its venv) to get numpy and onnxruntime"
 
 
 def create_embedder(config: MemoryConfig, state_dir: Path) -> EmbeddingProvider:
@@ -41,11 +82,12 @@ def create_embedder(config: MemoryConfig, state_dir: Path) -> EmbeddingProvider:
     choice = config.embedder
     if choice == "none":
         return NoopEmbedding()
+    reason = unavailable_reason(choice)
+    if reason is not None:
+        log.warning("memory_embedder_unavailable embedder=%s reason=\"%s\" fallback=keyword-recall",
+                    choice, reason)
+        return NoopEmbedding()
     if choice == "onnx":
-        if not onnx_available():
-            log.warning("memory_embedder_unavailable embedder=onnx reason=\"onnxruntime or numpy "
-                        "not installed (no wheels on 32-bit Pi OS)\" fallback=keyword-recall")
-            return NoopEmbedding()
         from edge.memory.model_file import expected_model_id, resolve_model
         from edge.memory.onnx_embedder import OnnxEmbedding
 
