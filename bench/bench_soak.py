@@ -1,0 +1,410 @@
+"""A soak: a real ``edge-cli run`` with everything on (mock pins, the emulated Uno, a fake model,
+Telegram and MQTT on loopback, 20 rules, 10 schedules, a sensor polled every 50 ms, memory with
+the embedding model) through a busy week's work: at ``--scale 1.0`` (about an hour) 10,000 model
+turns, 100,000 input edges on the Uno, 5,000 MQTT commands and 100 outages each of the broker
+(Mosquitto stopped and started), the provider (the fake model answers 500 or hangs) and the board
+(the emulator stopped and started); the schedules run every 3 s and the rule on the Uno's button
+fires on every rising edge (half the edges), and the log file rotates throughout.
+
+It samples the agent's RSS, open descriptors (/proc/PID/fd), threads (/proc/PID/status), asyncio
+tasks (``status`` -> ``daemon.asyncio_tasks`` when the agent reports it) and the size of every
+file under the state directory. The baseline is taken quiet after a warm-up (a tenth of the
+work), the end quiet after the rest: targets are RSS growth under 3 MB, descriptors, threads and
+tasks back to their baseline, and every log file within its rotation size (1 MB, 3 backups).
+
+``python -m bench soak`` runs scale 1.0 (``EDGE_SOAK_SCALE`` overrides it); tests/soak runs the
+same driver scaled down."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from bench.process import row
+from edge.core.logsetup import LOG_FILE_BACKUPS, LOG_FILE_MAX_BYTES
+from tests.emulation.build import arduino_elf, avr_emulator
+from tests.emulation.simavr import SimAvr
+from tests.fakes.mosquitto import Mosquitto
+from tests.fakes.openai_server import OpenAIServer, Reply, completion, error_body
+from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
+from tests.helpers import EDGE_CLI, ROOT, cli
+
+FULL = {"turns": 10_000, "edges": 100_000, "mqtt": 5_000, "outages": 100}
+"""A busy week's work, done at ``scale = 1.0`` in about an hour."""
+HOUR = 3600.0
+WARM_UP = 0.1
+"""The share of the work done before the baseline is sampled."""
+RSS_GROWTH_MB = 3.0
+NODE = "soak"
+USER = 42
+
+
+@dataclass
+class Sample:
+    at: float
+    rss_kib: int
+    fds: int
+    threads: int
+    tasks: int | None
+    files: dict[str, int]
+
+
+@dataclass
+class Counts:
+    turns: int = 0
+    turns_unanswered: int = 0
+    edges: int = 0
+    mqtt: int = 0
+    mqtt_refused: int = 0
+    outages: dict[str, int] = field(default_factory=lambda: {"broker": 0, "provider": 0, "board": 0})
+
+
+@dataclass
+class Report:
+    scale: float
+    seconds: float
+    counts: Counts
+    baseline: Sample
+    end: Sample
+    samples: list[Sample]
+    rule_firings: int | None
+    schedule_runs: int | None
+
+    def failures(self) -> list[str]:
+        """The targets missed, each as a sentence (empty: all met)."""
+        found = []
+        growth = (self.end.rss_kib - self.baseline.rss_kib) / 1024
+        if growth >= RSS_GROWTH_MB:
+            found.append(f"RSS grew {growth:.1f} MB after warm-up (target < {RSS_GROWTH_MB} MB)")
+        for name in ("fds", "threads", "tasks"):
+            start, end = getattr(self.baseline, name), getattr(self.end, name)
+            if start is not None and end is not None and end > start:
+                found.append(f"{name} {start} -> {end} (target: back to the baseline)")
+        for path, size in self.end.files.items():
+            name = Path(path).name
+            if name.startswith("edge-agent.log"):
+                if size > LOG_FILE_MAX_BYTES:
+                    found.append(f"{path} is {size} bytes (rotation at {LOG_FILE_MAX_BYTES})")
+                suffix = name.removeprefix("edge-agent.log").lstrip(".")
+                if suffix and (not suffix.isdigit() or int(suffix) > LOG_FILE_BACKUPS):
+                    found.append(f"{path}: more than {LOG_FILE_BACKUPS} log backups kept")
+        return found
+
+
+def config_text(uno: SimAvr, model: OpenAIServer, telegram: FakeTelegram, broker: Mosquitto) -> str:
+    outputs = {f"out{n}": f"GPIO{n}" for n in (17, 18, 22, 23, 24, 25)}
+    inputs = {f"in{n}": f"GPIO{n}" for n in range(4, 16) if f"GPIO{n}" not in outputs.values()}
+    gpio_pins = {**{name: '{ mode = "output", safe = "off", max_switches_per_minute = 6000 }'
+                    for name in outputs},
+                 **{name: '{ mode = "input" }' for name in inputs}}
+    rules = [("button", "button rising", "gpio write lamp on"),
+             ("button_low", "button falling", "gpio write lamp off"),
+             ("level_high", "tank.value > 0.9", "gpio write out18 on")]
+    rules += [(f"idle{i}", f"{name} changes", "gpio write out22 on")
+              for i, name in enumerate(list(inputs) * 2)][:20 - len(rules)]
+    aliases = ", ".join(f'{k} = "{v}"' for k, v in {**outputs, **inputs}.items())
+    text = [telegram_config(telegram, extra="rate_limit_per_minute = 100000"),
+            f'[provider]\nbase_url = "{model.base_url}"\nmodel = "soak-model"\napi_key = "sk-soak"\n'
+            "timeout_seconds = 2\nmax_retries = 0\n",
+            '[memory]\nbackend = "sqlite"\nembedder = "onnx"\n',
+            f'[mqtt]\nurl = "{broker.url}"\nnode_id = "{NODE}"\ndiscovery = false\n',
+            "[security]\nmax_actuations_per_minute = 1000000\n",
+            "[boards.gpio]\ntype = \"gpio\"\nsimulate = true\n"
+            f"aliases = {{ {aliases} }}\n"
+            "[boards.gpio.pins]\n" + "".join(f"{k} = {v}\n" for k, v in gpio_pins.items()),
+            f'[boards.uno]\ntype = "arduino"\nport = "{uno.link}"\nwatchdog_ms = 0\n'
+            'aliases = { lamp = "D13", button = "D2", level = "A0" }\n[boards.uno.pins]\n'
+            'lamp = { mode = "output", safe = "off", max_switches_per_minute = 6000 }\n'
+            'button = { mode = "input", pull = "none" }\nlevel = { mode = "analog" }\n',
+            '[sensors.tank]\ntype = "analog"\npin = "uno:A0"\ninterval_seconds = 0.05\n']
+    for name, when, then in rules:
+        text.append(f'[[rules]]\nname = "{name}"\nwhen = "{when}"\nthen = ["{then}"]\n'
+                    "cooldown_seconds = 0\n")
+    for n in range(10):
+        pin = list(outputs)[n % len(outputs)]
+        text.append(f'[[schedules]]\nname = "tick{n}"\nevery = "3s"\n'
+                    f'action = "gpio write {pin} {"on" if n % 2 else "off"}"\n')
+    return "\n".join(text)
+
+
+def tasks_of(env: dict[str, str]) -> int | None:
+    done = cli("status", "--json", env=env, timeout=30)
+    if done.returncode != 0:
+        return None
+    status = json.loads(done.stdout)
+    count = (status.get("daemon") or {}).get("asyncio_tasks")
+    return int(count) if count is not None else None
+
+
+def sample(pid: int, state: Path, env: dict[str, str], started: float) -> Sample:
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    files = {str(p.relative_to(state)): p.stat().st_size for p in sorted(state.rglob("*"))
+             if p.is_file() and not p.is_socket()}
+    return Sample(round(time.monotonic() - started, 1), int(fields["VmRSS"].split()[0]),
+                  len(os.listdir(f"/proc/{pid}/fd")), int(fields["Threads"]), tasks_of(env), files)
+
+
+class Soak:
+    """The agent, its surroundings and the work, in ``folder``."""
+
+    def __init__(self, folder: Path, scale: float):
+        self.folder, self.scale = folder, scale
+        self.amounts = {k: max(1, round(v * scale)) for k, v in FULL.items()}
+        self.duration = HOUR * scale
+        self.counts = Counts()
+        self.provider_down: str | None = None
+        self.uno = SimAvr(avr_emulator(), arduino_elf(), folder)
+        self.broker = Mosquitto(folder / "broker")
+        self.model = OpenAIServer(api_key="sk-soak", responder=self._answer)
+        self.telegram = FakeTelegram()
+        self.state = folder / "state"
+        self.env = dict(os.environ, EDGE_CONFIG=str(folder / "config.toml"),
+                        EDGE_STATE_DIR=str(self.state), HOME=str(folder))
+        self.env.pop("INVOCATION_ID", None)  # not under systemd: the log file is written
+        self.env.pop("JOURNAL_STREAM", None)
+        self.agent: subprocess.Popen[str] | None = None
+
+    def _answer(self, body: dict[str, Any]) -> Reply:
+        match self.provider_down:
+            case "500":
+                return error_body(500, "the soak's provider is down")
+            case "hang":
+                time.sleep(3)  # past the agent's timeout_seconds
+                return error_body(500, "the soak's provider hung")
+        return 200, completion(f"noted ({len(body['messages'])} messages)")
+
+    def __enter__(self) -> Soak:
+        self.uno.start()
+        self.broker.start()
+        self.model.__enter__()
+        self.telegram.__enter__()
+        (self.folder / "config.toml").write_text(
+            config_text(self.uno, self.model, self.telegram, self.broker))
+        checked = cli("config", "check", env=self.env)
+        if checked.returncode != 0:
+            raise RuntimeError(f"the soak's config is refused: {checked.stdout}{checked.stderr}")
+        self.agent = self._start_agent()
+        self._turn(0, timeout=120)  # the first turn loads the embedding model
+        return self
+
+    def _start_agent(self, timeout: float = 120) -> subprocess.Popen[str]:
+        """``edge-cli run``, its console output to a file: a pipe nobody reads fills, and then
+        the agent's logging blocks its event loop."""
+        with (self.folder / "agent.stderr").open("w") as console:
+            agent = subprocess.Popen([*EDGE_CLI, "run"], env=self.env, cwd=ROOT,
+                                     stdin=subprocess.DEVNULL, stdout=console, stderr=console,
+                                     text=True)
+        deadline = time.monotonic() + timeout
+        while not (self.state / "control.sock").exists():
+            if agent.poll() is not None or time.monotonic() > deadline:
+                agent.kill()
+                raise RuntimeError("the agent did not start: "
+                                   + (self.folder / "agent.stderr").read_text()[-2000:])
+            time.sleep(0.05)
+        return agent
+
+    def __exit__(self, *exc: object) -> None:
+        if self.agent is not None:
+            self.agent.terminate()
+            try:
+                self.agent.wait(30)
+            except subprocess.TimeoutExpired:
+                self.agent.kill()
+        self.telegram.__exit__()
+        self.model.__exit__()
+        self.broker.kill()
+        self.uno.stop()
+
+    # the work -----------------------------------------------------------------------------------
+
+    def _turn(self, index: int, timeout: float = 15) -> None:
+        seen = len(texts_to(self.telegram, USER))
+        self.telegram.push_message(USER, f"remember that reading {index} was {index % 97} litres")
+        try:
+            self.telegram.wait_for(lambda: len(texts_to(self.telegram, USER)) > seen, timeout)
+        except AssertionError:
+            self.counts.turns_unanswered += 1
+        self.counts.turns += 1
+
+    def _paced(self, share: tuple[float, float], amount: int, step: Any, outages: int = 0,
+               outage: Any = None) -> None:
+        """Do ``step(i)`` for this share of ``amount`` spread over the share of the duration,
+        ``outage()`` evenly among them."""
+        first, last = round(amount * share[0]), round(amount * share[1])
+        if last <= first:
+            return
+        span = self.duration * (share[1] - share[0])
+        count = last - first
+        outs = max(1, round(outages * (share[1] - share[0]))) if outages and outage else 0
+        at = {round((k + 0.5) * count / outs) for k in range(outs)}
+        start = time.monotonic()
+        for n, index in enumerate(range(first, last)):
+            wait = start + span * n / count - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            if n in at:
+                outage()
+            step(index)
+
+    def turns(self, share: tuple[float, float]) -> None:
+        def outage() -> None:
+            self.counts.outages["provider"] += 1
+            self.provider_down = "hang" if self.counts.outages["provider"] % 2 else "500"
+            self._turn(-1)
+            self.provider_down = None
+
+        self._paced(share, self.amounts["turns"], self._turn, self.amounts["outages"], outage)
+
+    def edges(self, share: tuple[float, float]) -> None:
+        board_up = threading.Event()
+        board_up.set()
+
+        def edge(index: int) -> None:
+            self.uno.drive("D2", index % 2)
+            self.counts.edges += 1
+
+        def outage() -> None:
+            self.counts.outages["board"] += 1
+            self.uno.stop()
+            time.sleep(0.5)
+            self.uno.start()
+            time.sleep(1.0)  # the supervisor reconnects (an edge before it is simply unseen)
+
+        self._paced(share, self.amounts["edges"], edge, self.amounts["outages"], outage)
+
+    def commands(self, share: tuple[float, float]) -> None:
+        async def publish(index: int) -> None:
+            async with aiomqtt.Client("127.0.0.1", self.broker.port, timeout=5) as client:
+                await client.publish(f"edge-agent/{NODE}/out25/set", b"ON" if index % 2 else b"OFF",
+                                     qos=1)
+
+        def command(index: int) -> None:
+            try:
+                asyncio.run(publish(index))
+                self.counts.mqtt += 1
+            except aiomqtt.MqttError:
+                self.counts.mqtt_refused += 1
+
+        def outage() -> None:
+            self.counts.outages["broker"] += 1
+            self.broker.stop()
+            time.sleep(1.0)
+            self.broker.start()
+
+        self._paced(share, self.amounts["mqtt"], command, self.amounts["outages"], outage)
+
+    def work(self, share: tuple[float, float]) -> None:
+        """Every stream of work at once, each in its own thread, for this share of it."""
+        threads = [threading.Thread(target=part, args=(share,), daemon=True)
+                   for part in (self.turns, self.edges, self.commands)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def quiet_sample(self, started: float, settle: float = 30.0, baseline: Sample | None = None) -> Sample:
+        """A sample once the agent is quiet: after a pause, and (at the end) once descriptors,
+        threads and tasks are back to the baseline or ``settle`` seconds have passed."""
+        assert self.agent is not None
+        time.sleep(5)
+        deadline = time.monotonic() + settle
+        while True:
+            now = sample(self.agent.pid, self.state, self.env, started)
+            if baseline is None or time.monotonic() > deadline or all(
+                    getattr(now, k) is None or getattr(baseline, k) is None
+                    or getattr(now, k) <= getattr(baseline, k) for k in ("fds", "threads", "tasks")):
+                return now
+            time.sleep(2)
+
+    def run(self) -> Report:
+        assert self.agent is not None
+        started = time.monotonic()
+        samples: list[Sample] = []
+        stop = threading.Event()
+
+        def sampler() -> None:
+            while not stop.wait(max(5.0, self.duration / 120)):
+                if self.agent is not None and self.agent.poll() is None:
+                    samples.append(sample(self.agent.pid, self.state, self.env, started))
+
+        watching = threading.Thread(target=sampler, daemon=True)
+        watching.start()
+        self.work((0.0, WARM_UP))
+        baseline = self.quiet_sample(started)
+        self.work((WARM_UP, 1.0))
+        stop.set()
+        watching.join()
+        assert self.agent.poll() is None, "the agent exited during the soak"
+        end = self.quiet_sample(started, baseline=baseline)
+        status = json.loads(cli("status", "--json", env=self.env).stdout)
+        return Report(self.scale, time.monotonic() - started, self.counts, baseline, end, samples,
+                      _total(status.get("rules"), "fired"), _total(status.get("schedules"), "runs"))
+
+
+def _total(rows: Any, *keys: str) -> int | None:
+    """The sum of the first of ``keys`` (or a similar count) found in each status row."""
+    if not isinstance(rows, list) or not rows:
+        return None
+    total, found = 0, False
+    for item in rows:
+        for key, value in item.items() if isinstance(item, dict) else ():
+            if any(k in key for k in keys) and isinstance(value, int) and not isinstance(value, bool):
+                total, found = total + value, True
+                break
+    return total if found else None
+
+
+def drive(scale: float, folder: Path) -> Report:
+    """The soak at ``scale`` (1.0: a busy week's work in about an hour) in ``folder``."""
+    with Soak(folder, scale) as soak:
+        return soak.run()
+
+
+def print_report(report: Report) -> None:
+    c = report.counts
+    print(f"soak at scale {report.scale:g}: {report.seconds / 60:.1f} min; {c.turns} model turns "
+          f"({c.turns_unanswered} unanswered), {c.edges} input edges, {c.mqtt} MQTT commands "
+          f"({c.mqtt_refused} refused in outages), outages {c.outages}; rule firings "
+          f"{report.rule_firings}, schedule runs {report.schedule_runs}")
+    base, end = report.baseline, report.end
+    row("RSS after warm-up -> end", f"{base.rss_kib / 1024:.1f} -> {end.rss_kib / 1024:.1f} MB",
+        f"target growth < {RSS_GROWTH_MB:g} MB", f"{(end.rss_kib - base.rss_kib) / 1024:+.1f} MB")
+    if report.samples:
+        peak = max(s.rss_kib for s in report.samples)
+        row("RSS peak while busy", f"{peak / 1024:.1f} MB")
+        row("RSS median while busy", f"{statistics.median(s.rss_kib for s in report.samples) / 1024:.1f} MB")
+    for name in ("fds", "threads", "tasks"):
+        row(f"{name} baseline -> end", f"{getattr(base, name)} -> {getattr(end, name)}",
+            "target: back to baseline")
+    for path in sorted(set(base.files) | set(end.files)):
+        row(f"  {path}"[:42], f"{base.files.get(path, 0) / 1024:.0f} -> {end.files.get(path, 0) / 1024:.0f} KiB",
+            f"rotation at {LOG_FILE_MAX_BYTES // 1024} KiB" if "edge-agent.log" in path else "")
+    for failure in report.failures():
+        print(f"  MISSED: {failure}")
+
+
+def main() -> None:
+    scale = float(os.environ.get("EDGE_SOAK_SCALE", "1.0"))
+    if "--scale" in sys.argv:
+        scale = float(sys.argv[sys.argv.index("--scale") + 1])
+    with tempfile.TemporaryDirectory() as tmp:
+        report = drive(scale, Path(tmp))
+    print_report(report)
+    if report.failures():
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
