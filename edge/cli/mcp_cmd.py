@@ -4,9 +4,9 @@ server over stdio, for any MCP client that runs a command::
     {"mcpServers": {"pi": {"command": "ssh", "args": ["pi", "edge-cli", "mcp"]}}}
 
 It is a client of the running agent (its control socket), never a second owner of the pins: with
-no agent running it says so on stderr and exits 1. The caller is ``mcp:<client>`` (the client's
-name from its ``initialize``), in the policy, the rate limits, the approvals and ``edge-cli
-history``.
+no agent running it says so on stderr and exits 1, as it does where MCP is not available (32-bit
+Pi OS). The caller is ``mcp:<client>`` (the client's name from its ``initialize``), in the
+policy, the rate limits, the approvals and ``edge-cli history``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ def run(args: argparse.Namespace) -> int:
     raw = load_raw(args.config)
     state_dir = (raw.data.get("paths") or {}).get("state_dir")
     paths = socket_candidates(state_dir if isinstance(state_dir, str) else None)
+    from edge.config.mcp import sdk_unavailable
+
+    reason = sdk_unavailable()
+    if reason is not None:
+        print(f"edge-cli mcp: {reason}", file=sys.stderr)
+        return 1
     from edge.mcp.server_stdio import check_agent, serve  # the SDK: only for this command
 
     problem = check_agent(paths)

@@ -18,17 +18,38 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Annotated, Self
+from typing import Annotated, Self, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, SecretStr, model_validator
 
 from edge.config.section import Seconds, Section
+from edge.core import wheels
 
+_Used = TypeVar("_Used", str, list["McpServerConfig"])
 SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 """An MCP server's name: its tools reach the model as ``name.tool``."""
 TOKEN_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 """A token's name: the caller ``mcp:<name>`` in the audit trail."""
+
+
+def sdk_unavailable() -> str | None:
+    """Why the MCP SDK cannot be used here, and what to do (None: it can). 32-bit Pi OS does not
+    get it: it needs ``cffi``, which PyPI has no armv7 wheel of, so ``pyproject.toml`` leaves it
+    out there."""
+    if not wheels.missing("mcp"):
+        return None
+    if wheels.on_32_bit_arm():
+        return ("MCP is not available on 32-bit Pi OS: the MCP SDK needs cffi, which PyPI has no "
+                "armv7 wheel of, so edge-agent does not install it there; 64-bit Pi OS on the same "
+                "Pi has it")
+    return "MCP needs the mcp package: reinstall edge-agent (pip install -e . in its venv)"
+
+
+def _sdk_installed(value: _Used) -> _Used:
+    if value and (reason := sdk_unavailable()):
+        raise ValueError(reason)
+    return value
 
 
 def _split_listen(value: str) -> tuple[str, int]:
@@ -123,12 +144,12 @@ class McpServerConfig(Section):
 
 
 class McpConfig(Section):
-    listen: Annotated[str, AfterValidator(_known_listen)] = ""
+    listen: Annotated[str, AfterValidator(_known_listen), AfterValidator(_sdk_installed)] = ""
     """``127.0.0.1:8765``: the agent serves MCP over streamable HTTP at ``/mcp``; empty: off."""
     tokens: Annotated[dict[str, SecretStr], AfterValidator(_token_names)] = {}
     """Name -> bearer token (``claude = "..."``, or ``EDGE_MCP__TOKENS__CLAUDE``); the caller is
     ``mcp:<name>``. Required off loopback; once any is set, loopback needs one too."""
-    servers: list[McpServerConfig] = []
+    servers: Annotated[list[McpServerConfig], AfterValidator(_sdk_installed)] = []
 
     @property
     def enabled(self) -> bool:

@@ -9,12 +9,11 @@ vector index, so without numpy it degrades the same way.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import platform
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from edge.core import wheels
 from edge.memory.base import EmbeddingProvider
 
 if TYPE_CHECKING:
@@ -36,16 +35,8 @@ class NoopEmbedding(EmbeddingProvider):
         return [[] for _ in texts]
 
 
-THIRTY_TWO_BIT_ARM = ("armv7l", "armv6l")
-"""``platform.machine()`` on 32-bit Pi OS, where PyPI has no numpy or onnxruntime wheels."""
-
-
-def _missing(*modules: str) -> list[str]:
-    return [name for name in modules if importlib.util.find_spec(name) is None]
-
-
 def onnx_available() -> bool:
-    return not _missing("onnxruntime", "numpy")
+    return not wheels.missing("onnxruntime", "numpy")
 
 
 def unavailable_reason(embedder: str) -> str | None:
@@ -56,18 +47,13 @@ def unavailable_reason(embedder: str) -> str | None:
     """
     if embedder == "none":
         return None
-    missing = _missing("onnxruntime", "numpy") if embedder == "onnx" else _missing("numpy")
-    if not missing:
-        return None
-    machine = platform.machine()
-    where = (f"PyPI has no {machine} wheels for them (32-bit Pi OS), so they are not installed"
-             if machine in THIRTY_TWO_BIT_ARM else "not installed in this environment")
-    return f"{' and '.join(missing)}: {where}"
+    return wheels.unavailable_reason(*(("onnxruntime", "numpy") if embedder == "onnx"
+                                       else ("numpy",)))
 
 
 def vectors_fix() -> str:
     """How to get vectors where :func:`unavailable_reason` says there are none."""
-    if platform.machine() in THIRTY_TWO_BIT_ARM:
+    if wheels.on_32_bit_arm():
         return ("memory recalls by keywords, which works; for recall by meaning run 64-bit Pi OS "
                 "(the packaged model runs there), or use an HTTP embedder (embedder = "
                 "\"custom:http://HOST:11434/v1\", e.g. Ollama on another machine) with Debian's "

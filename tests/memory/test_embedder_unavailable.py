@@ -42,7 +42,8 @@ def test_the_packaged_model_falls_back_to_keywords_and_says_why(
 def test_an_http_embedder_needs_numpy_for_its_vector_index(thirty_two_bit: None, tmp_path: Path
                                                            ) -> None:
     assert unavailable_reason("custom:http://127.0.0.1:11434/v1") == (
-        "numpy: PyPI has no armv7l wheels for them (32-bit Pi OS), so they are not installed")
+        "numpy: PyPI has no armv7l wheels for it (32-bit Pi OS), so edge-agent does not install "
+        "it there")
     assert isinstance(create_embedder(MemoryConfig(embedder="custom:http://127.0.0.1:1/v1"),
                                       tmp_path), NoopEmbedding)
 

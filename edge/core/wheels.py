@@ -1,0 +1,41 @@
+"""Optional dependencies that PyPI has no wheels for on some machines, and why one is missing.
+
+``pyproject.toml`` leaves numpy, onnxruntime, onnx, lgpio and the MCP SDK out on 32-bit Pi OS
+(``armv7l``/``armv6l``): PyPI has no armv7 wheels of them (the SDK needs ``cffi``), and nothing is
+compiled during set-up. What needs them says so with :func:`unavailable_reason` instead of
+failing on an import.
+
+>>> unavailable_reason("json") is None
+True
+>>> unavailable_reason("no_such_module_xyz")
+'no_such_module_xyz: not installed in this environment'
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import platform
+
+THIRTY_TWO_BIT_ARM = ("armv7l", "armv6l")
+"""``platform.machine()`` on 32-bit Pi OS."""
+
+
+def missing(*modules: str) -> list[str]:
+    """Those of ``modules`` that cannot be imported here (nothing is imported to find out)."""
+    return [name for name in modules if importlib.util.find_spec(name) is None]
+
+
+def on_32_bit_arm() -> bool:
+    return platform.machine() in THIRTY_TWO_BIT_ARM
+
+
+def unavailable_reason(*modules: str) -> str | None:
+    """Why some of ``modules`` are missing (None: all are installed)."""
+    absent = missing(*modules)
+    if not absent:
+        return None
+    where = (f"PyPI has no {platform.machine()} wheels for {'them' if len(absent) > 1 else 'it'} "
+             "(32-bit Pi OS), so edge-agent does not install "
+             f"{'them' if len(absent) > 1 else 'it'} there"
+             if on_32_bit_arm() else "not installed in this environment")
+    return f"{' and '.join(absent)}: {where}"
