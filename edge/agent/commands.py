@@ -1,4 +1,5 @@
-"""Direct commands, answered without the model: ``/help``, ``/status``, ``/pins``, ``/gpio``, ``/pwm``.
+"""Direct commands, answered without the model: ``/help``, ``/status``, ``/pins``, ``/gpio``, ``/pwm``,
+``/chart``...
 
 They go through the same tools (and so the same policy) as the model's tool calls.
 
@@ -42,6 +43,8 @@ HELP = """Commands (no model needed):
   /pwm PIN DUTY [HZ]   set a PWM pin's duty cycle 0..1, optionally its frequency
   /servo PIN ANGLE     turn a servo (Arduino D9/D10, a pwm pin) to 0..180 degrees
   /sensors [NAME]      sensor readings (temperature, humidity, the Pi's health...)
+  /chart NAME [QUANTITY] [24h]
+                       a sensor's history as a picture, with the outputs its rules switched
   /rules               automation rules and what they did
   /interlocks          interlocks: what the pins refuse and when, and any tripped
   /history [PIN]       who switched which pin, when and why (the audit trail)
@@ -57,7 +60,8 @@ COMMAND_MENU = [
     ("help", "what I can do"), ("status", "agent, boards and channels"),
     ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
     ("pwm", "set PWM duty: /pwm fan 0.5"), ("servo", "turn a servo: /servo arm 90"),
-    ("sensors", "sensor readings"), ("rules", "automation rules"),
+    ("sensors", "sensor readings"), ("chart", "a sensor's history: /chart greenhouse 24h"),
+    ("rules", "automation rules"),
     ("interlocks", "interlocks and their state"),
     ("schedule", "list, add or remove scheduled jobs"),
     ("new", "start a new conversation"),
@@ -144,6 +148,43 @@ async def _servo(args: list[str], ctx: CommandContext) -> str:
 
 async def _sensors(args: list[str], ctx: CommandContext) -> str:
     return await _tool_text(ctx, "sensor_read", {"name": args[0]} if args else {})
+
+
+CHART_USAGE = "Usage: /chart NAME [QUANTITY] [SINCE]  e.g. /chart greenhouse temperature 24h"
+
+
+def parse_chart(args: list[str]) -> dict[str, str]:
+    """``/chart`` words as the ``sensor_chart`` tool's arguments: the sensor, then a quantity
+    and how far back, in either order.
+
+    >>> parse_chart(["greenhouse", "7d"])
+    {'name': 'greenhouse', 'since': '7d'}
+    >>> parse_chart(["greenhouse", "humidity", "6h"])
+    {'name': 'greenhouse', 'quantity': 'humidity', 'since': '6h'}
+    """
+    if not 1 <= len(args) <= 3:
+        raise ValueError(CHART_USAGE)
+    call = {"name": args[0]}
+    for word in args[1:]:
+        key = "since" if word[:1].isdigit() else "quantity"  # quantities start with a letter
+        if key in call:
+            raise ValueError(CHART_USAGE)
+        call[key] = word
+    return call
+
+
+async def _chart(args: list[str], ctx: CommandContext) -> str:
+    try:
+        call = parse_chart(args)
+    except ValueError as exc:
+        return str(exc)
+    result = await ctx.tools["sensor_chart"].execute(call, ctx.requester) \
+        if "sensor_chart" in ctx.tools else None
+    if result is None:
+        return "Charts are not available in this agent."
+    if not result.success or not result.data:
+        return result.text
+    return f"{result.output.splitlines()[0]}\n{result.data['marker']}"
 
 
 async def _rules(args: list[str], ctx: CommandContext) -> str:
@@ -268,7 +309,8 @@ async def _history(args: list[str], ctx: CommandContext) -> str:
 
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
     "help": _help, "start": _help, "status": _status, "pins": _pins,
-    "gpio": _gpio, "pwm": _pwm, "servo": _servo, "sensors": _sensors, "rules": _rules,
+    "gpio": _gpio, "pwm": _pwm, "servo": _servo, "sensors": _sensors, "chart": _chart,
+    "rules": _rules,
     "interlocks": _interlocks,
     "schedule": _schedule, "schedules": _schedule,
     "new": _new, "reset": _new, "stop": _stop,

@@ -1,0 +1,173 @@
+"""A sensor's chart from what the agent keeps: its history (:mod:`edge.readings`), the outputs its
+rules switch (from the audit trail, :mod:`edge.charts.tracks`), drawn by :mod:`edge.charts.draw`.
+
+:func:`chart_png` is the whole of it for ``edge-cli sensors chart``; :class:`SensorCharts` is the
+agent's: it also writes the picture into the outbox (the one directory a reply's
+``[IMAGE:path]`` may send from), keeps the last :data:`KEPT_CHARTS` there, and draws one chart
+at a time (a drawing takes a core for about a second; on a Pi Zero several).
+
+Errors say what to do: an unknown sensor or quantity is a :class:`~edge.core.exc.UsageError`
+naming the known ones; no history in the window, or no matplotlib, an
+:class:`~edge.core.exc.EdgeError` saying how to get it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from edge.audit import AUDIT_FILE
+from edge.charts.tracks import OutputTrack, output_tracks
+from edge.config.model import Config
+from edge.core.durations import format_duration
+from edge.core.exc import EdgeError, UsageError
+from edge.core.files import write_atomically
+from edge.core.wheels import on_32_bit_arm, unavailable_reason
+from edge.readings.series import Series
+from edge.readings.store import ReadingStore
+
+log = logging.getLogger(__name__)
+
+MAX_POINTS = 300
+"""Buckets per quantity: a 24-hour chart is drawn in 5-minute minimum/mean/maximum."""
+MAX_PANELS = 4
+"""Quantities drawn in one chart when none is named (a BME280 has three)."""
+KEPT_CHARTS = 20
+"""Chart files kept in the outbox; older ones are removed as new ones are drawn."""
+CHART_PREFIX = "chart-"
+
+
+def plotting_missing() -> str | None:
+    """What to do to draw charts here, or None when matplotlib is installed."""
+    reason = unavailable_reason("matplotlib")
+    if reason is None:
+        return None
+    if on_32_bit_arm():
+        how = ("install Raspberry Pi OS's package (sudo apt install python3-matplotlib); the "
+               "agent's venv must see system packages (deploy/install.sh makes it with "
+               "--system-site-packages there)")
+    else:
+        how = "install it into the agent's environment (pip install matplotlib)"
+    return f"charts need matplotlib ({reason}): {how}"
+
+
+def known_sensors(config: Config, store_known: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """Sensor -> quantity -> unit: the configured sensors, and those the history still has."""
+    known = {name: dict(section.units) for name, section in config.sensors.items()}
+    for name, quantities in store_known.items():
+        known.setdefault(name, {}).update({q: u for q, u in quantities.items()
+                                           if q not in known[name]})
+    return known
+
+
+def _check_names(known: dict[str, dict[str, str]], sensor: str, quantity: str | None) -> None:
+    if sensor not in known:
+        names = ", ".join(sorted(known)) or "none configured"
+        raise UsageError(f"no sensor {sensor!r} (sensors: {names})")
+    if quantity is not None and quantity not in known[sensor]:
+        raise UsageError(f"sensor {sensor} has no {quantity!r} (it reads: "
+                         f"{', '.join(known[sensor]) or 'nothing yet'})")
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A drawn chart: the PNG and what it shows (the figures say it in words too)."""
+
+    png: bytes
+    series: tuple[Series, ...]
+    tracks: tuple[OutputTrack, ...]
+
+    def caption(self) -> str:
+        """``greenhouse temperature, last 1d: 11.0–29.2 °C, mean 19.5 °C; fan on 3 times``."""
+        first = self.series[0]
+        parts = []
+        for one in self.series:
+            s = one.summary()
+            unit = f" {one.unit}" if one.unit else ""
+            if s.low is not None and s.high is not None and s.mean is not None:
+                parts.append(f"{one.quantity} {s.low:g}–{s.high:g}{unit}, mean {s.mean:.4g}{unit}")
+        for track in self.tracks:
+            refused = f", {len(track.refusals)} refused" if track.refusals else ""
+            parts.append(f"{track.label} on {len(track.on)} time{'s' * (len(track.on) != 1)}{refused}")
+        span = format_duration(first.until - first.since, most=2)
+        return f"{first.sensor}, last {span}: " + "; ".join(parts)
+
+
+async def draw_chart(config: Config, state_dir: Path, sensor: str, quantity: str | None = None, *,
+                     since: float, until: float | None = None,
+                     store: ReadingStore | None = None) -> Chart:
+    """``sensor``'s chart over ``[since, until)`` (until: now), from ``store`` (default: the
+    state directory's history, opened read-only for this call)."""
+    missing = plotting_missing()
+    if missing:
+        raise EdgeError(missing)
+    until = time.time() if until is None else until
+    own = store is None
+    reader = ReadingStore.in_state_dir(state_dir, read_only=True) if store is None else store
+    try:
+        known = known_sensors(config, await reader.catalog())
+        _check_names(known, sensor, quantity)
+        found = await reader.series(sensor, quantity, since, until, max_points=MAX_POINTS)
+    finally:
+        if own:
+            await reader.close()
+    drawn = [s for s in found if any(b.mean is not None for b in s.buckets)][:MAX_PANELS]
+    if not drawn:
+        what = f"{sensor} {quantity}" if quantity else sensor
+        raise EdgeError(f"no history of {what} in the last {format_duration(until - since, most=2)} "
+                        "yet: readings are kept while the agent runs; ask for a longer time (e.g. "
+                        "7d), or again once it has read the sensor")
+    tracks = await output_tracks(config.rules, sensor, state_dir / AUDIT_FILE, since=since,
+                                 until=until)
+    png = await asyncio.to_thread(_render, drawn, tracks)
+    return Chart(png, tuple(drawn), tuple(tracks))
+
+
+def _render(series: Sequence[Series], tracks: Sequence[OutputTrack]) -> bytes:
+    from edge.charts.draw import render_chart  # here: matplotlib loads with the first chart
+
+    started = time.perf_counter()
+    png = render_chart(series, tracks)
+    log.info("chart_drawn sensor=%s panels=%d tracks=%d bytes=%d seconds=%.2f", series[0].sensor,
+             len(series), len(tracks), len(png), time.perf_counter() - started)
+    return png
+
+
+async def chart_png(config: Config, state_dir: Path, sensor: str, quantity: str | None = None, *,
+                    since: float, until: float | None = None,
+                    store: ReadingStore | None = None) -> bytes:
+    """The PNG of :func:`draw_chart` (``edge-cli sensors chart`` writes it to a file)."""
+    return (await draw_chart(config, state_dir, sensor, quantity, since=since, until=until,
+                             store=store)).png
+
+
+class SensorCharts:
+    """The agent's charts: drawn one at a time and written into ``outbox`` for a reply to send."""
+
+    def __init__(self, config: Config, state_dir: Path, outbox: Path, *,
+                 store: ReadingStore | None = None):
+        self.config = config
+        self.state_dir = state_dir
+        self.outbox = outbox
+        self.store = store
+        """The agent's history (the recorder's store); None: opened read-only for each chart."""
+        self._drawing = asyncio.Lock()
+
+    async def to_outbox(self, sensor: str, quantity: str | None, since: float) -> tuple[Path, Chart]:
+        async with self._drawing:
+            chart = await draw_chart(self.config, self.state_dir, sensor, quantity, since=since,
+                                     store=self.store)
+        path = self.outbox / f"{CHART_PREFIX}{sensor}-{time.time_ns()}.png"
+        await asyncio.to_thread(self._keep, path, chart.png)
+        return path, chart
+
+    def _keep(self, path: Path, png: bytes) -> None:
+        self.outbox.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_atomically(path, png, durable=False)
+        charts = sorted(self.outbox.glob(f"{CHART_PREFIX}*.png"), key=lambda p: p.stat().st_mtime_ns)
+        for old in charts[:-KEPT_CHARTS]:
+            old.unlink(missing_ok=True)

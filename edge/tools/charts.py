@@ -1,0 +1,61 @@
+"""``sensor_chart``: a sensor's history as a picture, for the model to send with its reply and for
+``/chart`` in chat (which calls it, so both share one rate limit per sender).
+
+Read-only: it draws from the history and the audit trail into the outbox and returns the
+``[IMAGE:path]`` marker that makes the channel send the picture (:mod:`edge.channels.outbox`).
+Each sender may have :data:`CHARTS_PER_MINUTE` charts a minute: a drawing takes a core for about
+a second.
+"""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import Field
+
+from edge.charts.service import SensorCharts
+from edge.core.durations import parse_duration
+from edge.core.ratelimit import SlidingWindow
+from edge.core.requester import Requester
+from edge.tools.base import ModelTool, ToolArgs, ToolResult
+
+CHARTS_PER_MINUTE = 4
+DEFAULT_SINCE = "24h"
+
+
+class ChartArgs(ToolArgs):
+    name: str = Field(description="The sensor's name (as in /sensors)")
+    quantity: str | None = Field(default=None, description=(
+        "One quantity, e.g. 'temperature'; every quantity the sensor reads when omitted"))
+    since: str = Field(default=DEFAULT_SINCE, description="How far back, e.g. '6h', '24h', '7d'")
+
+
+class SensorChartTool(ModelTool[ChartArgs]):
+    name = "sensor_chart"
+    description = ("Draw a sensor's history as a chart (min/max band and mean, gaps where it was "
+                   "failing, the outputs its rules switched beneath) and get the marker that "
+                   "sends the picture with your reply. Read-only.")
+    Params = ChartArgs
+
+    def __init__(self, charts: SensorCharts, *, per_minute: int = CHARTS_PER_MINUTE):
+        self.charts = charts
+        self.per_minute = per_minute
+        self._rates = SlidingWindow(60.0)
+
+    async def run(self, params: ChartArgs, requester: Requester) -> ToolResult:
+        try:
+            back = parse_duration(params.since)
+        except ValueError as exc:
+            return ToolResult(False, error=f"since: {exc}")
+        if not self._rates.take(requester.caller, self.per_minute):
+            wait = self._rates.wait(requester.caller, self.per_minute)
+            return ToolResult(False, error=f"at most {self.per_minute} charts a minute; "
+                                           f"try again in {wait:.0f} s")
+        path, chart = await self.charts.to_outbox(params.name, params.quantity, time.time() - back)
+        marker = f"[IMAGE:{path}]"
+        return ToolResult(True, f"{chart.caption()}\nTo send the chart, put this line in your "
+                                f"reply: {marker}",
+                          data={"path": str(path), "marker": marker, "bytes": len(chart.png),
+                                "series": [s.summary().as_dict() | {"quantity": s.quantity,
+                                                                    "unit": s.unit}
+                                           for s in chart.series]})
