@@ -36,10 +36,13 @@ from edge.core.supervision import SupervisedTask
 from edge.hardware import build_hardware
 from edge.mcp.server_approvals import approvers_with_mcp
 from edge.memory.base import EmbeddingProvider, Memory
+from edge.readings.recorder import ReadingRecorder
+from edge.readings.store import ReadingStore
 from edge.security.approvals import ApprovalGate
 from edge.tools.automation import automation_tools
 from edge.tools.gpio import hardware_tools
 from edge.tools.history import HistoryTool
+from edge.tools.sensor_history import SensorHistoryTool
 
 if TYPE_CHECKING:
     from edge.agent.budget import TokenBudget
@@ -84,9 +87,15 @@ class AgentAssembly:
         self.hardware.add_recorder(self.audit)
         self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
                                      state_dir=loaded.state_dir, clock=clock)
+        self.recorder = ReadingRecorder(ReadingStore.in_state_dir(loaded.state_dir),
+                                        self.automation.sensors)
+        """The sensor history: every reading kept (started by :meth:`start_recorder`)."""
         self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
                                           *automation_tools(self.automation, self.approvals),
-                                          HistoryTool(self.audit.path)]}
+                                          HistoryTool(self.audit.path),
+                                          SensorHistoryTool(self.recorder.store,
+                                                            self.automation.sensors.describe(),
+                                                            self.recorder.flush_for_reading)]}
         self.hooks = HookRunner(hooks)
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None
@@ -291,6 +300,15 @@ class AgentAssembly:
     async def close_mcp_servers(self) -> None:
         if self.mcp_servers is not None:
             await self.mcp_servers.aclose()
+
+    def start_recorder(self) -> None:
+        """Keep every reading in the sensor history (a daemon; one-shot commands read it)."""
+        if self.automation.sensors.sensors:
+            self.recorder.start()
+
+    async def close_readings(self) -> None:
+        """Write the readings still buffered and close the history file."""
+        await self.recorder.aclose()
 
     async def close_audit(self) -> None:
         await asyncio.to_thread(self.audit.close)

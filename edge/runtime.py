@@ -174,6 +174,7 @@ class Runtime(AgentAssembly):
             stack.push_async_callback(self.join_preload)
             stack.push_async_callback(self.close_sessions)
             stack.push_async_callback(self.close_audit)  # after the safe state is recorded
+            stack.push_async_callback(self.close_readings)  # once the sensors stopped
             stack.push_async_callback(self.hardware.shutdown)
             stack.push_async_callback(self.automation.aclose)
             stack.push_async_callback(self.close_mqtt)  # offline, no more commands: then the safe state
@@ -203,6 +204,7 @@ class Runtime(AgentAssembly):
                 channel, on_change=self._refresh_service_status)
             self._listeners.append(asyncio.create_task(
                 self._listen(supervisor, dispatcher), name=f"listen-{name}"))
+        self.start_recorder()  # before the sensors' first reads
         await self.automation.start(self.channels, self.admins, self._down_components,
                                     prompts=self, hold_rules=self.safe_mode.active)
         await self._announce_safe_mode()
@@ -258,12 +260,12 @@ class Runtime(AgentAssembly):
     def supervised_tasks(self) -> list[SupervisedTask]:
         """Every long-lived task of the agent but the channel listeners (status shows those as
         its channels): the board supervisor, the MQTT bridge, each MCP server's link, the
-        dispatcher, memory upkeep, the rules, the scheduler, the heartbeat and each sensor's
-        polling."""
+        dispatcher, memory upkeep, the rules, the scheduler, the heartbeat, each sensor's
+        polling and the sensor history's writer and upkeep."""
         bridge = self.mqtt.supervised_tasks() if self.mqtt is not None else []
         mcp = self.mcp_servers.supervised_tasks() if self.mcp_servers is not None else []
         return [*self.hardware.supervised_tasks(), *bridge, *mcp, *self._tasks,
-                *self.automation.supervised_tasks()]
+                *self.automation.supervised_tasks(), *self.recorder.supervised_tasks()]
 
     async def prompt(self, text: str, requester: Requester) -> str:
         """A rule's or schedule's prompt: one agent turn in the requester's own session

@@ -32,6 +32,8 @@ from peripherals.sensors.base import Reading, Scaling, Sensor
 log = logging.getLogger(__name__)
 
 ReadingListener = Callable[[str, Reading], None]
+FailureListener = Callable[[str, str], None]
+"""Called with the sensor's name and why, at each read that fails (the history's gaps)."""
 
 
 class Measure(Protocol):
@@ -110,6 +112,7 @@ class SensorHub:
         self.sensors = {s.name: s for s in sensors}
         self.clock = clock
         self._listeners: list[ReadingListener] = []
+        self._failure_listeners: list[FailureListener] = []
         self._tasks: list[SupervisedTask] = []
 
     # what MQTT, rules and tools see -----------------------------------------------------------
@@ -127,6 +130,12 @@ class SensorHub:
     def subscribe(self, listener: ReadingListener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def subscribe_failures(self, listener: FailureListener) -> Callable[[], None]:
+        """``listener(name, error)`` at every failed read (the sensor history records them)."""
+        self._failure_listeners.append(listener)
+        return lambda: (self._failure_listeners.remove(listener)
+                        if listener in self._failure_listeners else None)
 
     async def measure(self, name: str) -> dict[str, Reading]:
         """Read ``name`` now (not waiting for its interval); raises on failure after recording
@@ -165,6 +174,11 @@ class SensorHub:
         state.error = str(exc)
         if state.failing_since is None:
             state.failing_since = self.clock()
+        for listener in list(self._failure_listeners):
+            try:
+                listener(state.name, state.error)
+            except Exception:
+                log.exception("sensor_listener_failed sensor=%s", state.name)
 
     def down(self) -> dict[str, str]:
         """Failing sensors and why (the heartbeat's view)."""

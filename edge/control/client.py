@@ -20,8 +20,9 @@ class DaemonNotAnswering(EdgeError):
 
 
 TIMEOUT_SECONDS = 10.0
-OP_TIMEOUTS = {"status": 5.0}
-"""Shorter waits where the daemon answers from memory."""
+OP_TIMEOUTS = {"status": 5.0, "sensors.chart": 60.0}
+"""Shorter waits where the daemon answers from memory; longer where it draws (a chart takes a
+Pi Zero several seconds, and its first one loads matplotlib)."""
 
 
 def request(paths: list[Path], op: str, args: dict[str, Any] | None = None,

@@ -84,7 +84,8 @@ TOOL_OPS = {"pins": "board_status", "gpio.read": "gpio_read", "gpio.write": "gpi
             "gpio.pwm": "gpio_pwm", "gpio.safe": "gpio_safe", "sensors": "sensor_read",
             "rules": "rule_list", "interlocks": "interlock_list", "schedules": "schedule_list",
             "schedules.add": "schedule_add", "schedules.remove": "schedule_remove",
-            "gpio.servo": "servo_write", "history": "history"}
+            "gpio.servo": "servo_write", "history": "history",
+            "sensors.history": "sensor_history"}
 
 MCP_CALLER = re.compile(r"mcp:([A-Za-z][A-Za-z0-9_.-]{0,63})")
 """An MCP client as a caller (``mcp:claude-desktop``): its name starts with a letter, so it never
@@ -159,6 +160,44 @@ async def pair_op(target: OpTarget, args: dict[str, Any], requester: Requester) 
     return OpResult(True, describe_issued(channel, issued), issued_data(channel, issued))
 
 
+async def chart_op(target: OpTarget, args: dict[str, Any]) -> OpResult:
+    """``sensors.chart``: the agent draws ``args["sensor"]`` (``quantity``, ``since``,
+    ``until`` as ``sensor_history`` takes them) from its own history and audit trail, which the
+    command's user may not be able to read, and answers with the PNG, base64 in
+    ``data.png_base64``. A wrong name is exit 2; no history, or no matplotlib, exit 1."""
+    import base64  # here, as the charts: the status path imports this module and stays light
+    import time
+
+    from edge.charts import chart_png  # matplotlib itself loads with the first chart drawn
+    from edge.core.exc import EdgeError, UsageError
+    from edge.readings.moments import span
+    from edge.tools.sensor_history import SensorHistoryTool
+
+    sensor = str(args.get("sensor") or "")
+    quantity = str(args["quantity"]) if args.get("quantity") else None
+    history = target.tools.get("sensor_history")
+    store = history.store if isinstance(history, SensorHistoryTool) else None
+    try:
+        if not sensor:
+            raise ValueError("give the sensor to chart")
+        since, until = span(args.get("since"), args.get("until"),
+                            now=store.clock() if store is not None else time.time())
+    except ValueError as exc:
+        return OpResult(False, str(exc), exit_code=2)
+    if isinstance(history, SensorHistoryTool) and history.before_read is not None:
+        await history.before_read()  # the readings still buffered are in the chart
+    try:
+        png = await chart_png(target.loaded.config, target.loaded.state_dir, sensor, quantity,
+                              since=since, until=until, store=store)
+    except UsageError as exc:
+        return OpResult(False, str(exc), exit_code=2)
+    except EdgeError as exc:
+        return OpResult(False, str(exc), exit_code=1)
+    return OpResult(True, f"chart of {sensor}: {len(png)} bytes",
+                    {"sensor": sensor, "quantity": quantity, "since": since, "until": until,
+                     "bytes": len(png), "png_base64": base64.b64encode(png).decode("ascii")})
+
+
 OPERATOR_OPS = frozenset({"models.select", "schedules.add", "schedules.remove", "resume",
                           "channel.pair"})
 """Operations that change the agent for everyone: the local operator only."""
@@ -180,6 +219,8 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
         return model_op(target, op, args)
     if op == "channel.pair":
         return await pair_op(target, args, requester)
+    if op == "sensors.chart":
+        return await chart_op(target, args)
     if op == "resume":  # leave safe mode: rules and schedules start, the model is asked again
         return OpResult(True, await target.safe_mode.resume(requester.caller),
                         {"safe_mode": target.safe_mode.status()})

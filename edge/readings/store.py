@@ -282,6 +282,10 @@ class ReadingStore:
             return [self._one(db, sensor, row, since, until, max(1, max_points))
                     for row in found]
 
+    async def catalog(self) -> dict[str, dict[str, str]]:
+        """Sensor -> quantity -> unit, for everything with history."""
+        return await self._run(self.known)
+
     def known(self) -> dict[str, dict[str, str]]:
         """Sensor -> quantity -> unit, for everything with history."""
         with self._lock:
