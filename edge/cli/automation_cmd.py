@@ -15,6 +15,7 @@ import argparse
 from argparse import ArgumentTypeError, RawDescriptionHelpFormatter
 from typing import TYPE_CHECKING, Any
 
+from edge.cli.arguments import whole_number
 from edge.cli.oneshot import perform
 from edge.core.exc import EdgeError, UsageError
 
@@ -22,13 +23,40 @@ if TYPE_CHECKING:
     from edge.config.loader import LoadedConfig
     from edge.config.schedules import ScheduleConfig
 
+HISTORY_WORDS = ("history", "chart")
+"""``edge-cli sensors history|chart NAME``: words, never sensor names (the config refuses them)."""
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    sensors = sub.add_parser("sensors", parents=[common], help="sensor readings",
-                             description="The configured sensors and their last readings.")
-    sensors.add_argument("name", nargs="?", help="one sensor (all when omitted)")
+    sensors = sub.add_parser(
+        "sensors", parents=[common], help="sensor readings, their history and charts",
+        description="The configured sensors and their last readings; with history, what one\n"
+        "read over a span of time (from the agent's sensor history); with chart, that history\n"
+        "drawn as a PNG. history and chart are words here, never sensor names (the config\n"
+        "refuses a sensor called so).",
+        usage="%(prog)s [NAME] [--fresh]\n"
+              "       %(prog)s history NAME [QUANTITY] [--since 24h] [--until WHEN] [--points N] "
+              "[--json | --csv]\n"
+              "       %(prog)s chart NAME [QUANTITY] [--since 24h] [--until WHEN] --output FILE.png",
+        epilog="examples:\n  edge-cli sensors greenhouse --fresh\n"
+        "  edge-cli sensors history greenhouse temperature --since 12h\n"
+        "  edge-cli sensors history greenhouse --since 2026-11-25T18:00 --csv > night.csv\n"
+        "  edge-cli sensors chart greenhouse temperature --since 7d --output week.png",
+        formatter_class=RawDescriptionHelpFormatter)
+    sensors.add_argument("name", nargs="?", help="one sensor (all when omitted), or history / chart")
+    sensors.add_argument("words", nargs="*", metavar="NAME [QUANTITY]",
+                         help="after history or chart: the sensor, and one of its quantities "
+                              "(all when omitted)")
     sensors.add_argument("--fresh", action="store_true", help="measure now instead of the last "
                          "polled reading")
+    sensors.add_argument("--since", metavar="WHEN", help="history, chart: from a span ago (24h, "
+                         "the default; 7d, 90m) or a time (2026-11-25T18:00, local)")
+    sensors.add_argument("--until", metavar="WHEN", help="history, chart: up to (default now)")
+    sensors.add_argument("--points", type=whole_number(at_least=1), metavar="N",
+                         help="history: at most N points per quantity (default 100, at most "
+                              "1000); more are drawn together as min/mean/max")
+    sensors.add_argument("--csv", action="store_true", help="history: every point as CSV")
+    sensors.add_argument("-o", "--output", metavar="FILE.png", help="chart: the PNG to write")
     sensors.set_defaults(handler=show_sensors)
     rules = sub.add_parser("rules", parents=[common], help="automation rules and what they did",
                            description="Each [[rules]] entry: its trigger, actions, how often "
@@ -91,6 +119,17 @@ def _readable_config(args: argparse.Namespace) -> LoadedConfig | None:
 
 
 def show_sensors(args: argparse.Namespace) -> int:
+    if args.name in HISTORY_WORDS:
+        from edge.cli.sensor_history_cmd import sensor_chart, sensor_history
+
+        return sensor_history(args) if args.name == "history" else sensor_chart(args)
+    given = [flag for flag, on in (("--since", args.since), ("--until", args.until),
+                                   ("--csv", args.csv), ("--output", args.output),
+                                   ("--points", args.points is not None)) if on]
+    if args.words or given:
+        raise UsageError(f"{' '.join(given or args.words)}: only with `edge-cli sensors history` "
+                         "or `sensors chart`; `edge-cli sensors [NAME] [--fresh]` shows the last "
+                         "readings")
     op_args: dict[str, Any] = {"fresh": args.fresh}
     if args.name and args.node is not None:  # another node's sensors: it says which it has
         op_args["name"] = args.name

@@ -16,6 +16,10 @@ section knows the quantities it yields (with units) before any sensor is opened,
 Scaling(scale=500.0, offset=0.0, quantity='value', unit='')
 >>> sensor_name("greenhouse-1")
 'greenhouse-1'
+>>> sensor_name("history")
+Traceback (most recent call last):
+...
+ValueError: sensor name 'history' is taken by `edge-cli sensors history NAME`; choose another name
 """
 
 from __future__ import annotations
@@ -33,8 +37,16 @@ from peripherals.sensors.factory import ANALOG_ON_BOARD, SENSORS
 _BOARD_PIN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:[A-Za-z0-9_]+")
 
 
+RESERVED_SENSOR_NAMES = frozenset({"history", "chart"})
+"""Words of ``edge-cli sensors history|chart NAME``, so never a sensor's name."""
+
+
 def sensor_name(value: str) -> str:
-    """A sensor's name: rules write ``NAME.QUANTITY``, callers ``sensor:NAME``."""
+    """A sensor's name: rules write ``NAME.QUANTITY``, callers ``sensor:NAME``; ``history``
+    and ``chart`` are ``edge-cli sensors``' own words."""
+    if value in RESERVED_SENSOR_NAMES:
+        raise ValueError(f"sensor name {value!r} is taken by `edge-cli sensors {value} NAME`; "
+                         "choose another name")
     return check_name(value, "sensor name",
                       "; rules write NAME.QUANTITY, e.g. greenhouse.temperature")
 
