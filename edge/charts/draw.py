@@ -30,6 +30,7 @@ from edge.readings.series import Series
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 DAY = 86400.0
 WIDTH_INCHES = 10.8
@@ -54,6 +55,12 @@ def render_chart(series: Series | Sequence[Series], tracks: Sequence[OutputTrack
                  tz: tzinfo | None = None) -> bytes:
     """The PNG of ``series`` (one panel each, sharing the time axis) over ``tracks``, with times
     shown in ``tz`` (default: the system's zone). Raises ImportError without matplotlib."""
+    return png_bytes(chart_figure(series, tracks, tz=tz))
+
+
+def chart_figure(series: Series | Sequence[Series], tracks: Sequence[OutputTrack] = (), *,
+                 tz: tzinfo | None = None) -> Figure:
+    """The chart as a matplotlib figure (its axes: the panels, then the tracks)."""
     from matplotlib.figure import Figure  # here: the agent loads matplotlib only to draw
 
     panels = [series] if isinstance(series, Series) else list(series)
@@ -78,8 +85,14 @@ def render_chart(series: Series | Sequence[Series], tracks: Sequence[OutputTrack
         handles, labels = _legend_entries(list(axes))
         fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), frameon=False,
                    fontsize=FONT_SIZE - 4)
-        out = io.BytesIO()
-        fig.savefig(out, format="png", dpi=DPI)
+    return fig
+
+
+def png_bytes(fig: Figure) -> bytes:
+    """The figure as PNG, laid out (the axes' positions are final once this returns)."""
+    out = io.BytesIO()
+    with _style():
+        fig.savefig(out, format="png", dpi=DPI, facecolor="white")
     return out.getvalue()
 
 
@@ -93,17 +106,22 @@ def _style() -> AbstractContextManager[None]:
                        "savefig.facecolor": "white"})
 
 
-def _number(value: float) -> str:
+def readable(value: float) -> str:
     """Figures as a person reads them: ``21.4``, ``1013``, ``0.0042``."""
     if value == 0 or abs(value) >= 100:
         return f"{value:.0f}"
     return f"{value:.1f}" if abs(value) >= 1 else f"{value:.2g}"
 
 
-def _when(at: float, zone: tzinfo, span: float) -> str:
-    """A local time, with the weekday when the chart covers more than half a day."""
+def _when(at: float, zone: tzinfo, span: float, *, month: bool = True) -> str:
+    """A local time, with the weekday when the chart covers more than half a day, the day of
+    the month (and the month) when more than six days."""
     moment = datetime.fromtimestamp(at, zone)
-    return moment.strftime("%a %H:%M" if span > DAY / 2 else "%H:%M")
+    if span <= DAY / 2:
+        return moment.strftime("%H:%M")
+    if span <= 6 * DAY:
+        return moment.strftime("%a %H:%M")
+    return moment.strftime("%a %d %b %H:%M" if month else "%a %d %H:%M")
 
 
 def _points(series: Series) -> tuple[list[float], list[float], list[float], list[float],
@@ -179,10 +197,10 @@ def _figures(series: Series, zone: tzinfo) -> str:
     unit = f" {series.unit}" if series.unit else ""
     if summary.mean is None or summary.low is None or summary.high is None:
         return f"{series.quantity}: no readings"
-    low_at = _when(summary.low_at or series.since, zone, span)
-    high_at = _when(summary.high_at or series.since, zone, span)
-    return (f"min {_number(summary.low)}{unit} at {low_at}   max {_number(summary.high)}{unit} "
-            f"at {high_at}   mean {_number(summary.mean)}{unit}")
+    low_at = _when(summary.low_at or series.since, zone, span, month=False)
+    high_at = _when(summary.high_at or series.since, zone, span, month=False)
+    return (f"min {readable(summary.low)}{unit} at {low_at}   max {readable(summary.high)}{unit} "
+            f"at {high_at}   mean {readable(summary.mean)}{unit}")
 
 
 def _draw_track(ax: Axes, track: OutputTrack) -> None:
@@ -206,7 +224,9 @@ def _time_axis(ax: Axes, since: float, until: float, zone: tzinfo) -> None:
 
     locator = AutoDateLocator(tz=zone, minticks=4, maxticks=8)  # type: ignore[no-untyped-call]
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator, tz=zone))  # type: ignore[no-untyped-call]
+    formats = ["%Y", "%b", "%a %d", "%H:%M", "%H:%M", "%S.%f"]  # days as "Fri 20"
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(  # type: ignore[no-untyped-call]
+        locator, tz=zone, formats=formats))
     ax.set_xlim(since / DAY, until / DAY)
     ax.set_xlabel(f"local time ({datetime.fromtimestamp(until, zone).strftime('%Z') or time.tzname[0]})",
                   fontsize=FONT_SIZE - 4)

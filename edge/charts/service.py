@@ -16,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from edge.audit import AUDIT_FILE
+from edge.charts.draw import readable, render_chart  # matplotlib loads inside, to draw
 from edge.charts.tracks import OutputTrack, output_tracks
 from edge.config.model import Config
 from edge.core.durations import format_duration
@@ -46,12 +47,11 @@ def plotting_missing() -> str | None:
     reason = unavailable_reason("matplotlib")
     if reason is None:
         return None
-    if on_32_bit_arm():
-        how = ("install Raspberry Pi OS's package (sudo apt install python3-matplotlib); the "
-               "agent's venv must see system packages (deploy/install.sh makes it with "
-               "--system-site-packages there)")
-    else:
-        how = "install it into the agent's environment (pip install matplotlib)"
+    debian = ("install Raspberry Pi OS's package (sudo apt install python3-matplotlib) for a "
+              "venv that sees system packages (deploy/install.sh makes it with "
+              "--system-site-packages there)")
+    pip = "pip install matplotlib into the agent's environment"
+    how = f"{debian}" if on_32_bit_arm() else f"{pip}; on 32-bit Pi OS, {debian}"
     return f"charts need matplotlib ({reason}): {how}"
 
 
@@ -82,14 +82,16 @@ class Chart:
     tracks: tuple[OutputTrack, ...]
 
     def caption(self) -> str:
-        """``greenhouse temperature, last 1d: 11.0–29.2 °C, mean 19.5 °C; fan on 3 times``."""
+        """``greenhouse, last 1d: temperature 11.7–28.3 °C, mean 19.3 °C; fan on 1 time, 1
+        refused``."""
         first = self.series[0]
         parts = []
         for one in self.series:
             s = one.summary()
             unit = f" {one.unit}" if one.unit else ""
             if s.low is not None and s.high is not None and s.mean is not None:
-                parts.append(f"{one.quantity} {s.low:g}–{s.high:g}{unit}, mean {s.mean:.4g}{unit}")
+                parts.append(f"{one.quantity} {readable(s.low)}–{readable(s.high)}{unit}, "
+                             f"mean {readable(s.mean)}{unit}")
         for track in self.tracks:
             refused = f", {len(track.refusals)} refused" if track.refusals else ""
             parts.append(f"{track.label} on {len(track.on)} time{'s' * (len(track.on) != 1)}{refused}")
@@ -128,8 +130,6 @@ async def draw_chart(config: Config, state_dir: Path, sensor: str, quantity: str
 
 
 def _render(series: Sequence[Series], tracks: Sequence[OutputTrack]) -> bytes:
-    from edge.charts.draw import render_chart  # here: matplotlib loads with the first chart
-
     started = time.perf_counter()
     png = render_chart(series, tracks)
     log.info("chart_drawn sensor=%s panels=%d tracks=%d bytes=%d seconds=%.2f", series[0].sensor,
@@ -149,16 +149,21 @@ class SensorCharts:
     """The agent's charts: drawn one at a time and written into ``outbox`` for a reply to send."""
 
     def __init__(self, config: Config, state_dir: Path, outbox: Path, *,
-                 store: ReadingStore | None = None):
+                 store: ReadingStore | None = None,
+                 before_read: Callable[[], Awaitable[None]] | None = None):
         self.config = config
         self.state_dir = state_dir
         self.outbox = outbox
         self.store = store
         """The agent's history (the recorder's store); None: opened read-only for each chart."""
+        self.before_read = before_read
+        """Writes the readings still buffered (the recorder's), so the chart ends now."""
         self._drawing = asyncio.Lock()
 
     async def to_outbox(self, sensor: str, quantity: str | None, since: float) -> tuple[Path, Chart]:
         async with self._drawing:
+            if self.before_read is not None:
+                await self.before_read()
             chart = await draw_chart(self.config, self.state_dir, sensor, quantity, since=since,
                                      store=self.store)
         path = self.outbox / f"{CHART_PREFIX}{sensor}-{time.time_ns()}.png"
