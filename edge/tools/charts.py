@@ -49,7 +49,8 @@ class SensorChartTool(ModelTool[ChartArgs]):
             return ToolResult(False, error=f"since: {exc}")
         if not self._rates.take(requester.caller, self.per_minute):
             wait = self._rates.wait(requester.caller, self.per_minute)
-            return ToolResult(False, error=f"at most {self.per_minute} charts a minute; "
+            charts = "chart" if self.per_minute == 1 else "charts"
+            return ToolResult(False, error=f"at most {self.per_minute} {charts} a minute; "
                                            f"try again in {wait:.0f} s")
         path, chart = await self.charts.to_outbox(params.name, params.quantity, time.time() - back)
         marker = f"[IMAGE:{path}]"

@@ -1,0 +1,114 @@
+"""Charts reach a Telegram user through the loopback Bot API as real pictures: ``/chart`` and the
+model's ``sensor_chart`` tool, from a week of readings the agent kept; strangers get none, and
+each sender's charts are rate-limited."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from edge.charts.service import SensorCharts
+from edge.tools.charts import SensorChartTool
+from tests.charts.greenhouse import RULES, Week, write_week
+from tests.fakes.openai_server import OpenAIServer, completion
+from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
+from tests.helpers import asker, until
+
+MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
+
+
+@pytest.fixture
+def telegram():
+    with FakeTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+async def week(isolated_env) -> Week:
+    return await write_week(Path(isolated_env["EDGE_STATE_DIR"]), time.time())
+
+
+def chart_tool(agent) -> SensorChartTool:
+    """The running agent's ``sensor_chart`` tool (given to it here while edge.assembly does
+    not register it yet)."""
+    runtime = agent.runtime
+    tool = runtime.tools.get("sensor_chart")
+    if tool is None:
+        outbox = runtime.config.agent.outbox_dir(runtime.loaded.state_dir)
+        tool = SensorChartTool(SensorCharts(runtime.config, runtime.loaded.state_dir, outbox,
+                                            store=runtime.recorder.store,
+                                            before_read=runtime.recorder.flush_for_reading))
+        runtime.tools[tool.name] = tool
+        runtime.agent.tools.append(tool)
+    return tool
+
+
+def photos_to(telegram: FakeTelegram, chat_id: int) -> list[Image.Image]:
+    """The pictures sent to ``chat_id``, decoded from the multipart bodies the Bot API got."""
+    found = []
+    for call in telegram.sent("sendPhoto"):
+        body = call["body"]
+        if f'name="chat_id"\r\n\r\n{chat_id}\r\n'.encode() not in body:
+            continue
+        start = body.index(b"\x89PNG\r\n\x1a\n")
+        end = body.index(b"IEND", start) + 8
+        found.append(Image.open(io.BytesIO(body[start:end])))
+    return found
+
+
+async def test_chart_command_sends_the_picture_of_the_week_it_kept(telegram, start_agent, week):
+    agent = await start_agent(telegram_config(telegram) + RULES)
+    chart_tool(agent)
+    telegram.push_message(42, "/chart greenhouse temperature 24h")
+    [photo] = await until(lambda: photos_to(telegram, 42), timeout=30)
+    assert photo.format == "PNG" and photo.width == 1080 and photo.height > 700
+    assert len(photo.convert("RGB").getcolors(maxcolors=1 << 20)) > 50  # a drawing, not a blank
+    [caption] = texts_to(telegram, 42)
+    assert caption.startswith("greenhouse, last 1d: temperature 11") and "fan on" in caption
+    assert "[IMAGE:" not in caption
+
+    telegram.push_message(42, "/chart shed")
+    await until(lambda: len(texts_to(telegram, 42)) == 2)
+    assert texts_to(telegram, 42)[1] == "Error: no sensor 'shed' (sensors: greenhouse)"
+    telegram.push_message(99, "/chart greenhouse")  # not an allowed user
+    telegram.push_message(43, "/chart greenhouse 2d")
+    await until(lambda: photos_to(telegram, 43), timeout=30)
+    assert photos_to(telegram, 99) == [] and len(telegram.sent("sendPhoto")) == 2
+
+
+async def test_the_model_sends_the_chart_with_its_reply(telegram, start_agent, week):
+    def model(body):
+        tool_results = [m for m in body["messages"] if m["role"] == "tool"]
+        if not tool_results:
+            return 200, completion(tool_calls=[{"name": "sensor_chart", "arguments": {
+                "name": "greenhouse", "since": "24h"}}])
+        [path] = MARKER.findall(str(tool_results[-1]["content"]))
+        return 200, completion(f"It got to 28 °C this morning and the fan ran.\n[IMAGE:{path}]")
+
+    with OpenAIServer(responder=model) as server:
+        extra = (f'[provider]\nbase_url = "{server.base_url}"\nmodel = "m"\n'
+                 '[agent]\ndebounce_ms = 0\n')
+        agent = await start_agent(telegram_config(telegram) + RULES + extra)
+        chart_tool(agent)
+        telegram.push_message(42, "how warm did the greenhouse get, and did the fan run?")
+        [photo] = await until(lambda: photos_to(telegram, 42), timeout=30)
+    assert photo.width == 1080
+    assert "sensor_chart" in {t["function"]["name"] for t in server.requests[0]["tools"]}
+    assert texts_to(telegram, 42)[0].startswith("It got to 28 °C")
+
+
+async def test_each_sender_has_a_few_charts_a_minute(start_agent, week, isolated_env):
+    agent = await start_agent("[channels.cli]\nenabled = false\n" + RULES)
+    tool = chart_tool(agent)
+    tool.per_minute = 2
+    results = [await tool.execute({"name": "greenhouse", "since": "6h"}, asker("telegram:42"))
+               for _ in range(3)]
+    assert [r.success for r in results] == [True, True, False]
+    assert results[2].error.startswith("at most 2 charts a minute; try again in")
+    other = await tool.execute({"name": "greenhouse", "since": "6h"}, asker("telegram:43"))
+    assert other.success and other.data["marker"] == f"[IMAGE:{other.data['path']}]"
