@@ -70,15 +70,16 @@ def _point(bucket: Bucket, step: float, when: Callable[[float], str]) -> str:
 
 def series_text(series: Sequence[Series], *, points: bool = True) -> str:
     """Each series' summary, then its points (``HH:MM low/mean/high`` per bucket, or the raw
-    values), days written out when the span is longer than one."""
+    values), with the day when the span is longer than one, the seconds when it is at most two
+    hours."""
     if not series:
         return "No history recorded."
     parts = []
     for one in series:
         parts.append(summary_text(one))
         if points and one.buckets:
-            long = one.until - one.since > 86400
-            fmt = "%m-%d %H:%M" if long else "%H:%M"
+            length = one.until - one.since
+            fmt = "%m-%d %H:%M" if length > 86400 else "%H:%M" if length > 7200 else "%H:%M:%S"
             step = "raw readings" if one.step == 0 else f"per {format_duration(one.step)} (low/mean/high)"
             shown = [_point(b, one.step, partial(_clock, fmt)) for b in one.buckets]
             parts.append(f"  {step}: " + ", ".join(shown))

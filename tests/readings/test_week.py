@@ -1,0 +1,149 @@
+"""A week of a greenhouse thermometer read every 30 s, on a fast clock: the recorder keeps it in a
+real SQLite file as the agent would (listener, supervised writer and upkeep paced by the clock),
+and the history that comes back is the week's: raw for the last 48 hours, 5-minute and hourly
+figures equal to those of the readings, the file bounded to the retention's rows, a gap where the
+sensor was failing, and at most the readings of the last few seconds not yet written."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import pytest_asyncio
+
+from edge.automation.clock import ManualClock
+from edge.readings.recorder import ReadingRecorder
+from edge.readings.store import RAW_KEEP_SECONDS, ReadingStore
+from edge.sensors import SensorHub, SensorState
+from peripherals.sensors.base import Reading
+from tests.helpers import until
+
+START = datetime(2026, 11, 2, 0, 0, tzinfo=UTC)
+INTERVAL = 30.0
+WEEK = 7 * 86400.0
+FAILING = (START + timedelta(days=3, hours=2), START + timedelta(days=3, hours=5))
+"""Three hours on the fourth night when the sensor does not answer."""
+FLUSH_SECONDS = 15.0
+"""The writer's pace here (the agent's is 5 s): twice per reading, fewer wake-ups to settle."""
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+class GreenhouseThermometer:
+    """A sensor whose temperature follows the sun (15 °C at night, 35 °C at 14:00) and which
+    fails to read while ``FAILING``; a real object behind the hub's Measure protocol."""
+
+    units = present = {"temperature": "°C"}
+
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+        self.taken: list[tuple[float, float | None]] = []
+
+    @staticmethod
+    def temperature(at: float) -> float:
+        hour = (at % 86400) / 3600
+        return round(25 + 10 * math.sin((hour - 8) / 24 * 2 * math.pi), 3)
+
+    async def measure(self) -> dict[str, Reading]:
+        now = self.clock.now()
+        if FAILING[0] <= now < FAILING[1]:
+            self.taken.append((now.timestamp(), None))
+            raise OSError("no answer on the 1-Wire bus")
+        value = self.temperature(now.timestamp())
+        self.taken.append((now.timestamp(), value))
+        return {"temperature": Reading("temperature", value, "°C")}
+
+    def describe(self) -> str:
+        return "a greenhouse thermometer"
+
+    def close(self) -> None:
+        return None
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def week(tmp_path_factory: pytest.TempPathFactory):
+    tmp_path = tmp_path_factory.mktemp("week")
+    clock = ManualClock(START)
+    now = lambda: clock.now().timestamp()  # noqa: E731
+    sensor = GreenhouseThermometer(clock)
+    hub = SensorHub([SensorState("greenhouse", "ds18b20", sensor, INTERVAL)], clock=now)
+    store = ReadingStore.in_state_dir(tmp_path / "state", clock=now)
+    recorder = ReadingRecorder(store, hub, clock=clock, flush_seconds=FLUSH_SECONDS,
+                                upkeep_seconds=600.0)
+    recorder.start()
+    for _ in range(int(WEEK / INTERVAL)):
+        await clock.advance(timedelta(seconds=INTERVAL))
+        try:
+            await hub.measure("greenhouse")
+        except OSError:
+            pass
+    # what a crash now would lose: only what the writer has not reached yet
+    await until(lambda: recorder.written + recorder.pending == len(sensor.taken), timeout=30)
+    yield clock, sensor, recorder, store
+    await recorder.aclose()
+
+
+def expected(taken: list[tuple[float, float | None]], start: float, end: float) -> list[float]:
+    return [v for at, v in taken if start <= at < end and v is not None]
+
+
+async def test_a_crash_loses_at_most_the_last_few_seconds(week) -> None:
+    clock, sensor, recorder, store = week
+    assert recorder.pending <= 1  # one reading (30 s apart) at most, at most FLUSH_SECONDS old
+    db = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)  # as a restarted agent would
+    kept = db.execute("SELECT sum(count) + sum(failures) FROM five_min").fetchone()[0]
+    assert kept == recorder.written >= len(sensor.taken) - 1
+
+
+async def test_the_file_holds_the_retention_and_no_more(week) -> None:
+    clock, sensor, recorder, store = week
+    await recorder.flush()
+    await store.maintain()
+    rows = store.stats()
+    raw_span = RAW_KEEP_SECONDS / INTERVAL
+    assert raw_span <= rows["raw"] <= raw_span + 1
+    assert rows["five_min"] == WEEK / 300 + 1  # the week's, and the one just begun
+    assert rows["hours"] == WEEK / 3600 + 1
+    oldest = sqlite3.connect(store.path).execute("SELECT min(at) FROM raw").fetchone()[0]
+    assert oldest >= clock.now().timestamp() - RAW_KEEP_SECONDS
+
+
+async def test_the_week_in_two_hour_buckets_is_the_readings_and_a_gap_where_it_failed(week) -> None:
+    clock, sensor, recorder, store = week
+    await recorder.flush()
+    end = clock.now().timestamp()
+    [series] = await store.series("greenhouse", "temperature", START.timestamp(), end,
+                                  max_points=84)
+    assert series.step == 7200 and len(series.buckets) == 84 and series.unit == "°C"
+    failing = [b for b in series.buckets if b.mean is None]
+    assert [(b.start, b.end) for b in failing] == [
+        (FAILING[0].timestamp() + i * 7200, FAILING[0].timestamp() + (i + 1) * 7200)
+        for i in range(1)]  # 02:00-04:00 is all failing; 04:00-06:00 has an hour of readings
+    assert failing[0].failures == 240 and failing[0].count == 0
+    for bucket in series.buckets:
+        if bucket.mean is None:
+            continue
+        values = expected(sensor.taken, bucket.start, bucket.end)
+        assert bucket.count == len(values)
+        assert bucket.low == min(values) and bucket.high == max(values)
+        assert bucket.mean == pytest.approx(sum(values) / len(values))
+    summary = series.summary()
+    everything = expected(sensor.taken, START.timestamp(), end)
+    assert (summary.low, summary.high, summary.count) == (min(everything), max(everything),
+                                                          len(everything))
+    assert (summary.gaps, summary.failing) == (1, 1)
+
+
+async def test_last_night_is_answered_from_the_raw_readings(week) -> None:
+    clock, sensor, recorder, store = week
+    await recorder.flush()
+    night = (START + timedelta(days=6, hours=-2)).timestamp(), (START + timedelta(days=6, hours=6)).timestamp()
+    [series] = await store.series("greenhouse", None, *night)
+    assert series.step == 300 and len(series.buckets) == 96  # 8 hours in 5-minute buckets
+    values = expected(sensor.taken, *night)
+    summary = series.summary()
+    assert summary.low == min(values) and summary.high == max(values)
+    coldest = min((v, at) for at, v in sensor.taken if v is not None and night[0] <= at < night[1])
+    assert summary.low_at is not None and summary.low_at <= coldest[1] < summary.low_at + 300
