@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from edge.readings.store import (DAY, HOUR, RAW_KEEP_SECONDS, Entry, ReadingStore, pick_step)
+from edge.readings.store import DAY, HOUR, RAW_KEEP_SECONDS, Entry, ReadingStore, pick_step
 
 NOW = 1_800_000_000.0  # a fixed "now": 2027-01-15 08:00 UTC, a multiple of an hour
 T = "temperature"
