@@ -14,6 +14,7 @@ naming the known ones; no history in the window, or no matplotlib, an
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -132,6 +133,10 @@ async def draw_chart(config: Config, state_dir: Path, sensor: str, quantity: str
 def _render(series: Sequence[Series], tracks: Sequence[OutputTrack]) -> bytes:
     started = time.perf_counter()
     png = render_chart(series, tracks)
+    # a figure is some ten thousand objects in reference cycles: collected now, a long-running
+    # agent's RSS stays flat after its first chart instead of growing some 4 MB a chart until the
+    # oldest generation's turn comes (about 50 ms on a PC; bench/bench_charts.py)
+    gc.collect()
     log.info("chart_drawn sensor=%s panels=%d tracks=%d bytes=%d seconds=%.2f", series[0].sensor,
              len(series), len(tracks), len(png), time.perf_counter() - started)
     return png
