@@ -5,8 +5,9 @@ fan its rule switched in a real audit trail (``tests/charts/greenhouse.py``), in
 with the agent's modules loaded (``edge.runtime``). Figures: the first chart (it imports
 matplotlib), then warm charts p50 and max; the RSS before any chart, what the first adds (most of
 it numpy and matplotlib themselves) and what ten more add (about 9 MB of matplotlib's font and
-text caches, then flat: forty more add no more; a leak would keep growing); the PNG's size. The baseline, from the same run: reading the
-same 24 hours from the history without drawing. No target: the issue asks for the figure.
+text caches, then flat: forty more add no more; a leak would keep growing); the PNG's size. The
+baseline, from the same run: reading the same 24 hours from the history without drawing. No
+target: the issue asks for the figure.
 """
 
 from __future__ import annotations
