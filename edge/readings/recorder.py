@@ -98,6 +98,11 @@ class ReadingRecorder:
     def pending(self) -> int:
         return len(self._buffer)
 
+    @property
+    def flushing(self) -> bool:
+        """A write is under way."""
+        return self._flushing.locked()
+
     # writing ---------------------------------------------------------------------------------
 
     async def flush(self) -> int:

@@ -15,8 +15,9 @@ hours      the same per hour              two years
 The 5-minute and hourly rows are kept up to date as each batch is written (one upsert per bucket
 the batch touches), so they never wait for a downsampling pass and a chart of last month reads no
 raw row; :meth:`ReadingStore.maintain` (periodic, supervised by the recorder) drops what is past
-each tier's span, so the file stays bounded: about 2 MB for one quantity read every 30 s, at
-steady state (``tests/readings/test_size.py`` measures it on a real file).
+each tier's span and gives the freed pages back (``auto_vacuum = INCREMENTAL``), so the file
+stays bounded: about 2.2 MB for one quantity read every 30 s, at steady state
+(``tests/readings/test_size.py`` measures it on a real file).
 
 A batch is one transaction (``synchronous = NORMAL`` in WAL: a power cut loses at most the last
 transactions, never the file). Every call runs on one worker thread, never on the event loop.
@@ -241,6 +242,7 @@ class ReadingStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+            db.executescript("PRAGMA incremental_vacuum;")  # every freed page (execute: one)
         if gone:
             log.info("readings_pruned rows=%d", gone)
         return gone
@@ -350,6 +352,7 @@ class ReadingStore:
         else:
             prepare_sqlite_file(self.path)
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # a new file only: then it holds
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute("PRAGMA journal_size_limit = 4194304")
