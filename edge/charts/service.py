@@ -108,7 +108,8 @@ async def draw_chart(config: Config, state_dir: Path, sensor: str, quantity: str
     missing = plotting_missing()
     if missing:
         raise EdgeError(missing)
-    until = time.time() if until is None else until
+    if until is None:  # now, on the history's clock (a test's may run fast)
+        until = store.clock() if store is not None else time.time()
     own = store is None
     reader = ReadingStore.in_state_dir(state_dir, read_only=True) if store is None else store
     try:
@@ -165,12 +166,15 @@ class SensorCharts:
         """Writes the readings still buffered (the recorder's), so the chart ends now."""
         self._drawing = asyncio.Lock()
 
-    async def to_outbox(self, sensor: str, quantity: str | None, since: float) -> tuple[Path, Chart]:
+    async def to_outbox(self, sensor: str, quantity: str | None, *,
+                        back: float) -> tuple[Path, Chart]:
+        """The chart of the last ``back`` seconds, written into the outbox; its path."""
         async with self._drawing:
             if self.before_read is not None:
                 await self.before_read()
-            chart = await draw_chart(self.config, self.state_dir, sensor, quantity, since=since,
-                                     store=self.store)
+            now = self.store.clock() if self.store is not None else time.time()
+            chart = await draw_chart(self.config, self.state_dir, sensor, quantity,
+                                     since=now - back, until=now, store=self.store)
         path = self.outbox / f"{CHART_PREFIX}{sensor}-{time.time_ns()}.png"
         await asyncio.to_thread(self._keep, path, chart.png)
         return path, chart

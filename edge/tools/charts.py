@@ -9,8 +9,6 @@ a second.
 
 from __future__ import annotations
 
-import time
-
 from pydantic import Field
 
 from edge.charts.service import SensorCharts
@@ -52,7 +50,7 @@ class SensorChartTool(ModelTool[ChartArgs]):
             charts = "chart" if self.per_minute == 1 else "charts"
             return ToolResult(False, error=f"at most {self.per_minute} {charts} a minute; "
                                            f"try again in {wait:.0f} s")
-        path, chart = await self.charts.to_outbox(params.name, params.quantity, time.time() - back)
+        path, chart = await self.charts.to_outbox(params.name, params.quantity, back=back)
         marker = f"[IMAGE:{path}]"
         return ToolResult(True, f"{chart.caption()}\nTo send the chart, put this line in your "
                                 f"reply: {marker}",

@@ -75,7 +75,7 @@ async def test_the_agent_keeps_its_last_charts_in_the_outbox_only(config, tmp_pa
         os.utime(drawn, (week.now - 1000 + n, week.now - 1000 + n))
     mine = outbox / "photo.png"
     mine.write_bytes(b"\x89PNG not a chart")
-    path, chart = await charts.to_outbox("greenhouse", None, week.now - 6 * 3600)
+    path, chart = await charts.to_outbox("greenhouse", None, back=6 * 3600)
     assert path.parent == outbox and path.read_bytes() == chart.png
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert len(list(outbox.glob("chart-*.png"))) == KEPT_CHARTS and not old.exists()
