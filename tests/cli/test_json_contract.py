@@ -33,6 +33,11 @@ def a_damaged_audit_trail(tmp: Path) -> None:
     (tmp / "state" / "audit.db").write_text("not a database\n")
 
 
+def a_damaged_sensor_history(tmp: Path) -> None:
+    (tmp / "state").mkdir(exist_ok=True)
+    (tmp / "state" / "readings.db").write_text("not a database\n")
+
+
 def a_log_file(tmp: Path) -> None:
     state = tmp / "state"
     state.mkdir(exist_ok=True)
@@ -101,6 +106,13 @@ CASES: list[tuple[str, list[str], set[int], Setup | None]] = [
     ("gpio servo, angle out of range", ["gpio", "servo", "led", "190"], {2}, None),
     ("channel pair, not configured", ["channel", "pair", "telegram"], {1, 2}, None),
     ("sensors", ["sensors"], {0}, None),
+    ("sensors history, unknown sensor", ["sensors", "history", "nosuch"], {2}, None),
+    ("sensors history, bad --since", ["sensors", "history", "x", "--since", "soon"], {2}, None),
+    ("sensors history, damaged file", ["sensors", "history", "x"], {1}, a_damaged_sensor_history),
+    ("sensors history, no sensor", ["sensors", "history"], {2}, None),
+    ("sensors chart, no --output", ["sensors", "chart", "x"], {2}, None),
+    ("sensors chart, unknown sensor", ["sensors", "chart", "nosuch", "--output", "{tmp}/c.png"],
+     {2}, None),
     ("rules", ["rules"], {0}, None),
     ("interlocks", ["interlocks"], {0}, None),
     ("schedules", ["schedules"], {0}, None),
@@ -163,6 +175,8 @@ WITH_AGENT: list[tuple[list[str], set[int]]] = [
     (["history"], {0}),
     (["config", "check"], {0}),
     (["sensors"], {0}),
+    (["sensors", "history", "nosuch"], {2}),
+    (["sensors", "chart", "nosuch", "--output", "nosuch.png"], {2}),
     (["rules"], {0}),
     (["schedules"], {0}),
     (["interlocks"], {0}),

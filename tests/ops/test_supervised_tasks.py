@@ -64,7 +64,8 @@ interval_seconds = 1
 down_after_seconds = 0
 """
 EVERY_TASK = {"board-supervisor", "mqtt-bridge", "dispatcher", "memory-hygiene", "rules",
-              "scheduler", "heartbeat", "sensor-pi", "mqtt-health", "mqtt-sensors"}
+              "scheduler", "heartbeat", "sensor-pi", "mqtt-health", "mqtt-sensors",
+              "readings-writer", "readings-upkeep"}
 
 
 def fails_once(original, error: Exception):
