@@ -40,7 +40,9 @@ hysteresis = 1
 
 
 def temperature(at: float) -> float:
-    return 20.0 + 8.0 * math.sin(2 * math.pi * (at % DAY) / DAY) + 0.3 * math.sin(at / 97.0)
+    """Warmest at 14:00 UTC, coldest at 02:00, with a slower wobble of clouds."""
+    return (20.0 + 8.0 * math.cos(2 * math.pi * ((at - 14 * 3600) % DAY) / DAY)
+            + 0.3 * math.sin(at / 1500.0))
 
 
 @dataclass

@@ -14,7 +14,7 @@ from PIL import Image
 
 from edge.charts.service import SensorCharts
 from edge.tools.charts import SensorChartTool
-from tests.charts.greenhouse import RULES, Week, write_week
+from tests.charts.greenhouse import DAY, RULES, Week, write_week
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
 from tests.helpers import asker, until
@@ -69,7 +69,11 @@ async def test_chart_command_sends_the_picture_of_the_week_it_kept(telegram, sta
     assert photo.format == "PNG" and photo.width == 1080 and photo.height > 700
     assert len(photo.convert("RGB").getcolors(maxcolors=1 << 20)) > 50  # a drawing, not a blank
     [caption] = texts_to(telegram, 42)
-    assert caption.startswith("greenhouse, last 1d: temperature 11") and "fan on" in caption
+    low, high = map(float, re.match(r"greenhouse, last 1d: temperature ([\d.]+)–([\d.]+) °C",
+                                    caption).groups())
+    runs = len([run for run in week.fan_runs if run[1] > week.now - DAY])  # in the last day
+    assert 11 < low < 13 and 27 < high < 29
+    assert caption.endswith(f"; fan on {runs} time{'s' * (runs > 1)}, 1 refused")
     assert "[IMAGE:" not in caption
 
     telegram.push_message(42, "/chart shed")

@@ -32,7 +32,9 @@ async def test_the_chart_of_a_configured_sensor_has_its_figures_and_its_fan(conf
     assert summary.failing >= 20  # two hours of failed reads, in 5-minute buckets
     assert [t.label for t in chart.tracks] == ["fan"] and len(chart.tracks[0].refusals) == 1
     caption = chart.caption()
-    assert caption.startswith("greenhouse, last 1d: temperature 11") and "1 refused" in caption
+    assert caption == (f"greenhouse, last 1d: temperature {summary.low:.1f}–{summary.high:.1f} °C, "
+                       f"mean {summary.mean:.1f} °C; fan on {len(chart.tracks[0].on)} time"
+                       f"{'s' * (len(chart.tracks[0].on) > 1)}, 1 refused")
 
 
 async def test_a_sensor_nobody_configured_lists_the_known_ones(config, tmp_path):
