@@ -7,24 +7,15 @@ import io
 import time
 
 import pytest
-from matplotlib.colors import to_rgb
 from PIL import Image
 
-from edge.charts.draw import (
-    BAND_COLOUR,
-    DAY,
-    MEAN_COLOUR,
-    ON_COLOUR,
-    REFUSED_COLOUR,
-    chart_figure,
-    png_bytes,
-    render_chart,
-)
+from edge.charts.draw import BAND_COLOUR, DAY, MEAN_COLOUR, ON_COLOUR, REFUSED_COLOUR, render_chart
 from edge.charts.tracks import output_tracks
 from edge.config.rules import RuleConfig
 from edge.readings.series import Bucket, Series
 from edge.readings.store import ReadingStore
 from tests.charts.greenhouse import Week, write_week
+from tests.charts.pixels import Drawn, near, rgb
 
 FAN_RULE = RuleConfig(name="fan", when="greenhouse.temperature > 26", then="gpio write fan on",
                       on_clear="gpio write fan off")
@@ -43,36 +34,6 @@ async def day_of(week: Week, span: float = DAY):
     tracks = await output_tracks([FAN_RULE], "greenhouse", week.state_dir / "audit.db",
                                  since=week.now - span, until=week.now)
     return series, tracks
-
-
-def rgb(image: Image.Image, xy: tuple[float, float]) -> tuple[int, int, int]:
-    r, g, b = image.getpixel((round(xy[0]), round(xy[1])))[:3]
-    return r, g, b
-
-
-def near(pixel: tuple[int, int, int], colour: str, tolerance: int = 40) -> bool:
-    target = [round(c * 255) for c in to_rgb(colour)]
-    return all(abs(p - t) <= tolerance for p, t in zip(pixel, target, strict=True))
-
-
-class Drawn:
-    """The PNG decoded, and where a time and a value fall on it (from the figure's own axes)."""
-
-    def __init__(self, series, tracks):
-        self.figure = chart_figure(series, tracks)
-        self.png = png_bytes(self.figure)
-        self.image = Image.open(io.BytesIO(self.png)).convert("RGB")
-
-    def at(self, axes: int, when: float, value: float) -> tuple[float, float]:
-        x, y = self.figure.axes[axes].transData.transform((when / DAY, value))
-        return x, self.image.height - y
-
-    def column(self, axes: int, when: float) -> list[tuple[int, int, int]]:
-        """The pixels of one time across a panel, top to bottom (inside its frame)."""
-        box = self.figure.axes[axes].get_window_extent()
-        x = self.figure.axes[axes].transData.transform((when / DAY, 0))[0]
-        top, bottom = self.image.height - box.y1 + 3, self.image.height - box.y0 - 3
-        return [rgb(self.image, (x, y)) for y in range(round(top), round(bottom))]
 
 
 async def test_a_day_of_a_week_is_a_phone_wide_png_with_its_gap_and_the_fans_runs(week):
