@@ -31,6 +31,7 @@ from edge.channels.base import Channel
 from edge.channels.cli import stdin_attached
 from edge.channels.registry import CHANNELS, admin_table, channel_spec
 from edge.channels.spec import ChannelContext
+from edge.charts.service import SensorCharts
 from edge.config.loader import LoadedConfig
 from edge.core.supervision import SupervisedTask
 from edge.hardware import build_hardware
@@ -40,6 +41,7 @@ from edge.readings.recorder import ReadingRecorder
 from edge.readings.store import ReadingStore
 from edge.security.approvals import ApprovalGate
 from edge.tools.automation import automation_tools
+from edge.tools.charts import SensorChartTool
 from edge.tools.gpio import hardware_tools
 from edge.tools.history import HistoryTool
 from edge.tools.sensor_history import SensorHistoryTool
@@ -90,12 +92,18 @@ class AgentAssembly:
         self.recorder = ReadingRecorder(ReadingStore.in_state_dir(loaded.state_dir),
                                         self.automation.sensors)
         """The sensor history: every reading kept (started by :meth:`start_recorder`)."""
+        charts = SensorCharts(self.config, loaded.state_dir,
+                              self.config.agent.outbox_dir(loaded.state_dir),
+                              store=self.recorder.store,
+                              before_read=self.recorder.flush_for_reading)
+        """Charts of the history, drawn into the outbox (matplotlib loads with the first)."""
         self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
                                           *automation_tools(self.automation, self.approvals),
                                           HistoryTool(self.audit.path),
                                           SensorHistoryTool(self.recorder.store,
                                                             self.automation.sensors.describe(),
-                                                            self.recorder.flush_for_reading)]}
+                                                            self.recorder.flush_for_reading),
+                                          SensorChartTool(charts)]}
         self.hooks = HookRunner(hooks)
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None
