@@ -85,6 +85,7 @@ class Runtime(AgentAssembly):
             "mcp": self.mcp_servers.status() if self.mcp_servers else {"servers": []},
             "recent_errors": self.recent_events.snapshot(),
             "safe_mode": self.safe_mode.status(),
+            "readings": self.recorder.status(),
         }, secret_values(self.config))
 
     def _active_endpoint(self) -> dict[str, Any]:

@@ -28,6 +28,7 @@ crash loses at most the last few seconds of readings, a clean stop none.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from datetime import timedelta
@@ -168,6 +169,12 @@ class ReadingRecorder:
         await self.store.close()
 
     def status(self) -> dict[str, Any]:
-        return {"pending": self.pending, "written": self.written, "dropped": self.dropped,
-                "file": str(self.store.path)}
+        """For ``edge-cli status --json``: the file and its size (a stat, no query), readings
+        written since start, waiting in the buffer, and dropped while it could not be written."""
+        size = 0
+        for path in (self.store.path, self.store.path.with_name(self.store.path.name + "-wal")):
+            with contextlib.suppress(OSError):
+                size += path.stat().st_size
+        return {"file": str(self.store.path), "bytes": size, "written": self.written,
+                "pending": self.pending, "dropped": self.dropped}
 

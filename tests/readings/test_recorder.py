@@ -126,3 +126,18 @@ async def test_stopping_writes_what_is_buffered_and_stops_listening(tmp_path: Pa
     assert recorder.pending == 0 and recorder.written == 2
     assert sqlite3.connect(tmp_path / "readings.db").execute(
         "SELECT count(*) FROM raw").fetchone()[0] == 2
+
+
+async def test_status_says_the_files_size_and_what_was_written(tmp_path: Path) -> None:
+    hub = hub_with(Dial())
+    recorder = ReadingRecorder(ReadingStore.in_state_dir(tmp_path), hub)
+    recorder.listen()
+    await hub.measure("tank")
+    assert recorder.status() == {"file": str(tmp_path / "readings.db"), "bytes": 0,
+                                 "written": 0, "pending": 2, "dropped": 0}
+    await recorder.flush()
+    status = recorder.status()
+    assert status["written"] == 2 and status["pending"] == 0
+    assert status["bytes"] == sum(p.stat().st_size for p in tmp_path.glob("readings.db*")
+                                  if not p.name.endswith("-shm"))
+    await recorder.aclose()
