@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import math
 import statistics
+import threading
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -47,6 +48,7 @@ BAND_COLOUR = "#9fc0ea"
 GAP_COLOUR = "#d9d9d9"
 ON_COLOUR = "#e8871e"
 REFUSED_COLOUR = "#d62728"
+_DRAWING = threading.Lock()
 RAW_HOLE_FACTOR = 3.0
 """Raw readings further apart than this many times their usual spacing leave a gap between them."""
 
@@ -54,8 +56,11 @@ RAW_HOLE_FACTOR = 3.0
 def render_chart(series: Series | Sequence[Series], tracks: Sequence[OutputTrack] = (), *,
                  tz: tzinfo | None = None) -> bytes:
     """The PNG of ``series`` (one panel each, sharing the time axis) over ``tracks``, with times
-    shown in ``tz`` (default: the system's zone). Raises ImportError without matplotlib."""
-    return png_bytes(chart_figure(series, tracks, tz=tz))
+    shown in ``tz`` (default: the system's zone). Raises ImportError without matplotlib. One
+    chart at a time in the process: the style is matplotlib's global ``rcParams``, set for the
+    drawing's length, and its font caches are not made for threads."""
+    with _DRAWING:
+        return png_bytes(chart_figure(series, tracks, tz=tz))
 
 
 def chart_figure(series: Series | Sequence[Series], tracks: Sequence[OutputTrack] = (), *,

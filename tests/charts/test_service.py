@@ -3,6 +3,7 @@ sensor or quantity names the known ones, no history says so, no matplotlib says 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import sys
@@ -102,3 +103,13 @@ def test_the_outputs_are_those_the_rules_on_the_sensor_switch(config):
                         then=["gpio pwm mister 0.5 for 10m", "notify misting", "gpio write fan on"])]
     assert rule_outputs(rules, "greenhouse") == ["fan", "mister"]  # no servo, no other sensor
     assert rule_outputs(rules, "shed") == ["heater"]
+
+
+async def test_charts_asked_at_once_come_out_alike(config, tmp_path):
+    """The control socket's charts and the chat's may be asked together, each drawn in a thread:
+    the same chart comes out the same, byte for byte."""
+    week = await write_week(tmp_path, time.time())
+    asked = [chart_png(config, tmp_path, "greenhouse", since=week.now - DAY, until=week.now)
+             for _ in range(3)]
+    first, *others = await asyncio.gather(*asked)
+    assert first.startswith(b"\x89PNG") and all(other == first for other in others)
