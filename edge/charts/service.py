@@ -4,7 +4,8 @@ rules switch (from the audit trail, :mod:`edge.charts.tracks`), drawn by :mod:`e
 :func:`chart_png` is the whole of it for ``edge-cli sensors chart``; :class:`SensorCharts` is the
 agent's: it also writes the picture into the outbox (the one directory a reply's
 ``[IMAGE:path]`` may send from), keeps the last :data:`KEPT_CHARTS` there, and draws one chart
-at a time (a drawing takes a core for about a second; on a Pi Zero several).
+at a time (a drawing keeps a core busy for a third of a second on the build machine, more on a
+Pi: ``python -m bench charts``).
 
 Errors say what to do: an unknown sensor or quantity is a :class:`~edge.core.exc.UsageError`
 naming the known ones; no history in the window, or no matplotlib, an
@@ -52,7 +53,7 @@ def plotting_missing() -> str | None:
               "venv that sees system packages (deploy/install.sh makes it with "
               "--system-site-packages there)")
     pip = "pip install matplotlib into the agent's environment"
-    how = f"{debian}" if on_32_bit_arm() else f"{pip}; on 32-bit Pi OS, {debian}"
+    how = debian if on_32_bit_arm() else f"{pip}; on 32-bit Pi OS, {debian}"
     return f"charts need matplotlib ({reason}): {how}"
 
 

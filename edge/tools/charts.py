@@ -3,8 +3,7 @@
 
 Read-only: it draws from the history and the audit trail into the outbox and returns the
 ``[IMAGE:path]`` marker that makes the channel send the picture (:mod:`edge.channels.outbox`).
-Each sender may have :data:`CHARTS_PER_MINUTE` charts a minute: a drawing takes a core for about
-a second.
+Each sender may have :data:`CHARTS_PER_MINUTE` charts a minute: a drawing keeps a core busy.
 """
 
 from __future__ import annotations
