@@ -16,8 +16,9 @@ import pytest
 
 from edge.readings.recorder import ReadingRecorder
 from edge.readings.store import ReadingStore
-from edge.sensors import SensorHub, SensorState
-from peripherals.sensors.base import Reading
+from edge.sensors import AnalogPinMeasure, SensorHub, SensorState
+from peripherals.exc import BoardError
+from peripherals.sensors.base import Reading, Scaling
 from tests.helpers import until
 
 
@@ -141,3 +142,34 @@ async def test_status_says_the_files_size_and_what_was_written(tmp_path: Path) -
     assert status["bytes"] == sum(p.stat().st_size for p in tmp_path.glob("readings.db*")
                                   if not p.name.endswith("-shm"))
     await recorder.aclose()
+
+
+class Uno:
+    """An analog pin's board: reads 0.42 of its reference, or fails while ``unplugged``."""
+
+    def __init__(self) -> None:
+        self.unplugged = False
+
+    async def read(self, spec: str, requester: object) -> tuple[object, float]:
+        if self.unplugged:
+            raise BoardError(f"board uno is not connected (reading {spec})")
+        return None, 0.42
+
+
+async def test_an_analog_pin_read_as_a_sensor_is_kept_too(tmp_path: Path) -> None:
+    uno = Uno()
+    measure = AnalogPinMeasure("soil", uno, "uno:A0", Scaling(scale=100, quantity="moisture",
+                                                               unit="%"))
+    ticks = itertools.count(time.time(), 10.0)
+    hub = SensorHub([SensorState("soil", "analog", measure, 60)], clock=lambda: next(ticks))
+    recorder = ReadingRecorder(ReadingStore.in_state_dir(tmp_path), hub)
+    recorder.listen()
+    await hub.measure("soil")
+    uno.unplugged = True
+    with pytest.raises(BoardError):
+        await hub.measure("soil")
+    await recorder.aclose()
+    rows = sqlite3.connect(tmp_path / "readings.db").execute(
+        "SELECT q.sensor, q.quantity, q.unit, r.value FROM raw r JOIN quantities q "
+        "ON q.id = r.series ORDER BY r.at").fetchall()
+    assert rows == [("soil", "moisture", "%", 42.0), ("soil", "moisture", "%", None)]
