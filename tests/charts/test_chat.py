@@ -79,6 +79,9 @@ async def test_chart_command_sends_the_picture_of_the_week_it_kept(telegram, sta
     telegram.push_message(42, "/chart shed")
     await until(lambda: len(texts_to(telegram, 42)) == 2)
     assert texts_to(telegram, 42)[1] == "Error: no sensor 'shed' (sensors: greenhouse)"
+    telegram.push_message(42, "/chart")
+    await until(lambda: len(texts_to(telegram, 42)) == 3)
+    assert texts_to(telegram, 42)[2].startswith("Usage: /chart NAME [QUANTITY] [SINCE]")
     telegram.push_message(99, "/chart greenhouse")  # not an allowed user
     telegram.push_message(43, "/chart greenhouse 2d")
     await until(lambda: photos_to(telegram, 43), timeout=30)
