@@ -1,6 +1,7 @@
 """The sensors the agent reads, as one object beside :class:`~edge.hardware.Hardware`: each is
 polled every ``interval_seconds`` in a thread (drivers block), its last readings kept for status,
-tools and chat, and every reading handed to listeners (rules, MQTT) on the event loop.
+tools and chat, and every reading handed to listeners (rules, MQTT, the sensor history) on the
+event loop; every failed read goes to the failure listeners (the history keeps it as a gap).
 
 A sensor that fails keeps its last good readings (marked with their age) and its error; the
 heartbeat reports it once it has been failing longer than its threshold. Each sensor is polled by
