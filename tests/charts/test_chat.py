@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from edge.charts.service import SensorCharts
 from edge.tools.charts import SensorChartTool
 from tests.charts.greenhouse import DAY, RULES, Week, write_week
 from tests.fakes.openai_server import OpenAIServer, completion
@@ -34,17 +33,9 @@ async def week(isolated_env) -> Week:
 
 
 def chart_tool(agent) -> SensorChartTool:
-    """The running agent's ``sensor_chart`` tool (given to it here while edge.assembly does
-    not register it yet)."""
-    runtime = agent.runtime
-    tool = runtime.tools.get("sensor_chart")
-    if tool is None:
-        outbox = runtime.config.agent.outbox_dir(runtime.loaded.state_dir)
-        tool = SensorChartTool(SensorCharts(runtime.config, runtime.loaded.state_dir, outbox,
-                                            store=runtime.recorder.store,
-                                            before_read=runtime.recorder.flush_for_reading))
-        runtime.tools[tool.name] = tool
-        runtime.agent.tools.append(tool)
+    """The running agent's ``sensor_chart`` tool, which ``/chart`` calls too."""
+    tool = agent.runtime.tools["sensor_chart"]
+    assert isinstance(tool, SensorChartTool) and tool in agent.runtime.agent.tools
     return tool
 
 

@@ -13,18 +13,14 @@ PROBE = """
 import asyncio, sys, time
 from pathlib import Path
 from edge.assembly import AgentAssembly
-from edge.charts.service import SensorCharts
 from edge.config.loader import load_config
 from edge.core.requester import Requester
-from edge.tools.charts import SensorChartTool
 from edge.tools.base import spec_of
 from tests.charts.greenhouse import write_week
 
 loaded = load_config(sys.argv[1])
 assembly = AgentAssembly(loaded, resident=False)
-outbox = loaded.config.agent.outbox_dir(loaded.state_dir)
-tool = SensorChartTool(SensorCharts(loaded.config, loaded.state_dir, outbox))
-assembly.tools[tool.name] = tool
+tool = assembly.tools["sensor_chart"]
 [spec_of(t) for t in assembly.tools.values()]  # what the model is told of every tool
 import edge.agent.commands, edge.channels.telegram, edge.runtime
 print("before", "matplotlib" in sys.modules)
@@ -33,6 +29,7 @@ async def draw():
     await write_week(loaded.state_dir, time.time())
     result = await tool.execute({"name": "greenhouse", "since": "6h"}, Requester("cli", "me", "me"))
     assert result.success, result.error
+    await assembly.recorder.store.close()
 
 asyncio.run(draw())
 print("after", "matplotlib" in sys.modules)
