@@ -1,4 +1,5 @@
-"""The outbox: the one directory a reply's ``[IMAGE:path]`` may send files from.
+"""The outbox: the one directory a reply's ``[IMAGE:path]`` may send files from, for every
+channel that sends pictures (Telegram uploads them, Signal attaches them).
 
 A marker names a file; it is sent only when, after resolving symlinks and ``..``, it lies inside
 the outbox, is a regular file no larger than the limit, and its first bytes are a PNG, JPEG, GIF
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,8 @@ log = logging.getLogger(__name__)
 SIGNATURES = (("png", b"\x89PNG\r\n\x1a\n"), ("jpeg", b"\xff\xd8\xff"), ("gif", b"GIF87a"),
               ("gif", b"GIF89a"))
 HEAD_BYTES = 12
+IMAGE_MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
+"""How a reply names a picture to send: ``[IMAGE:path]`` on its own line."""
 IMAGE_REFUSED = ("(image not sent: only PNG, JPEG, GIF or WebP files in the outbox can be sent, "
                  "up to the size limit)")
 

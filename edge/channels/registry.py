@@ -83,11 +83,13 @@ def _build_telegram(section: TelegramChannelConfig, context: ChannelContext) -> 
 
 
 def _build_signal(section: SignalChannelConfig, context: ChannelContext) -> Channel:
+    from edge.channels.outbox import Outbox
     from edge.channels.signal import SignalChannel
 
     return SignalChannel(section.http_url, section.account, context.allowed,
                          group_ids=section.group_ids, approvals=context.approvals,
-                         pair=context.pair)
+                         pair=context.pair,
+                         outbox=Outbox.from_config(context.config.agent, context.state_dir))
 
 
 def _build_mqtt(section: MqttChat, context: ChannelContext) -> Channel | None:

@@ -9,6 +9,13 @@ Unknown numbers get one pairing hint (``/pair CODE`` pairs them). Approvals are 
 the request carries a short token and ``<token> approve|deny|always`` from the requester (or an
 admin) answers it, the token in any case; the answer is acknowledged with a reaction.
 
+Pictures go out as attachments: each ``[IMAGE:path]`` in a reply that the outbox lets out
+(:mod:`edge.channels.outbox`) is taken out of the text and sent with it as a data URI
+(``data:image/png;filename=chart.png;base64,...``, which signal-cli's ``send --attachment``
+takes as well as a path), so signal-cli may run as another user or on another host. One that
+may not be sent is replaced by the same refusal as on Telegram, which never says whether the
+file exists.
+
 Voice notes (audio attachments) from allowed numbers are fetched with ``getAttachment``,
 transcribed through ``[transcription]`` and go on as typed text, the transcript shown first
 (:mod:`edge.channels.voice`); a stranger's are never fetched. signal-cli says a note's size but not
@@ -33,6 +40,7 @@ from typing import Any
 import httpx
 
 from edge.channels.base import Channel, ChannelMessage, SendMessage
+from edge.channels.outbox import HEAD_BYTES, IMAGE_MARKER, IMAGE_REFUSED, Outbox, image_kind
 from edge.channels.pairing import Pair, Strangers
 from edge.channels.signal_events import Attachment, Envelope, parse_event
 from edge.channels.spec import ApprovalAnswers
@@ -48,6 +56,8 @@ log = logging.getLogger(__name__)
 
 APPROVAL_REPLY = re.compile(r"^\s*([0-9a-f]{6})\s+(approve|deny|always)\s*$", re.IGNORECASE)
 RPC_TIMEOUT = 15.0
+UNSAFE_IN_FILENAME = re.compile(r"[^\w.-]")
+"""Characters a data URI's ``filename=`` may not carry as they are (``;``, ``,``, ``=``...)."""
 
 
 class SignalRPCError(EdgeError):
@@ -62,13 +72,20 @@ class SignalChannel(Channel):
 
     def __init__(self, http_url: str, account: str, allowed: set[str], *,
                  group_ids: list[str] | None = None, approvals: ApprovalAnswers | None = None,
-                 pair: Pair | None = None):
+                 pair: Pair | None = None, outbox: Outbox | None = None):
         self.base = http_url.rstrip("/")
         self.account = account
         self.allowed = allowed
         self.group_ids = set(group_ids or [])
         self.approvals = approvals
         self.pair = pair
+        self.outbox = outbox
+        """Where ``[IMAGE:path]`` files may come from; None: no image is ever sent."""
+        if outbox is not None:
+            self.capabilities = (
+                "You are talking on Signal: plain text only, no Markdown. To send a picture "
+                f"(PNG, JPEG, GIF or WebP), it must be in {outbox.directory}: put "
+                f"[IMAGE:{outbox.directory}/name.png] on its own line. No other file is sent.")
         self._client = async_client(self.base, timeout=httpx.Timeout(RPC_TIMEOUT, read=None))
         self._ids = itertools.count(1)
         self.strangers = Strangers(self.name, pair)
@@ -219,7 +236,42 @@ class SignalChannel(Channel):
             log.info("signal_reply_failed to=%s error=%s", sender, type(exc).__name__)
 
     async def send(self, message: SendMessage) -> None:
-        await self.rpc("send", {**self._target(message.recipient), "message": message.content})
+        """The text, with each ``[IMAGE:path]`` the outbox lets out as an attachment of the
+        same message; a marker whose file may not be sent becomes :data:`IMAGE_REFUSED`, and a
+        line that held only sent pictures goes with them."""
+        attachments: list[str] = []
+        refused: set[str] = set()
+        for written in IMAGE_MARKER.findall(message.content):
+            attachment = await self._attachment(written)
+            if attachment is None:
+                refused.add(written)
+            else:
+                attachments.append(attachment)
+        lines = [(line, IMAGE_MARKER.sub(lambda m: IMAGE_REFUSED if m.group(1) in refused else "",
+                                         line)) for line in message.content.split("\n")]
+        text = "\n".join(new for old, new in lines if new.strip() or old == new).strip()
+        params: dict[str, Any] = {**self._target(message.recipient), "message": text}
+        if attachments:
+            params["attachments"] = attachments
+        await self.rpc("send", params)
+
+    async def _attachment(self, written: str) -> str | None:
+        """The image ``written`` names as a data URI, or None when it may not be sent (checked
+        again after reading: the file may have changed since the outbox looked at it)."""
+        if self.outbox is None or (path := await self.outbox.image(written)) is None:
+            return None
+        try:
+            data = await asyncio.to_thread(path.read_bytes)
+        except OSError as exc:
+            log.warning("image_refused reason=unreadable path=%r error=%s", written[:200],
+                        type(exc).__name__)
+            return None
+        kind = image_kind(data[:HEAD_BYTES])
+        if kind is None or not 0 < len(data) <= self.outbox.max_bytes:
+            log.warning("image_refused reason=changed path=%r", written[:200])
+            return None
+        return (f"data:image/{kind};filename={UNSAFE_IN_FILENAME.sub('_', path.name)};base64,"
+                f"{base64.b64encode(data).decode('ascii')}")
 
     async def start_typing(self, recipient: str) -> None:
         await self.rpc("sendTyping", self._target(recipient))

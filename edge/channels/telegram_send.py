@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from edge.channels.base import SendMessage
-from edge.channels.outbox import IMAGE_REFUSED, Outbox
+from edge.channels.outbox import IMAGE_MARKER, IMAGE_REFUSED, Outbox
 from edge.channels.telegram_api import MAX_CHAT_HOLD_SECONDS, ChatPacing, TelegramAPI, TelegramError
 from edge.channels.telegram_updates import CallbackQuery
 from edge.core.requester import Requester
@@ -39,7 +39,6 @@ FLOOD_RETRIES = 2
 """Times a send to a chat that answered 429 is retried after its ``retry_after``."""
 MAX_BACKGROUND_REPLIES = 50
 """Best-effort replies in flight at once; beyond this they are dropped."""
-IMAGE_MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
 FINAL_ANSWERS = ("Approved.", "Denied.", "Approved, and remembered.")
 MAX_OPEN_PROMPTS = 100
 """Approval prompts remembered for :meth:`TelegramSender.approval_expired` at once."""

@@ -1,9 +1,11 @@
 """Charts reach a Telegram user through the loopback Bot API as real pictures: ``/chart`` and the
 model's ``sensor_chart`` tool, from a week of readings the agent kept; strangers get none, and
-each sender's charts are rate-limited."""
+each sender's charts are rate-limited. A Signal user gets the same picture as an attachment
+through the loopback signal-cli daemon."""
 
 from __future__ import annotations
 
+import base64
 import io
 import re
 import time
@@ -15,6 +17,7 @@ from PIL import Image
 from edge.tools.charts import SensorChartTool
 from tests.charts.greenhouse import DAY, RULES, Week, write_week
 from tests.fakes.openai_server import OpenAIServer, completion
+from tests.fakes.signal_server import FakeSignal, signal_config
 from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
 from tests.helpers import asker, until
 
@@ -24,6 +27,12 @@ MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
 @pytest.fixture
 def telegram():
     with FakeTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+def signal():
+    with FakeSignal() as server:
         yield server
 
 
@@ -110,3 +119,21 @@ async def test_each_sender_has_a_few_charts_a_minute(start_agent, week, isolated
     assert results[2].error.startswith("at most 2 charts a minute; try again in")
     other = await tool.execute({"name": "greenhouse", "since": "6h"}, asker("telegram:43"))
     assert other.success and other.data["marker"] == f"[IMAGE:{other.data['path']}]"
+
+
+async def test_chart_reaches_a_signal_user_as_an_attachment(signal, start_agent, week):
+    agent = await start_agent(signal_config(signal, ["+4917600000001"]) + RULES)
+    chart_tool(agent)
+    await until(lambda: signal.streams)
+    signal.push_message("+4917600000001", "/chart greenhouse")
+    [sent] = await until(lambda: [p for p in signal.sent() if p.get("attachments")], timeout=30)
+    [attachment] = sent["attachments"]
+    head, _, data = attachment.partition(";base64,")
+    assert head.startswith("data:image/png;filename=chart-greenhouse-") and head.endswith(".png")
+    photo = Image.open(io.BytesIO(base64.b64decode(data, validate=True)))
+    assert photo.format == "PNG" and photo.width == 1080 and photo.height > 700
+    assert len(photo.convert("RGB").getcolors(maxcolors=1 << 20)) > 50  # a drawing, not a blank
+    low, high = map(float, re.match(r"greenhouse, last 1d: temperature ([\d.]+)–([\d.]+) °C",
+                                    sent["message"]).groups())
+    assert 11 < low < 13 and 27 < high < 29 and "[IMAGE:" not in sent["message"]
+    assert sent["recipient"] == ["+4917600000001"]
