@@ -60,8 +60,10 @@ CORRELATION_BYTES = 16
 DEFAULT_EXPIRY_SECONDS = 5
 MAX_EXPIRY_SECONDS = 60
 REMOTE_OPS = frozenset({"status", "pins", "gpio.read", "gpio.write", "gpio.pwm", "gpio.servo",
-                        "sensors", "history"})
-"""What another node (or edge-cli on another machine) may ask; the rest is the local operator's."""
+                        "sensors", "sensors.history", "history"})
+"""What another node (or edge-cli on another machine) may ask; the rest is the local operator's.
+A sensor's history is asked of its node (summaries and at most 1,000 points); its chart is not:
+a chart is drawn where the history is, and a picture is no answer to carry through the broker."""
 ACTUATING_OPS = frozenset({"gpio.write", "gpio.pwm", "gpio.servo"})
 """Refused by a node whose ``[mqtt] allow_commands = false``."""
 CALLER = re.compile(r"[A-Za-z0-9_-]{1,64}|cli:[A-Za-z0-9_.-]{1,64}@[A-Za-z0-9_.-]{1,253}")

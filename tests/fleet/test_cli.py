@@ -295,3 +295,36 @@ def test_an_offline_node_is_said_offline_since_its_last_health(tmp_path, isolate
         assert "barn  offline since 3 h ago (its last health), 0.1.0" in text, text
         assert "error    board gpio: unplugged" in text
         assert "1 node on" in text and "0 online, 1 offline" in text
+
+
+def test_a_nodes_sensor_history_is_asked_through_the_broker(tmp_path, isolated_env):
+    def quantities(payload: dict) -> dict[str, int]:
+        return {one["quantity"]: one["summary"]["count"] for one in payload["data"]["series"]}
+
+    with fleet(tmp_path, isolated_env) as nodes:
+        def kept() -> dict | None:  # the shed's host sensor, every 0.5 s, kept a few readings
+            there = as_json(nodes.local("shed", "sensors", "history", "host", "--since", "1h",
+                                        "--json"))
+            return there if there["ok"] and min(quantities(there).values(), default=0) >= 2 else None
+
+        there = wait_for(kept, 20, 0.2)
+        asked = as_json(nodes.remote("--node", "shed", "sensors", "history", "host", "--since",
+                                     "1h", "--json"))
+        assert asked["via"] == "broker" and asked["ok"]
+        assert sorted(quantities(asked)) == sorted(quantities(there)) and "load_1m" in quantities(asked)
+        assert all(quantities(asked)[q] >= n for q, n in quantities(there).items())  # kept since
+        for one in asked["data"]["series"]:
+            assert one["sensor"] == "host" and len(one["buckets"]) == one["summary"]["count"]
+
+        text = nodes.remote("--node", "shed", "sensors", "history", "host", "load_1m", "--since", "1h")
+        assert text.returncode == 0 and text.stdout.startswith("host load_1m"), text
+
+        unknown = as_json(nodes.remote("--node", "shed", "sensors", "history", "barn", "--json"))
+        local = as_json(nodes.local("shed", "sensors", "history", "barn", "--json"))
+        assert unknown["exit_code"] != 0 and unknown["error"] == local["error"]
+        assert "host" in unknown["error"]  # the node's own sensors, named in its own words
+
+        chart = as_json(nodes.remote("--node", "shed", "sensors", "chart", "host", "--output",
+                                     str(tmp_path / "host.png"), "--json"))
+        assert chart["exit_code"] == 2 and "drawn where the history is" in chart["error"]
+        assert not (tmp_path / "host.png").exists()
