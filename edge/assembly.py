@@ -27,6 +27,7 @@ from edge.agent.sessions import ResetPolicy, SessionStore
 from edge.audit import AUDIT_FILE, AuditTrail
 from edge.automation.assembly import Automation
 from edge.automation.clock import Clock
+from edge.cameras.service import CameraService
 from edge.channels.base import Channel
 from edge.channels.cli import stdin_attached
 from edge.channels.registry import CHANNELS, admin_table, channel_spec
@@ -41,6 +42,7 @@ from edge.readings.recorder import ReadingRecorder
 from edge.readings.store import ReadingStore
 from edge.security.approvals import ApprovalGate
 from edge.tools.automation import automation_tools
+from edge.tools.camera import CameraSnapshotTool
 from edge.tools.charts import SensorChartTool
 from edge.tools.gpio import hardware_tools
 from edge.tools.history import HistoryTool
@@ -97,13 +99,17 @@ class AgentAssembly:
                               store=self.recorder.store,
                               before_read=self.recorder.flush_for_reading)
         """Charts of the history, drawn into the outbox (matplotlib loads with the first)."""
+        self.cameras = CameraService(self.config.cameras,
+                                     self.config.agent.outbox_dir(loaded.state_dir))
+        """``[cameras.NAME]``: pictures into the outbox (Pillow loads with the first)."""
         self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
                                           *automation_tools(self.automation, self.approvals),
                                           HistoryTool(self.audit.path),
                                           SensorHistoryTool(self.recorder.store,
                                                             self.automation.sensors.describe(),
                                                             self.recorder.flush_for_reading),
-                                          SensorChartTool(charts)]}
+                                          SensorChartTool(charts),
+                                          CameraSnapshotTool(self.cameras)]}
         self.hooks = HookRunner(hooks)
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None
@@ -123,7 +129,7 @@ class AgentAssembly:
             from edge.mqtt.bridge import MqttBridge  # aiomqtt only for agents that use it
 
             self.mqtt = MqttBridge(self.config.mqtt, self.hardware, sensors=self.automation.sensors,
-                                   state_dir=self.loaded.state_dir)
+                                   state_dir=self.loaded.state_dir, cameras=self.cameras)
             await self.mqtt.start()
 
     def start_mcp(self, target: OpTarget) -> None:

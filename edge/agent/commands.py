@@ -1,5 +1,5 @@
 """Direct commands, answered without the model: ``/help``, ``/status``, ``/pins``, ``/gpio``, ``/pwm``,
-``/chart``...
+``/chart``, ``/photo``...
 
 They go through the same tools (and so the same policy) as the model's tool calls.
 
@@ -45,6 +45,7 @@ HELP = """Commands (no model needed):
   /sensors [NAME]      sensor readings (temperature, humidity, the Pi's health...)
   /chart NAME [QUANTITY] [24h]
                        a sensor's history as a picture, with the outputs its rules switched
+  /photo [NAME]        a picture from a camera ([cameras.NAME]); the cameras without NAME
   /rules               automation rules and what they did
   /interlocks          interlocks: what the pins refuse and when, and any tripped
   /history [PIN]       who switched which pin, when and why (the audit trail)
@@ -61,6 +62,7 @@ COMMAND_MENU = [
     ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
     ("pwm", "set PWM duty: /pwm fan 0.5"), ("servo", "turn a servo: /servo arm 90"),
     ("sensors", "sensor readings"), ("chart", "a sensor's history: /chart greenhouse 24h"),
+    ("photo", "a camera's picture: /photo door"),
     ("rules", "automation rules"),
     ("interlocks", "interlocks and their state"),
     ("schedule", "list, add or remove scheduled jobs"),
@@ -182,6 +184,22 @@ async def _chart(args: list[str], ctx: CommandContext) -> str:
         if "sensor_chart" in ctx.tools else None
     if result is None:
         return "Charts are not available in this agent."
+    if not result.success or not result.data:
+        return result.text
+    return f"{result.output.splitlines()[0]}\n{result.data['marker']}"
+
+
+async def _photo(args: list[str], ctx: CommandContext) -> str:
+    """``/photo NAME``: the ``camera_snapshot`` tool's picture and its marker (the channel
+    sends it); ``/photo`` alone names the cameras."""
+    from edge.tools.camera import CameraSnapshotTool  # the command module stays light
+
+    tool = ctx.tools.get("camera_snapshot")
+    if not isinstance(tool, CameraSnapshotTool) or not tool.cameras.names:
+        return "No cameras are configured; add a [cameras.NAME] section (type rpicam or v4l2)."
+    if len(args) != 1:
+        return f"Usage: /photo NAME  (cameras: {', '.join(tool.cameras.names)})"
+    result = await tool.execute({"name": args[0]}, ctx.requester)
     if not result.success or not result.data:
         return result.text
     return f"{result.output.splitlines()[0]}\n{result.data['marker']}"
@@ -310,6 +328,7 @@ async def _history(args: list[str], ctx: CommandContext) -> str:
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
     "help": _help, "start": _help, "status": _status, "pins": _pins,
     "gpio": _gpio, "pwm": _pwm, "servo": _servo, "sensors": _sensors, "chart": _chart,
+    "photo": _photo,
     "rules": _rules,
     "interlocks": _interlocks,
     "schedule": _schedule, "schedules": _schedule,

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from edge.config.cameras import CameraConfig, CameraName
 from edge.config.channels import ChannelsConfig
 from edge.config.interlocks import InterlockConfig
 from edge.config.mcp import McpConfig
@@ -355,6 +356,7 @@ class Config(Section):
     rules: list[RuleConfig] = []
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     sensors: dict[SensorName, SensorConfig] = {}
+    cameras: dict[CameraName, CameraConfig] = {}
     interlocks: list[InterlockConfig] = []
     transcription: TranscriptionConfig = TranscriptionConfig()
     _origin: str = PrivateAttr(default="")

@@ -198,6 +198,31 @@ async def chart_op(target: OpTarget, args: dict[str, Any]) -> OpResult:
                      "bytes": len(png), "png_base64": base64.b64encode(png).decode("ascii")})
 
 
+async def camera_op(target: OpTarget, args: dict[str, Any]) -> OpResult:
+    """``camera.snapshot``: the agent (which owns its cameras) takes a picture with camera
+    ``args["camera"]`` and answers with the JPEG, base64 in ``data.jpeg_base64``. An unknown
+    camera is exit 2; a camera that fails, exit 1."""
+    import base64  # here, as the cameras: the status path imports this module and stays light
+
+    from edge.core.exc import EdgeError, UsageError
+    from edge.tools.camera import CameraSnapshotTool
+
+    camera = str(args.get("camera") or "")
+    tool = target.tools.get("camera_snapshot")
+    if not camera:
+        return OpResult(False, "give the camera to take a picture with", exit_code=2)
+    if not isinstance(tool, CameraSnapshotTool):
+        return OpResult(False, "this agent has no cameras", exit_code=1)
+    try:
+        shot = await tool.cameras.snapshot(camera)
+    except UsageError as exc:
+        return OpResult(False, str(exc), {"cameras": tool.cameras.names}, exit_code=2)
+    except EdgeError as exc:
+        return OpResult(False, str(exc), exit_code=1)
+    return OpResult(True, shot.caption(),
+                    {**shot.as_dict(), "jpeg_base64": base64.b64encode(shot.jpeg).decode("ascii")})
+
+
 OPERATOR_OPS = frozenset({"models.select", "schedules.add", "schedules.remove", "resume",
                           "channel.pair"})
 """Operations that change the agent for everyone: the local operator only."""
@@ -221,6 +246,8 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
         return await pair_op(target, args, requester)
     if op == "sensors.chart":
         return await chart_op(target, args)
+    if op == "camera.snapshot":
+        return await camera_op(target, args)
     if op == "resume":  # leave safe mode: rules and schedules start, the model is asked again
         return OpResult(True, await target.safe_mode.resume(requester.caller),
                         {"safe_mode": target.safe_mode.status()})

@@ -51,6 +51,7 @@ from edge.core.supervision import SupervisedTask, close_all
 from edge.fleet.link import FleetLink, describe_node
 from edge.fleet.protocol import node_topic
 from edge.hardware import Hardware
+from edge.mqtt.cameras import CameraFeed
 from edge.mqtt.commands import carry_out, parse_command, shown
 from edge.mqtt.discovery import REFUSED_EVENT, discovery_configs, sweep_stale
 from edge.mqtt.followers import AnalogFollower, PinStates, SensorAvailability
@@ -90,12 +91,13 @@ def _iso(when: float | None) -> str | None:
 
 class MqttBridge:
     def __init__(self, config: MqttConfig, hardware: Hardware, *, sensors: SensorFeed | None = None,
-                 state_dir: Path | None = None):
+                 state_dir: Path | None = None, cameras: CameraFeed | None = None):
         """``state_dir``: where the client id's random part is kept (without one, it lasts
-        this process)."""
+        this process); ``cameras``: each one's pictures are published as they are taken."""
         self.config = config
         self.hardware = hardware
         self.sensors = sensors
+        self.cameras = cameras
         self.topics = Topics(config.topic_base)
         self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate,
                                    config.inputs)
@@ -137,6 +139,8 @@ class MqttBridge:
         self._unsubscribe.append(self.hardware.subscribe(self._on_board_event))
         if self.sensors is not None:
             self._unsubscribe.append(self.sensors.subscribe(self._on_reading))
+        if self.cameras is not None:
+            self._unsubscribe.append(self.cameras.subscribe(self._on_picture))
         self.since = time.time()
         self._task = SupervisedTask("mqtt-bridge", self._run).start()
         self._timers = [SupervisedTask("mqtt-health", self._refresh_health).start()]
@@ -276,7 +280,8 @@ class MqttBridge:
         described = self.sensors.describe(present=True) if self.sensors is not None else {}
         kinds = ({row["name"]: row["kind"] for row in self.sensors.rows()}
                  if self.sensors is not None else {})
-        return discovery_configs(self.config, self.topics, self.pins, described, kinds)
+        cameras = self.cameras.names if self.cameras is not None else ()
+        return discovery_configs(self.config, self.topics, self.pins, described, kinds, cameras)
 
     async def _announce(self, client: aiomqtt.Client) -> None:
         """Discovery, ``online``, then every state as it is now, the sensors and the health."""
@@ -372,6 +377,9 @@ class MqttBridge:
             self._availability.read(sensor)
         self._queue(self.topics.sensor(sensor, reading.quantity), f"{reading.value:g}".encode(),
                     self.config.retain)
+
+    def _on_picture(self, camera: str, jpeg: bytes) -> None:
+        self._queue(self.topics.camera(camera), jpeg, self.config.retain)
 
     # commands --------------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ a sensor's quantity as :mod:`edge.mqtt.presentation` says (a ``sensor`` with its
 ``device_class``, unit and ``state_class``, or a ``binary_sensor`` flag). Every entity is
 unavailable while the agent is offline (``<base>/availability``); a sensor's entities also while
 the sensor's reads fail (``<base>/<sensor>/availability``, both required: ``availability_mode:
-all``). Refused commands are an ``event`` entity on ``<base>/refused``.
+all``). Refused commands are an ``event`` entity on ``<base>/refused``; each camera an ``image``
+entity (:mod:`edge.mqtt.cameras`).
 
 Names are words, and never begin with the node's name: Home Assistant shows each entity as the
 device's name and then the entity's, so a sensor named after its node (``greenhouse`` on node
@@ -28,11 +29,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from edge import __version__
 from edge.config.mqtt import MqttConfig
+from edge.mqtt.cameras import COMPONENT as IMAGE
+from edge.mqtt.cameras import CONTENT_TYPE, camera_object_id
 from edge.mqtt.presentation import present
 from edge.mqtt.topics import NodePins, PinTopic, Topics, slugify
 
@@ -86,7 +89,7 @@ def entity_name(node_id: str, *names: str, words: str = "") -> str | None:
     return name
 
 
-def _common(cfg: MqttConfig, topics: Topics, object_id: str, name: str | None) -> dict[str, Any]:
+def common_keys(cfg: MqttConfig, topics: Topics, object_id: str, name: str | None) -> dict[str, Any]:
     return {"name": name, "unique_id": f"{cfg.node_id}_{object_id}",
             "availability_topic": topics.availability,
             "payload_available": "online", "payload_not_available": "offline",
@@ -94,7 +97,7 @@ def _common(cfg: MqttConfig, topics: Topics, object_id: str, name: str | None) -
 
 
 def pin_config(cfg: MqttConfig, topics: Topics, row: PinTopic) -> dict[str, Any]:
-    return (_common(cfg, topics, row.slug, entity_name(cfg.node_id, row.slug))
+    return (common_keys(cfg, topics, row.slug, entity_name(cfg.node_id, row.slug))
             | row.kind.discovery(topics, row.slug) | row.discovery())
 
 
@@ -106,7 +109,7 @@ def sensor_config(cfg: MqttConfig, topics: Topics, sensor: str, quantity: str, u
                   kind: str = "") -> tuple[str, dict[str, Any]]:
     """(component, config) of one quantity of a sensor of type ``kind``."""
     shown = present(kind, quantity, unit)
-    body = _common(cfg, topics, sensor_object_id(sensor, quantity),
+    body = common_keys(cfg, topics, sensor_object_id(sensor, quantity),
                    entity_name(cfg.node_id, sensor, words=shown.words))
     del body["availability_topic"], body["payload_available"], body["payload_not_available"]
     body |= {"availability": [{"topic": topics.availability},
@@ -119,15 +122,29 @@ def sensor_config(cfg: MqttConfig, topics: Topics, sensor: str, quantity: str, u
 def refused_config(cfg: MqttConfig, topics: Topics) -> dict[str, Any]:
     """The ``event`` entity each refused command fires (``{"event_type": "refused", "pin",
     "command", "reason", "topic"}`` on ``<base>/refused``)."""
-    return (_common(cfg, topics, REFUSED_OBJECT_ID, "Refused command")
+    return (common_keys(cfg, topics, REFUSED_OBJECT_ID, "Refused command")
             | {"state_topic": topics.refused, "event_types": [REFUSED_EVENT]})
+
+
+def image_config(cfg: MqttConfig, topics: Topics, camera: str) -> dict[str, Any]:
+    """Camera ``camera``'s ``image`` entity: each picture, raw JPEG bytes on its topic.
+
+    >>> body = image_config(MqttConfig(url="mqtt://broker", node_id="shed"), Topics("edge/shed"),
+    ...                     "door")
+    >>> body["image_topic"], body["content_type"], body["name"], body["unique_id"]
+    ('edge/shed/camera/door', 'image/jpeg', 'door', 'shed_camera_door')
+    """
+    return (common_keys(cfg, topics, camera_object_id(camera), entity_name(cfg.node_id, camera))
+            | {"image_topic": topics.camera(camera), "content_type": CONTENT_TYPE})
 
 
 def discovery_configs(cfg: MqttConfig, topics: Topics, pins: NodePins,
                       sensors: Mapping[str, Mapping[str, str]],
-                      kinds: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+                      kinds: Mapping[str, str] | None = None,
+                      cameras: Collection[str] = ()) -> dict[str, dict[str, Any]]:
     """Config topic -> payload for every entity this node has now (none when discovery is off).
-    ``sensors``: sensor -> quantity -> unit; ``kinds``: sensor -> its type (``pi``)."""
+    ``sensors``: sensor -> quantity -> unit; ``kinds``: sensor -> its type (``pi``); ``cameras``:
+    their names (an ``image`` entity each, :mod:`edge.mqtt.cameras`)."""
     if not cfg.discovery:
         return {}
     configs = {config_topic(cfg, row.kind.component, row.slug): pin_config(cfg, topics, row)
@@ -137,6 +154,8 @@ def discovery_configs(cfg: MqttConfig, topics: Topics, pins: NodePins,
             component, body = sensor_config(cfg, topics, sensor, quantity, unit,
                                             (kinds or {}).get(sensor, ""))
             configs[config_topic(cfg, component, sensor_object_id(sensor, quantity))] = body
+    for camera in cameras:
+        configs[config_topic(cfg, IMAGE, camera_object_id(camera))] = image_config(cfg, topics, camera)
     if cfg.allow_commands:
         configs[config_topic(cfg, "event", REFUSED_OBJECT_ID)] = refused_config(cfg, topics)
     return configs

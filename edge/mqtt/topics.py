@@ -45,7 +45,7 @@ def slugify(name: str) -> str:
 
 
 NODE_TOPICS = frozenset({"availability", "events", "health", "refused", "node", "request",
-                         "response", "chat", "sensor"})
+                         "response", "chat", "sensor", "camera"})
 """The node's own topics under its base: a pin whose name is one of these is published under
 ``<board>-<name>`` instead (as pins of the same name on two boards are), so it never writes over
 the node's health or answers its requests."""
@@ -90,6 +90,10 @@ class Topics:
 
     def sensor(self, sensor: str, quantity: str) -> str:
         return f"{self.base}/sensor/{slugify(sensor)}/{slugify(quantity)}"
+
+    def camera(self, camera: str) -> str:
+        """Each picture ``camera`` takes, as JPEG bytes (Home Assistant's image entity)."""
+        return f"{self.base}/camera/{slugify(camera)}"
 
     def sensor_availability(self, sensor: str) -> str:
         """``online`` while the sensor's reads succeed, ``offline`` while they fail."""

@@ -40,7 +40,10 @@ MIRROR = "http://deb.debian.org/debian"
 # that sign trixie-backports, so the archive signature is verified against the host's keyring
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 # what /init loads (their dependencies are found and loaded first)...
-MODULES = ("configfs", "gpio-sim", "netfs", "9pnet", "9pnet_virtio", "9p", "overlay", "i2c-dev")
+MODULES = ("configfs", "gpio-sim", "netfs", "9pnet", "9pnet_virtio", "9p", "overlay", "i2c-dev",
+           # vivid, the kernel's virtual video test driver: /dev/video0 is its capture node
+           # (tests/kernel/test_camera.py); its videobuf2, videodev and v4l2-tpg come first
+           "vivid")
 # ...and what tests load later, with parameters: /init copies every module to /run/modules, e.g.
 # `busybox insmod /run/modules/i2c_stub.ko chip_addr=0x76` (without chip_addr it refuses)
 ON_DEMAND = ("i2c-stub",)
@@ -74,7 +77,9 @@ def prepare(cache_dir: Path = CACHE) -> Image:
     with _locked(cache_dir / ".lock"):
         version = _current_version(cache_dir)
         kernel_dir = cache_dir / version
-        if not (kernel_dir / "modules.order").is_file():
+        if not (kernel_dir / "modules.order").is_file() or not all(
+                (kernel_dir / "modules" / f"{name.replace('-', '_')}.ko").is_file()
+                for name in MODULES + ON_DEMAND):  # a cache from before a module was added
             _fetch_kernel(cache_dir, version, kernel_dir)
         return Image(version=version, kernel=kernel_dir / "vmlinuz",
                      initramfs=_initramfs(kernel_dir), linewatch=_linewatch(cache_dir))
@@ -195,7 +200,7 @@ def _unpack_modules(tree: Path, target: Path, modules: tuple[str, ...],
         data = lzma.decompress(path.read_bytes()) if path.suffix == ".xz" else path.read_bytes()
         found = re.search(rb"\0depends=([^\0]*)\0", data)
         for dep in filter(None, (found.group(1).decode() if found else "").split(",")):
-            add(dep, (*chain, name))
+            add(dep.replace("-", "_"), (*chain, name))  # modinfo may write videobuf2-common
         (target / f"{name}.ko").write_bytes(data)
         order.append(name)
 
