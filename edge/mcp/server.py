@@ -19,6 +19,7 @@ servo_angle        turn a servo to an angle                               destru
 pin_safe           an output back to its safe level                       idempotent
 sensors_list       every sensor's latest reading                          read-only
 sensor_read        one sensor (``fresh``: measured now)                   read-only
+sensor_history     a sensor over a span: lowest, highest, when, points    read-only
 status             the agent: boards, channels, tasks                     read-only
 history            the audit trail (who switched what, when, why)         read-only
 schedules_list     the schedules                                          read-only
@@ -192,6 +193,26 @@ def build_server(door: Door, caller_of: CallerOf,
         """One sensor's reading: each quantity with its unit and how old it is."""
         return await ask(ctx, "sensors", {"name": name, "fresh": fresh})
 
+    async def sensor_history(name: Annotated[str, Field(description="The sensor's name")],
+                             ctx: Context,
+                             quantity: Annotated[str | None, Field(description=(
+                                 "One quantity (temperature, humidity...); all the sensor's when "
+                                 "omitted"))] = None,
+                             since: Annotated[str, Field(description=(
+                                 "Start: a span ago ('12h', '7d', '90m') or a local time "
+                                 "('2026-11-25T18:00')"))] = "24h",
+                             until: Annotated[str | None, Field(description=(
+                                 "End, written the same way; now when omitted"))] = None,
+                             points: Annotated[int, Field(ge=1, le=1000, description=(
+                                 "At most this many points per quantity"))] = 100,
+                             ) -> CallToolResult:
+        """What a sensor read over a span of time, from the agent's recorded history: each
+        quantity's lowest and highest value with when, mean, last value, the gaps where the
+        sensor was failing, and up to ``points`` points (low/mean/high per bucket)."""
+        args = {"sensor": name, "quantity": quantity, "since": since, "until": until,
+                "points": points}
+        return await ask(ctx, "sensors.history", {k: v for k, v in args.items() if v is not None})
+
     async def status(ctx: Context) -> CallToolResult:
         """The agent's status: version, uptime, boards, channels, tasks, what is down and why."""
         result = await door("status", {}, caller_of(ctx))
@@ -244,8 +265,8 @@ def build_server(door: Door, caller_of: CallerOf,
 
     for tool, hints in ((pin_read, READ), (pins_list, READ), (pin_write, ACTUATE),
                         (pin_pwm, ACTUATE), (servo_angle, ACTUATE), (pin_safe, MAKE_SAFE),
-                        (sensors_list, READ), (sensor_read, READ), (status, READ),
-                        (history, READ), (schedules_list, READ), (schedule_add, ADD),
+                        (sensors_list, READ), (sensor_read, READ), (sensor_history, READ),
+                        (status, READ), (history, READ), (schedules_list, READ), (schedule_add, ADD),
                         (schedule_remove, REMOVE)):
         server.add_tool(tool, annotations=hints)
 
