@@ -28,7 +28,7 @@ parser.add_argument("-e", "--encoding", choices=["jpg", "png", "bmp", "rgb", "yu
 parser.add_argument("-o", "--output", required=True)
 args = parser.parse_args()
 with open({log!r}, "a") as log:
-    log.write(json.dumps({{"argv": sys.argv[1:], "pid": os.getpid()}}) + "\\n")
+    log.write(json.dumps({{"argv": sys.argv[1:], "pid": os.getpid(), "ppid": os.getppid()}}) + "\\n")
 if {mode!r} == "fail":
     print("ERROR: *** no cameras available ***", file=sys.stderr)
     sys.exit(255)
@@ -44,7 +44,7 @@ picture.save(args.output, "JPEG", quality=args.quality)
 
 def install(directory: Path, mode: str = "picture", name: str = "rpicam-still") -> Path:
     """Write the stand-in as ``directory/name``; returns the file its command lines go to (one
-    JSON object a line: ``argv``, ``pid``)."""
+    JSON object a line: ``argv``, ``pid``, ``ppid``)."""
     directory.mkdir(parents=True, exist_ok=True)
     log = directory / f"{name}.calls"
     program = directory / name
