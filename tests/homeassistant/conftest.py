@@ -18,6 +18,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
+from tests.cameras.standin import install as install_rpicam
 from tests.emulation.simavr import SimAvr
 from tests.fakes.mosquitto import BINARY as MOSQUITTO
 from tests.fakes.mosquitto import Mosquitto
@@ -81,6 +82,12 @@ unit = "°C"
 scale = 500
 interval_seconds = 1
 
+[cameras.bench]
+type = "rpicam"
+width = 640
+height = 480
+settle_seconds = 0.1
+
 [mqtt]
 url = "{url}"
 node_id = "{node}"
@@ -96,7 +103,8 @@ invert = true
 number (arm, on the Uno: D9 drives one), binary sensors (door on the Pi header; lid on the Uno,
 inverted: its switch closes while the lid is shut), raw analog sensors (knob, meter, probe),
 sensors with units (energy in kWh, soil temperature in °C, both scaled from the Uno's analog
-pins), the Pi's own health (what this machine can read of it) and the refused-command event."""
+pins), the Pi's own health (what this machine can read of it), the refused-command event and a
+camera's image (the Pi camera through a stand-in rpicam-still, tests/cameras/standin.py)."""
 
 
 VCGENCMD = """#!/bin/sh
@@ -262,6 +270,7 @@ def agent(home_assistant: HomeAssistant, ha_broker: Mosquitto, uno: SimAvr,
     vcgencmd = bin_dir / "vcgencmd"
     vcgencmd.write_text(VCGENCMD)
     vcgencmd.chmod(0o755)
+    install_rpicam(bin_dir)
     running.env["PATH"] = f"{bin_dir}{os.pathsep}{running.env.get('PATH', os.defpath)}"
     try:
         running.start()

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import pytest
 
 from tests.emulation.simavr import SimAvr
+from tests.helpers import cli
 from tests.homeassistant.conftest import DISCOVERY_PREFIX, NODE, Agent
 from tests.homeassistant.harness import HomeAssistant
 
@@ -26,9 +27,10 @@ pytestmark = [pytest.mark.emulator, pytest.mark.homeassistant]
 T = TypeVar("T")
 
 BASE = f"edge-agent/{NODE}"
-MAY_BE_UNKNOWN = frozenset({"event"})
+MAY_BE_UNKNOWN = frozenset({"event", "image"})
 """Domains whose state is ``unknown`` until something happens (an event entity before its first
-event); every other entity has a state as soon as the agent is online."""
+event, an image before its camera's first picture); every other entity has a state as soon as
+the agent is online."""
 
 
 def eventually(read: Callable[[], T], ok: Callable[[T], bool], what: str, timeout: float = 10.0) -> T:
@@ -260,6 +262,22 @@ def test_a_refused_command_is_an_event_in_home_assistant(agent: Agent,
     assert fired["attributes"]["event_type"] == "refused", fired
     assert fired["attributes"]["pin"] == "pump" and fired["attributes"]["reason"], fired
     assert agent.gpio_read("pump")["value"] == 0
+
+
+def test_a_cameras_picture_is_its_image_in_home_assistant(agent: Agent,
+                                                          home_assistant: HomeAssistant) -> None:
+    [body] = [b for b in agent.discovery.values() if b.get("image_topic") == f"{BASE}/camera/bench"]
+    image = accepted(agent, home_assistant)[body["unique_id"]]
+    assert image.startswith("image.")
+    out = cli("camera", "snapshot", "bench", "--output", str(agent.folder / "bench.jpg"),
+              env=agent.env)
+    assert out.returncode == 0, out.stderr
+    eventually(lambda: home_assistant.state(image)["state"], lambda state: state != "unknown",
+               f"{image}'s state after a picture")
+    token = home_assistant.state(image)["attributes"]["access_token"]
+    shown = home_assistant.http.get(f"/api/image_proxy/{image}", params={"token": token})
+    assert shown.status_code == 200 and shown.headers["content-type"] == "image/jpeg"
+    assert shown.content == (agent.folder / "bench.jpg").read_bytes()
 
 
 def test_home_assistant_logs_no_warning_about_our_entities(agent: Agent,
