@@ -109,7 +109,8 @@ class AgentAssembly:
                                                             self.automation.sensors.describe(),
                                                             self.recorder.flush_for_reading),
                                           SensorChartTool(charts),
-                                          CameraSnapshotTool(self.cameras)]}
+                                          *([CameraSnapshotTool(self.cameras)]
+                                            if self.cameras.names else [])]}
         self.hooks = HookRunner(hooks)
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None

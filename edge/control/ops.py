@@ -212,7 +212,8 @@ async def camera_op(target: OpTarget, args: dict[str, Any]) -> OpResult:
     if not camera:
         return OpResult(False, "give the camera to take a picture with", exit_code=2)
     if not isinstance(tool, CameraSnapshotTool):
-        return OpResult(False, "this agent has no cameras", exit_code=1)
+        return OpResult(False, f"no camera {camera!r}: this agent has none (add a "
+                        "[cameras.NAME] section and restart it)", {"cameras": []}, exit_code=2)
     try:
         shot = await tool.cameras.snapshot(camera)
     except UsageError as exc:
