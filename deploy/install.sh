@@ -187,6 +187,25 @@ prepare_pin_factory() {
     esac
 }
 
+# Charts (matplotlib) and camera pictures (Pillow): PyPI has no armv7 wheels of them either, so
+# on 32-bit Pi OS they are Debian's python3-matplotlib and python3-pil, which the venv sees with
+# the system's site packages. The agent runs without them; a chart or a picture says what is missing.
+prepare_pictures() {
+    case "${EDGE_INSTALL_MACHINE:-$(uname -m)}" in
+        armv6l|armv7l|armhf)
+            if "$PYTHON" -c 'import matplotlib, PIL' 2>/dev/null; then
+                return 0
+            fi
+            if live && command -v apt-get >/dev/null 2>&1; then
+                say "32-bit system: installing python3-matplotlib and python3-pil (charts, pictures) with apt" >&2
+                DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib python3-pil >&2 \
+                    || say "apt-get install python3-matplotlib python3-pil failed: charts and pictures are unavailable until they are installed" >&2
+            else
+                say "32-bit system: install python3-matplotlib and python3-pil (sudo apt install python3-matplotlib python3-pil) for charts and pictures" >&2
+            fi ;;
+    esac
+}
+
 check_pin_factory() {  # check_pin_factory VENV: lgpio imports and is the real module
     "$1/bin/python" -c 'import lgpio; lgpio.gpiochip_open' 2>/dev/null
 }
@@ -195,6 +214,7 @@ build_release() {  # prints the new release directory
     "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
         || die "$PYTHON is older than 3.11; install python3.11 or pass --python"
     prepare_pin_factory
+    prepare_pictures
     mkdir -p "$OPT/releases"
     chmod 0755 "$OPT" "$OPT/releases"
     release=$(mktemp -d "$OPT/releases/$(date +%Y%m%dT%H%M%S).XXXX")
@@ -254,6 +274,7 @@ install_venv() {
         prune_releases
         say "now running $("$VENV/bin/edge-cli" --version) from $new"
         say "pin factory: lgpio $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("lgpio"))' 2>/dev/null || echo '(system package)')"
+        say "charts: matplotlib $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("matplotlib"))' 2>/dev/null || echo 'missing (32-bit Pi OS: sudo apt install python3-matplotlib)')"
         return 0
     fi
     if [ -n "$old" ] && [ -d "$OPT/$old" ]; then
