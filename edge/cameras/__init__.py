@@ -14,3 +14,5 @@ and ``SPEC = CameraSpec("kind", Options, build)``, and one line in
 :data:`edge.cameras.registry.CAMERAS`; its ``[cameras.NAME] type = "kind"`` section, with every
 problem reported as the config's others are, follows from the spec (:mod:`edge.config.cameras`).
 """
+
+__all__ = ["base", "registry", "rpicam", "service", "v4l2"]
