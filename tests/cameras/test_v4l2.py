@@ -63,3 +63,22 @@ async def test_without_linuxpy_it_says_how_to_get_it(monkeypatch):
                                         r"installed in this environment\): pip install "
                                         r"'edge-agent\[v4l2\]'"):
         await create_camera("door", "v4l2", {"device": "/dev/video0"}).snapshot()
+
+
+def test_without_pillow_it_says_how_to_get_it_there_and_on_32_bit_pi_os(monkeypatch):
+    from edge.cameras import base
+
+    monkeypatch.setattr(base, "unavailable_reason", lambda name: f"{name}: not installed in this "
+                                                                 "environment")
+    monkeypatch.setattr(base, "on_32_bit_arm", lambda: False)
+    said = base.pillow_missing()
+    assert said is not None and said.startswith(
+        "camera pictures need Pillow (Pillow (PIL): not installed in this environment): pip "
+        "install pillow into the agent's environment; on 32-bit Pi OS, install Raspberry Pi "
+        "OS's package (sudo apt install python3-pil)")
+    monkeypatch.setattr(base, "on_32_bit_arm", lambda: True)
+    there = base.pillow_missing() or ""
+    assert "): install Raspberry Pi OS's package (sudo apt install python3-pil)" in there
+    assert "pip install pillow" not in there
+    with pytest.raises(EdgeError, match="sudo apt install python3-pil"):
+        base.pillow()
