@@ -1,9 +1,11 @@
 """Pictures reach a Telegram user through the loopback Bot API as real JPEGs: ``/photo NAME`` and
 the model's ``camera_snapshot`` tool, from the Pi camera (the stand-in rpicam-still on PATH,
-tests/cameras/standin.py); strangers get none, and each sender's pictures are rate-limited."""
+tests/cameras/standin.py); strangers get none, and each sender's pictures are rate-limited. A
+Signal user gets the same picture as an attachment through the loopback signal-cli daemon."""
 
 from __future__ import annotations
 
+import base64
 import io
 import os
 import re
@@ -14,6 +16,7 @@ from PIL import Image
 from edge.tools.camera import CameraSnapshotTool
 from tests.cameras.standin import BLUE, RED, calls, install, near
 from tests.fakes.openai_server import OpenAIServer, completion
+from tests.fakes.signal_server import FakeSignal, signal_config
 from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
 from tests.helpers import asker, until
 
@@ -30,6 +33,12 @@ settle_seconds = 0.1
 @pytest.fixture
 def telegram():
     with FakeTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+def signal():
+    with FakeSignal() as server:
         yield server
 
 
@@ -127,3 +136,17 @@ async def test_each_sender_has_a_few_pictures_a_minute_and_the_outbox_keeps_the_
     assert cameras.outbox is not None
     assert sorted(p.name for p in cameras.outbox.glob("photo-shed-*.jpg")) == sorted(
         os.path.basename(r.data["path"]) for r in [*results[:2], other])
+
+
+async def test_photo_reaches_a_signal_user_as_an_attachment(signal, start_agent, rpicam):
+    await start_agent(signal_config(signal, ["+4917600000001"]) + CAMERAS)
+    await until(lambda: signal.streams)
+    signal.push_message("+4917600000001", "/photo shed")
+    [sent] = await until(lambda: [p for p in signal.sent() if p.get("attachments")], timeout=30)
+    [attachment] = sent["attachments"]
+    head, _, data = attachment.partition(";base64,")
+    assert head.startswith("data:image/jpeg;filename=photo-shed-") and head.endswith(".jpg")
+    picture = Image.open(io.BytesIO(base64.b64decode(data, validate=True)))
+    assert is_the_shed(picture)
+    assert re.fullmatch(r"shed, \d\d:\d\d:\d\d: 800x600, \d+ kB", sent["message"])
+    assert sent["recipient"] == ["+4917600000001"]
