@@ -20,6 +20,10 @@ from edge.cli.output import emit
 from edge.control.ops import OpResult
 from edge.core.exc import UsageError
 
+ANSWER_SLACK_SECONDS = 10.0
+"""Beyond the camera's own timeout and the agent's margin: how long the agent may take to
+answer with the picture (base64 over the socket) before the command gives up on it."""
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
              common: argparse.ArgumentParser) -> None:
@@ -89,11 +93,45 @@ def _direct(args: argparse.Namespace, op_args: dict[str, Any]) -> OpResult:
     return asyncio.run(once())
 
 
-def _snapshot(args: argparse.Namespace) -> int:
-    from edge.cli.sensor_history_cmd import _ask_agent
+def _ask_agent(args: argparse.Namespace, op_args: dict[str, Any]) -> OpResult | None:
+    """The running agent's answer over its control socket (waiting as long as the camera may
+    take, and then some); None when no agent runs."""
+    from edge.cameras.base import CameraOptions
+    from edge.cameras.service import DEADLINE_MARGIN_SECONDS
+    from edge.config.locate import load_raw
+    from edge.control import client
+    from edge.control.client import SocketForbidden
+    from edge.core.exc import DaemonUnavailable
+    from edge.core.ownership import running_agent
+    from edge.core.paths import lock_candidates, socket_candidates
 
+    data = load_raw(args.config).data
+    configured = (data.get("paths") or {}).get("state_dir")
+    state = configured if isinstance(configured, str) else None
+    section = (data.get("cameras") or {}).get(op_args["camera"])
+    limit = section.get("timeout_seconds") if isinstance(section, dict) else None
+    try:
+        seconds = float(limit) if limit is not None else CameraOptions().timeout_seconds
+    except (TypeError, ValueError):
+        seconds = CameraOptions().timeout_seconds  # the agent's config check says what is wrong
+    try:
+        return OpResult.from_dict(client.request(
+            socket_candidates(state), "camera.snapshot", op_args,
+            timeout=seconds + DEADLINE_MARGIN_SECONDS + ANSWER_SLACK_SECONDS))
+    except SocketForbidden as exc:
+        return OpResult(False, str(exc), exit_code=1)
+    except DaemonUnavailable:
+        owner = running_agent(lock_candidates(state))
+        if owner is None:
+            return None
+        return OpResult(False, f"an agent is running (pid {owner[1]}, lock {owner[0]}) but its "
+                        "control socket did not answer; check `edge-cli logs`, or restart it "
+                        "(`sudo systemctl restart edge-agent`)", exit_code=1)
+
+
+def _snapshot(args: argparse.Namespace) -> int:
     op_args = {"camera": args.name}
-    asked = _ask_agent(args, "camera.snapshot", op_args)
+    asked = _ask_agent(args, op_args)
     result, via = (_direct(args, op_args), "direct") if asked is None else (asked, "daemon")
     jpeg = base64.b64decode(result.data.pop("jpeg_base64", "") or "") if result.ok else b""
     if result.ok:

@@ -2,7 +2,7 @@
 program (and nothing else: an unknown option ends it with exit 2, as the real one refuses it),
 records each command line, and writes a real JPEG of the asked size: red above, blue below, as
 a camera looking at a red wall over a blue floor; ``--rotation 180`` turns it, as libcamera
-would. ``mode`` makes it fail as with no camera connected, or hang."""
+would. ``mode`` makes it fail as with no camera connected, hang, or take 11 s."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ if {mode!r} == "fail":
     sys.exit(255)
 if {mode!r} == "hang":
     time.sleep(120)
+if {mode!r} == "slow":  # a camera that takes its time, but answers
+    time.sleep(11)
 picture = Image.new("RGB", (args.width, args.height), {blue})
 picture.paste({red}, (0, 0, args.width, args.height // 2))
 if args.rotation == 180:

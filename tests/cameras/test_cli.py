@@ -73,3 +73,21 @@ def test_a_failing_camera_exits_1_and_writes_nothing(isolated_env, write_config,
     assert out.returncode == 1 and payload["exit_code"] == 1
     assert "no cameras available" in payload["error"]
     assert not (tmp_path / "x.jpg").exists()
+
+
+def test_the_command_waits_as_long_as_the_camera_may_take(isolated_env, write_config, tmp_path):
+    """A picture that takes 11 s (longer than the control socket's usual 10 s wait) still comes
+    back through the agent: the command waits the camera's timeout_seconds and a margin."""
+    install(tmp_path / "bin", mode="slow")
+    env = {**isolated_env, "EDGE_CONFIG": str(write_config(CONFIG + "timeout_seconds = 30\n")),
+           "PATH": f"{tmp_path / 'bin'}{os.pathsep}{isolated_env['PATH']}"}
+    agent = start_agent(env)
+    try:
+        out = cli("camera", "snapshot", "door", "--output", str(tmp_path / "slow.jpg"), "--json",
+                  env=env, timeout=90)
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=30)
+    payload = json.loads(out.stdout)
+    assert out.returncode == 0 and payload["via"] == "daemon", payload
+    assert payload["data"]["seconds"] > 11 and the_door(tmp_path / "slow.jpg")
