@@ -123,8 +123,6 @@ def sensor_history(args: argparse.Namespace) -> int:
     via = "daemon"
     if result is None:
         result, via = _history_from_file(args, op_args), "direct"
-    if not result.ok and result.data.get("unknown"):  # no such sensor or quantity: bad usage
-        result = OpResult(False, result.message, result.data, exit_code=2)
     if args.csv and result.ok:
         from edge.readings.text import series_csv, series_from_dict
 

@@ -55,9 +55,12 @@ class OpResult:
 
     @classmethod
     def from_tool(cls, result: ToolResult) -> OpResult:
+        """A tool's failure is exit 1, or 2 when it names something that does not exist
+        (``data.unknown``: no such sensor, quantity or camera), wherever the tool ran."""
         if result.success:
             return cls(True, result.output, result.data or {})
-        return cls(False, result.error or "failed", result.data or {}, 1)
+        data = result.data or {}
+        return cls(False, result.error or "failed", data, 2 if data.get("unknown") else 1)
 
 
 class OpTarget(Protocol):

@@ -303,7 +303,8 @@ class ReadingStore:
              until: float, max_points: int) -> Series:
         series, quantity, unit = row
         now = self.clock()
-        if since >= now - RAW_KEEP_SECONDS:
+        raw_tier = since >= now - RAW_KEEP_SECONDS
+        if raw_tier:
             raw = db.execute("SELECT at, value FROM raw WHERE series = ? AND at >= ? AND at < ? "
                              "ORDER BY at LIMIT ?", (series, since, until, max_points + 1)
                              ).fetchall()
@@ -322,16 +323,19 @@ class ReadingStore:
                    f"sum(count), sum(failures) FROM {tier.table} WHERE series = ? "
                    "AND start >= ? AND start < ? GROUP BY 1")
         origin = since // step * step
+        # raw readings are cut at ``since`` exactly (the first bucket starts there); a tier's
+        # buckets cannot be cut, so the span is widened to the whole bucket and says so
+        first = since if raw_tier else origin
         slots = {int(slot): (low, total, high, count, failures) for slot, low, total, high, count,
-                 failures in db.execute(sql, (origin, step, series, origin, until))}
+                 failures in db.execute(sql, (origin, step, series, first, until))}
         buckets = []
         for slot in range(int(-(-(until - origin) // step))):
             low, total, high, count, failures = slots.get(slot, (None, 0.0, None, 0, 0))
-            start = origin + slot * step
+            start = max(origin + slot * step, first)
             mean = total / count if count else None
-            buckets.append(Bucket(start, start + step, low if count else None, mean,
+            buckets.append(Bucket(start, origin + (slot + 1) * step, low if count else None, mean,
                                   high if count else None, int(count), int(failures)))
-        return Series(sensor, quantity, unit, since, until, float(step), tuple(buckets))
+        return Series(sensor, quantity, unit, first, until, float(step), tuple(buckets))
 
     # the connection --------------------------------------------------------------------------
 
