@@ -76,6 +76,25 @@ def test_many_readings_become_a_grid_of_at_most_max_points(store: ReadingStore) 
     assert (first.low, first.mean, first.high, first.count) == (0.0, 14.5, 29.0, 30)
 
 
+def test_a_span_of_raw_readings_counts_only_those_since_its_start(store: ReadingStore) -> None:
+    store.write_now([entry(NOW - 2 * HOUR + i * 60, float(i)) for i in range(120)])  # 2 h at 60 s
+    since = NOW - HOUR + 14 * 60  # not on a bucket's edge
+    [series] = store.series_now("shed", T, since, NOW, max_points=6)
+    assert series.step > 0 and series.since == since == series.buckets[0].start
+    inside = [i for i in range(120) if NOW - 2 * HOUR + i * 60 >= since]
+    summary = series.summary()
+    assert summary.count == len(inside) and summary.low == float(inside[0])
+
+
+def test_a_span_read_from_a_tier_is_widened_to_whole_buckets(store: ReadingStore) -> None:
+    week_ago = NOW - 7 * DAY
+    store.write_now([entry(week_ago + i * 30, 5.0) for i in range(240)])
+    store.maintain_now()
+    [series] = store.series_now("shed", T, week_ago + 100, week_ago + HOUR, max_points=100)
+    assert series.since == week_ago == series.buckets[0].start  # said, not hidden
+    assert series.summary().count == 120
+
+
 def test_an_old_span_is_read_from_the_tier_that_still_covers_it(store: ReadingStore) -> None:
     week_ago = NOW - 7 * DAY
     store.write_now([entry(week_ago + i * 30, 5.0) for i in range(240)])  # 2 h, a week ago
