@@ -22,7 +22,9 @@ LOOKUP_TABLE_MIN_BYTES = 1 << 20
 
 
 def quantize(source: Path, target: Path, name: str) -> None:
-    import onnxruntime as ort
+    from edge.memory.onnx_embedder import import_onnxruntime
+
+    ort = import_onnxruntime()
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:

@@ -1,6 +1,7 @@
 """The onnx embedder: same vectors as the reference pipeline, sensible similarities, the model
 verified before loading, and nothing heavy imported until it is used."""
 
+import os
 import subprocess
 import sys
 
@@ -85,3 +86,20 @@ def test_importing_memory_loads_no_numpy_or_onnxruntime():
             "print(sorted(m for m in ('numpy', 'onnxruntime', 'httpx') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_model_runs_without_onnxruntime_telemetry(model_state_dir, tmp_path):
+    """onnxruntime 1.29+ on Linux keeps a device id and an SQLite event cache under
+    ~/.cache/Microsoft and starts an uploader, unless told not to before it loads."""
+    code = ("import os, sys; from pathlib import Path;"
+            "from edge.config.model import MemoryConfig;"
+            "from edge.memory.embedders import create_embedder;"
+            "embedder = create_embedder(MemoryConfig(), Path(sys.argv[1]));"
+            "embedder.embed_sync(['the pump runs at night']);"
+            "print(sorted(os.readlink(f'/proc/self/fd/{fd}') for fd in os.listdir('/proc/self/fd')"
+            " if os.path.exists(f'/proc/self/fd/{fd}')))")
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    out = subprocess.run([sys.executable, "-c", code, str(model_state_dir)], capture_output=True,
+                         text=True, check=True, env={**env, "HOME": str(tmp_path)})
+    assert "onnxruntime.db" not in out.stdout
+    assert not (tmp_path / ".cache" / "Microsoft").exists()
