@@ -70,7 +70,8 @@ class Runtime(AgentAssembly):
         return redact_status({
             "daemon": {"running": self.resident, "version": __version__,
                        "pid": os.getpid() if self.resident else None,
-                       "uptime_seconds": round(time.time() - self.started_at, 1)},
+                       "uptime_seconds": round(time.time() - self.started_at, 1),
+                       "asyncio_tasks": len(asyncio.all_tasks())},
             "config": self.loaded.source,
             "boards": [s.as_dict() for s in self.hardware.status()],
             "board_events": self.hardware.events(),
