@@ -18,6 +18,7 @@ finish() { say failed "$1"; echo 1 > "$box/rc"; exit 1; }
 sim=$(echo /sys/devices/platform/gpio-sim.*/gpiochip*)
 [ -d "$sim" ] || finish "no gpio-sim chip ($sim)"
 say chip "${sim##*/}"
+say machine "$(uname -m)"
 level() { read -r value < "$sim/sim_gpio$1/value"; echo "$value"; }
 pull() { echo "$2" > "$sim/sim_gpio$1/pull" || finish "pull $1 $2"; }
 # true until WAIT seconds have passed since `start_step` (every fork is slow under TCG: builtins)
