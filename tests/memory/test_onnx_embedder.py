@@ -44,10 +44,24 @@ async def test_requantised_model_stays_close_and_gets_its_own_id(embedder, model
     ours = np.array(await embedder.embed(SENTENCES))
     cosines = (ours * reference_vectors(reference_tokenizer, SENTENCES)).sum(1)
     assert cosines.min() > 0.98
-    assert embedder.model_id.endswith("+q8dyn")
-    (cached,) = (model_state_dir / "models").glob("*.q8dyn.onnx")
+    assert embedder.model_id.endswith("+q8u8")
+    (cached,) = (model_state_dir / "models").glob("*.q8u8.onnx")
     # the word-embedding table (30,522 x 384 int8) sits in the data file, mapped rather than copied
     assert data_file(cached).stat().st_size >= 30_522 * 384 > cached.stat().st_size
+
+
+def test_a_copy_an_older_version_made_is_removed_once_the_new_one_exists(embedder,
+                                                                          model_state_dir):
+    from edge.memory.model_file import packaged_model, quantized_copy, sha256_of
+
+    models = model_state_dir / "models"
+    old = models / "0123456789abcdef.q8dyn.onnx"
+    old.write_bytes(b"old graph")
+    data_file(old).write_bytes(b"old table")
+    source = packaged_model()
+    kept = quantized_copy(source, sha256_of(source), models)
+    assert kept.name.endswith(".q8u8.onnx") and kept.is_file()
+    assert not old.exists() and not data_file(old).exists()
 
 
 async def test_similar_sentences_score_higher_than_unrelated(embedder):
