@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.kernel.guest import log_tails
 from tests.kernel.image import Image
 from tests.userspace.checkout import copy_checkout
 from tests.userspace.rootfs import Userspace
@@ -126,14 +127,11 @@ class Run:
         return path.read_text(errors="replace") if path.is_file() else ""
 
     def diagnostics(self, lines: int = 40) -> str:
-        parts = []
-        for path in (self.workdir / "console.log", self.workdir / "qemu.log",
-                     *sorted((self.workdir / "mailbox").glob("*.log")),
-                     *sorted((self.workdir / "mailbox").glob("agent.*"))):
-            if path.is_file():
-                tail = path.read_text(errors="replace").splitlines()[-lines:]
-                parts.append(f"--- {path.name} ---\n" + "\n".join(tail))
-        return "\n".join(parts) or "(no output at all)"
+        """The tails of the console, QEMU's output, /init's, the script's and the agent's logs."""
+        mailbox = self.workdir / "mailbox"
+        return log_tails([self.workdir / "console.log", self.workdir / "qemu.log",
+                          *sorted(mailbox.glob("*.log")), *sorted(mailbox.glob("agent.*"))],
+                         lines)
 
 
 def command_line(image: Image, root: Root, workdir: Path) -> list[str]:

@@ -6,7 +6,8 @@
 # are read from gpio-sim's sysfs, the input is moved through its pull, and the kernel's gpio
 # trace events record what the agent drove. Results go to $1/results as key=value lines (uptimes
 # in seconds), the exit code to $1/rc; the host asserts on them.
-# scenario.env gives EDGE_CLI, LED, RELAY, BUTTON (BCM offsets) and WAIT (seconds per step).
+# scenario.env gives EDGE_CLI, EDGE_HOME, LED, RELAY, BUTTON (BCM offsets) and WAIT (seconds
+# per step).
 box=$1
 . "$box/scenario.env"
 results=$box/results
@@ -42,7 +43,7 @@ pull "$LED" pull-up
 pull "$RELAY" pull-down
 pull "$BUTTON" pull-up
 chgrp gpio /dev/gpiochip0 && chmod 0660 /dev/gpiochip0 || finish "gpio group on the chip"
-home=/tmp/edge
+home=$EDGE_HOME  # the config's state_dir is $home/state
 mkdir -p "$home/lgwd" && cp "$box/config.toml" "$home/" && chown -R pi:pi "$home" \
     || finish "the agent's home"
 trace=/sys/kernel/tracing

@@ -191,6 +191,13 @@ def _package_version(env: dict[str, str], package: str) -> str:
     return match.group(1)
 
 
+def _download(env: dict[str, str], packages: list[str], work: Path) -> None:
+    """``apt-get download`` the packages into ``work`` and unpack them all into ``work/root``."""
+    _run(["apt-get", "download", "-q", *packages], f"downloading {packages}", env=env, cwd=work)
+    for deb in work.glob("*.deb"):
+        _run(["dpkg-deb", "-x", str(deb), str(work / "root")], f"unpacking {deb.name}")
+
+
 def _fetch_busybox(cache_dir: Path, spec: Arch, version: str | None) -> Path:
     """trixie's static busybox for ``spec``, unpacked once into ``busybox-<arch>-<version>``."""
     target = cache_dir / f"busybox-{spec.debian}-{version}" / "busybox"
@@ -198,11 +205,7 @@ def _fetch_busybox(cache_dir: Path, spec: Arch, version: str | None) -> Path:
         return target
     with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
         work = Path(scratch)
-        _run(["apt-get", "download", "-q", f"busybox-static={version}"],
-             f"downloading busybox-static {version} ({spec.debian})",
-             env=_apt_env(cache_dir, spec), cwd=work)
-        for deb in work.glob("*.deb"):
-            _run(["dpkg-deb", "-x", str(deb), str(work / "root")], f"unpacking {deb.name}")
+        _download(_apt_env(cache_dir, spec), [f"busybox-static={version}"], work)
         found = next((p for p in (work / "root/bin/busybox", work / "root/usr/bin/busybox")
                       if p.is_file()), None)
         if found is None:
@@ -224,10 +227,7 @@ def _fetch_kernel(cache_dir: Path, spec: Arch, version: str, kernel_dir: Path) -
     packages = [p for p in wanted if p in known] or [f"linux-image-{version}"]  # before 7.x
     with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
         work = Path(scratch)
-        _run(["apt-get", "download", "-q", *packages], f"downloading {packages}", env=env,
-             cwd=work)
-        for deb in work.glob("*.deb"):
-            _run(["dpkg-deb", "-x", str(deb), str(work / "root")], f"unpacking {deb.name}")
+        _download(env, packages, work)
         tree = next((d for d in (work / "root/usr/lib/modules" / version,
                                  work / "root/lib/modules" / version) if d.is_dir()), None)
         vmlinuz = next(iter(work.glob(f"root/boot/vmlinuz-{version}")), None)

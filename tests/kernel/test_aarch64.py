@@ -13,29 +13,11 @@ import re
 import pytest
 
 from tests.kernel.aarch64 import Aarch64Error, Run, prepare_root, run_scenario
+from tests.kernel.agent import AGENT_CONFIG, BUTTON, HOME, LED, RELAY
 from tests.kernel.image import prepare
 
-LED, RELAY, BUTTON = 17, 22, 27
-STATE = "/tmp/edge/state"
-CONFIG = f"""
-[paths]
-state_dir = "{STATE}"
-
-[boards.gpio]
-type = "gpio"
-simulate = false
-pin_factory = "lgpio"
-
-[boards.gpio.aliases]
-led = "GPIO{LED}"
-relay = "GPIO{RELAY}"
-button = "GPIO{BUTTON}"
-
-[boards.gpio.pins]
-led = {{ mode = "output", safe = "off" }}
-relay = {{ mode = "output", safe = "off", active_low = true }}
-button = {{ mode = "input", pull = "up" }}
-
+# the amd64 guest's agent config (its aliases and pins), and a rule on the button
+CONFIG = AGENT_CONFIG + """
 [[rules]]
 name = "button-lights"
 when = "button pressed"
@@ -48,7 +30,8 @@ WAIT = 120  # seconds the guest allows each step (the agent's start, 20 s or so,
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     image = prepare(arch="arm64")
     root = prepare_root()
-    env = {"LED": str(LED), "RELAY": str(RELAY), "BUTTON": str(BUTTON), "WAIT": str(WAIT)}
+    env = {"EDGE_HOME": HOME, "LED": str(LED), "RELAY": str(RELAY), "BUTTON": str(BUTTON),
+           "WAIT": str(WAIT)}
     done = run_scenario(image, root, tmp_path_factory.mktemp("aarch64-guest"), CONFIG, env,
                         timeout=3 * WAIT + 120)
     if done.rc is None:
