@@ -32,9 +32,12 @@ until_level() {  # a line reads $2 within the step
     done
 }
 # the chip's first global line number, which the trace events name lines by
+base=
 for chip in /sys/class/gpio/gpiochip*; do
-    [ "$(cat "$chip/label")" = pinctrl-bcm2711 ] && say base "$(cat "$chip/base")"
+    [ "$(cat "$chip/label")" = pinctrl-bcm2711 ] && base=$(cat "$chip/base")
 done
+[ -n "$base" ] || finish "no /sys/class/gpio entry for the chip (CONFIG_GPIO_SYSFS): no base"
+say base "$base"
 
 # the pulls are the opposite of the safe levels (LED off = low, active-low relay off = high):
 # once the agent releases a line, gpio-sim returns it to its pull, so only the agent drives the
