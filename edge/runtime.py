@@ -186,6 +186,8 @@ class Runtime(AgentAssembly):
 
     async def _start(self, control: ControlServer) -> None:
         await self.hardware.start()
+        if not self.safe_mode.active:  # held rules hear nothing until they are resumed
+            self.automation.listen()
         await self.start_mqtt()
         if self.mqtt is not None:  # other agents and `edge-cli --node` ask through the broker
             self.mqtt.serve_requests(self)
