@@ -18,6 +18,15 @@ INITIAL_CAPACITY = 256
 GROWTH = 1.25
 
 
+def capacity_for(rows: int) -> int:
+    """The rows the matrix has room for once it holds ``rows``: 256, then a quarter more each
+    time it fills (the soak counts the growth of this matrix as the memories' own)."""
+    capacity = INITIAL_CAPACITY
+    while capacity < rows:
+        capacity = int(capacity * GROWTH)
+    return capacity
+
+
 class VectorIndex:
     def __init__(self, dimensions: int):
         import numpy as np
@@ -54,11 +63,9 @@ class VectorIndex:
         return np.asarray(vector, dtype="<f4").tobytes()
 
     def _grow(self, needed: int) -> None:
-        capacity = len(self._matrix)
-        if needed <= capacity:
+        if needed <= len(self._matrix):
             return
-        while capacity < needed:
-            capacity = int(capacity * GROWTH)
+        capacity = capacity_for(needed)
         grown = self._np.zeros((capacity, self.dimensions), dtype=self._np.float32)
         grown[: len(self._nums)] = self._matrix[: len(self._nums)]
         self._matrix = grown
