@@ -70,7 +70,8 @@ class Runtime(AgentAssembly):
         return redact_status({
             "daemon": {"running": self.resident, "version": __version__,
                        "pid": os.getpid() if self.resident else None,
-                       "uptime_seconds": round(time.time() - self.started_at, 1)},
+                       "uptime_seconds": round(time.time() - self.started_at, 1),
+                       "asyncio_tasks": len(asyncio.all_tasks())},
             "config": self.loaded.source,
             "boards": [s.as_dict() for s in self.hardware.status()],
             "board_events": self.hardware.events(),
@@ -187,6 +188,8 @@ class Runtime(AgentAssembly):
 
     async def _start(self, control: ControlServer) -> None:
         await self.hardware.start()
+        if not self.safe_mode.active:  # held rules hear nothing until they are resumed
+            self.automation.listen()
         await self.start_mqtt()
         if self.mqtt is not None:  # other agents and `edge-cli --node` ask through the broker
             self.mqtt.serve_requests(self)

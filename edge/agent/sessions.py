@@ -8,6 +8,10 @@
 - A write lock per session (``<id>.lock``, created exclusively, holding pid and time); a lock
   whose pid is dead or that is older than 30 minutes is stale and removed.
 - Resets: ``/new`` or ``/reset``, a daily reset hour, and an idle timeout start a new session.
+- A session holds its last ``KEPT_TURNS`` turns, in memory and on disk: once it has twice as
+  many, the older ones are dropped and the transcript is rewritten (atomically) with the rest.
+  Without a reset (none is configured by default) one chat is one session for the agent's whole
+  life, and the soak measured both growing with every turn.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from edge.agent.fsync_queue import FsyncQueue, append_bytes
+from edge.agent.history import RAW_TAIL_TURNS
 from edge.core.files import write_atomically, write_json_atomically
 from edge.core.messages import ChatMessage
 
@@ -33,6 +38,8 @@ STALE_LOCK_SECONDS = 30 * 60
 LOCK_TIMEOUT_SECONDS = 10.0
 LOCK_RETRY_SECONDS = 0.05
 INDEX_FLUSH_SECONDS = 1.0
+KEPT_TURNS = RAW_TAIL_TURNS
+"""All the history a model call ever looks at (:func:`edge.agent.history.prepare_history`)."""
 """``updated_at`` alone is saved at most this often (and at close): it only steers idle resets."""
 
 @dataclass
@@ -125,6 +132,13 @@ def read_transcript(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def _write_transcript(path: Path, turns: list[ChatMessage]) -> None:
+    """Replace the transcript with ``turns`` (stamped now), atomically."""
+    now = time.time()
+    write_atomically(path, "".join(json.dumps({"role": t.role, "content": t.content, "ts": now})
+                                   + "\n" for t in turns))
+
+
 @dataclass
 class ResetPolicy:
     daily_reset_hour: int | None = None
@@ -200,7 +214,7 @@ class SessionStore:
             if session is None or session.entry.session_id != entry.session_id:
                 turns = [ChatMessage(r["role"], r["content"])
                          for r in read_transcript(self.transcript_path(entry))
-                         if r.get("role") in ("user", "assistant")]
+                         if r.get("role") in ("user", "assistant")][-KEPT_TURNS:]
                 session = self._cache[key] = Session(key, entry, turns)
             return session
 
@@ -224,18 +238,17 @@ class SessionStore:
         path = self.transcript_path(session.entry)
         async with self.lock(session.entry):
             append_bytes(path, lines)
+            session.turns.extend(turns)
+            if len(session.turns) > 2 * KEPT_TURNS:
+                del session.turns[:-KEPT_TURNS]
+                _write_transcript(path, session.turns)
         self._unsynced.mark(path)
-        session.turns.extend(turns)
         await self.touch(session, structural=False)
 
     async def replace(self, session: Session, turns: list[ChatMessage], summary: str) -> None:
         """After compaction: rewrite the transcript atomically and count the compaction."""
         async with self.lock(session.entry):
-            path = self.transcript_path(session.entry)
-            now = time.time()
-            write_atomically(path, "".join(
-                json.dumps({"role": t.role, "content": t.content, "ts": now}) + "\n"
-                for t in turns))
+            _write_transcript(self.transcript_path(session.entry), turns)
         session.turns[:] = turns
         session.entry.summary = summary
         session.entry.compaction_count += 1

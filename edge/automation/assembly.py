@@ -208,6 +208,7 @@ class Automation:
         self.heartbeat: Heartbeat | None = None
         self._tasks: list[SupervisedTask] = []
         self._unsubscribe: list[Any] = []
+        self._listening = False
 
     async def start(self, channels: Mapping[str, Any], admins: Mapping[str, frozenset[str]],
                     probe: Probe, prompts: PromptRunner | None = None, *,
@@ -235,12 +236,21 @@ class Automation:
         log.info("automation_started sensors=%d rules=%d schedules=%d", len(self.sensors.sensors),
                  len(self.rules.rules), len(self.scheduler.rows()) if self.scheduler else 0)
 
+    def listen(self) -> None:
+        """Queue pin events and readings for the rules from now on (once): a resident agent
+        calls it as soon as the boards are up, so an input edge while the rest of the agent
+        starts (its channels, memory, the model) is acted on once the rules run, not lost."""
+        if self._listening:
+            return
+        self._listening = True
+        self._unsubscribe.append(self.hardware.subscribe(self.rules.queue_event))
+        self._unsubscribe.append(self.sensors.subscribe(self.rules.queue_reading))
+
     def start_rules(self) -> None:
         """The rules (fed by pin events and readings) and the scheduler; once."""
         if any(task.name in ("rules", "scheduler") for task in self._tasks):
             return
-        self._unsubscribe.append(self.hardware.subscribe(self.rules.queue_event))
-        self._unsubscribe.append(self.sensors.subscribe(self.rules.queue_reading))
+        self.listen()
         self._tasks.append(SupervisedTask("rules", self.rules.run).start())
         if self.scheduler is not None:
             self._tasks.append(SupervisedTask("scheduler", self.scheduler.run).start())

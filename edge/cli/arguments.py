@@ -33,13 +33,21 @@ def whole_number(at_least: int) -> Callable[[str], int]:
     return parse
 
 
-def positive_seconds(text: str) -> float:
-    """A wait in seconds: above 0, at most an hour (``--timeout``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not (math.isfinite(value) and 0 < value <= MAX_WAIT_SECONDS):
-        raise argparse.ArgumentTypeError(
-            f"{text} s: give a number of seconds above 0 and at most {MAX_WAIT_SECONDS:g}")
-    return value
+def seconds_up_to(limit: float) -> Callable[[str], float]:
+    """A number of seconds above 0 and at most ``limit`` (``--timeout``, ``--hold``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not (math.isfinite(value) and 0 < value <= limit):
+            raise argparse.ArgumentTypeError(
+                f"{text} s: give a number of seconds above 0 and at most {limit:g}")
+        return value
+
+    return parse
+
+
+positive_seconds = seconds_up_to(MAX_WAIT_SECONDS)
+"""A wait in seconds: above 0, at most an hour (``--timeout``)."""

