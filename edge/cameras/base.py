@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from pydantic import Field
 
 from edge.core.exc import EdgeError
-from edge.core.wheels import on_32_bit_arm, unavailable_reason
+from edge.core.wheels import install_hint
 from peripherals.options import Options
 from peripherals.registry import AdapterSpec
 
@@ -77,15 +77,7 @@ class CameraSpec(AdapterSpec[Any]):
 
 def pillow_missing() -> str | None:
     """What to do to turn and encode pictures here, or None when Pillow is installed."""
-    reason = unavailable_reason("PIL")
-    if reason is None:
-        return None
-    debian = ("install Raspberry Pi OS's package (sudo apt install python3-pil) for a venv that "
-              "sees system packages (deploy/install.sh makes it with --system-site-packages "
-              "there)")
-    how = debian if on_32_bit_arm() else f"pip install pillow into the agent's environment; on " \
-                                          f"32-bit Pi OS, {debian}"
-    return f"camera pictures need Pillow ({reason.replace('PIL', 'Pillow (PIL)', 1)}): {how}"
+    return install_hint("camera pictures", "PIL", "pillow", "python3-pil")
 
 
 def pillow() -> Any:

@@ -29,7 +29,7 @@ from edge.config.model import Config
 from edge.core.durations import format_duration
 from edge.core.exc import EdgeError, UsageError
 from edge.core.files import write_atomically
-from edge.core.wheels import on_32_bit_arm, unavailable_reason
+from edge.core.wheels import install_hint
 from edge.readings.series import Series
 from edge.readings.store import ReadingStore
 
@@ -46,15 +46,7 @@ CHART_PREFIX = "chart-"
 
 def plotting_missing() -> str | None:
     """What to do to draw charts here, or None when matplotlib is installed."""
-    reason = unavailable_reason("matplotlib")
-    if reason is None:
-        return None
-    debian = ("install Raspberry Pi OS's package (sudo apt install python3-matplotlib) for a "
-              "venv that sees system packages (deploy/install.sh makes it with "
-              "--system-site-packages there)")
-    pip = "pip install matplotlib into the agent's environment"
-    how = debian if on_32_bit_arm() else f"{pip}; on 32-bit Pi OS, {debian}"
-    return f"charts need matplotlib ({reason}): {how}"
+    return install_hint("charts", "matplotlib", "matplotlib", "python3-matplotlib")
 
 
 def known_sensors(config: Config, store_known: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:

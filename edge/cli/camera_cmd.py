@@ -98,35 +98,17 @@ def _ask_agent(args: argparse.Namespace, op_args: dict[str, Any]) -> OpResult | 
     take, and then some); None when no agent runs."""
     from edge.cameras.base import CameraOptions
     from edge.cameras.service import DEADLINE_MARGIN_SECONDS
+    from edge.cli.oneshot import ask_agent
     from edge.config.locate import load_raw
-    from edge.control import client
-    from edge.control.client import SocketForbidden
-    from edge.core.exc import DaemonUnavailable
-    from edge.core.ownership import running_agent
-    from edge.core.paths import lock_candidates, socket_candidates
 
-    data = load_raw(args.config).data
-    configured = (data.get("paths") or {}).get("state_dir")
-    state = configured if isinstance(configured, str) else None
-    section = (data.get("cameras") or {}).get(op_args["camera"])
+    section = (load_raw(args.config).data.get("cameras") or {}).get(op_args["camera"])
     limit = section.get("timeout_seconds") if isinstance(section, dict) else None
     try:
         seconds = float(limit) if limit is not None else CameraOptions().timeout_seconds
     except (TypeError, ValueError):
         seconds = CameraOptions().timeout_seconds  # the agent's config check says what is wrong
-    try:
-        return OpResult.from_dict(client.request(
-            socket_candidates(state), "camera.snapshot", op_args,
-            timeout=seconds + DEADLINE_MARGIN_SECONDS + ANSWER_SLACK_SECONDS))
-    except SocketForbidden as exc:
-        return OpResult(False, str(exc), exit_code=1)
-    except DaemonUnavailable:
-        owner = running_agent(lock_candidates(state))
-        if owner is None:
-            return None
-        return OpResult(False, f"an agent is running (pid {owner[1]}, lock {owner[0]}) but its "
-                        "control socket did not answer; check `edge-cli logs`, or restart it "
-                        "(`sudo systemctl restart edge-agent`)", exit_code=1)
+    return ask_agent(args, "camera.snapshot", op_args,
+                     timeout=seconds + DEADLINE_MARGIN_SECONDS + ANSWER_SLACK_SECONDS)
 
 
 def _snapshot(args: argparse.Namespace) -> int:

@@ -312,6 +312,31 @@ def _status_outcome(result: OpResult) -> OpResult:
     return result
 
 
+def _silent_agent(state_dir: str | None) -> OpResult | None:
+    """An agent holds the lock but its socket did not answer: a failure saying so (nobody may
+    act behind its back); None when no agent runs."""
+    owner = running_agent(lock_candidates(state_dir))
+    if owner is None:
+        return None
+    return OpResult(False, f"an agent is running (pid {owner[1]}, lock {owner[0]}) but its "
+                    "control socket did not answer; check `edge-cli logs`, or restart it "
+                    "(`sudo systemctl restart edge-agent`)", exit_code=1)
+
+
+def ask_agent(args: argparse.Namespace, op: str, op_args: dict[str, Any],
+              timeout: float | None = None) -> OpResult | None:
+    """The running agent's answer to ``op`` over its control socket; None when no agent runs
+    (the command may then do the work itself, reading files but never opening a board)."""
+    configured = (load_raw(args.config).data.get("paths") or {}).get("state_dir")
+    state = configured if isinstance(configured, str) else None
+    try:
+        return OpResult.from_dict(client.request(socket_candidates(state), op, op_args, timeout))
+    except SocketForbidden as exc:
+        return OpResult(False, str(exc), exit_code=1)
+    except DaemonUnavailable:
+        return _silent_agent(state)
+
+
 def perform(args: argparse.Namespace, op: str, op_args: dict[str, Any], *,
             hold: float | None = None, render: Callable[[dict[str, Any]], str] | None = None) -> tuple[int, OpResult]:
     """Run ``op`` through the daemon when one is running, else directly on the boards (never
@@ -331,12 +356,9 @@ def perform(args: argparse.Namespace, op: str, op_args: dict[str, Any], *,
     except SocketForbidden as exc:
         result, via = OpResult(False, str(exc), exit_code=1), "daemon"
     except DaemonUnavailable:
-        owner = running_agent(lock_candidates(configured))
-        if owner is not None:  # it owns the boards: never open them behind its back
-            result = OpResult(False, f"an agent is running (pid {owner[1]}, lock {owner[0]}) but "
-                              "its control socket did not answer; check `edge-cli logs`, or "
-                              "restart it (`sudo systemctl restart edge-agent`)", exit_code=1)
-            return emit(result, args.json, via="daemon"), result
+        silent = _silent_agent(configured)
+        if silent is not None:  # it owns the boards: never open them behind its back
+            return emit(silent, args.json, via="daemon"), silent
         result, via = run_direct(args.config, op, op_args, hold, args.json), "direct"
         if not args.json and op in BOARD_OPS and result.ok:
             print("edge-cli: no running agent; acted on the board directly", file=sys.stderr)

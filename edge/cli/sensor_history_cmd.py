@@ -21,15 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from edge.cli.oneshot import perform
+from edge.cli.oneshot import ask_agent, perform
 from edge.cli.output import emit
-from edge.config.locate import load_raw
-from edge.control import client
-from edge.control.client import SocketForbidden
 from edge.control.ops import OpResult
-from edge.core.exc import DaemonUnavailable, EdgeError, UsageError
-from edge.core.ownership import running_agent
-from edge.core.paths import lock_candidates, socket_candidates
+from edge.core.exc import EdgeError, UsageError
 from edge.readings.moments import span
 
 MAX_HISTORY_POINTS = 1000
@@ -60,23 +55,6 @@ def _history_request(args: argparse.Namespace, command: str) -> dict[str, Any]:
     if args.until:
         request["until"] = args.until
     return request
-
-
-def _ask_agent(args: argparse.Namespace, op: str, op_args: dict[str, Any]) -> OpResult | None:
-    """The running agent's answer over its control socket; None when no agent runs."""
-    configured = (load_raw(args.config).data.get("paths") or {}).get("state_dir")
-    state = configured if isinstance(configured, str) else None
-    try:
-        return OpResult.from_dict(client.request(socket_candidates(state), op, op_args))
-    except SocketForbidden as exc:
-        return OpResult(False, str(exc), exit_code=1)
-    except DaemonUnavailable:
-        owner = running_agent(lock_candidates(state))
-        if owner is None:
-            return None
-        return OpResult(False, f"an agent is running (pid {owner[1]}, lock {owner[0]}) but its "
-                        "control socket did not answer; check `edge-cli logs`, or restart it "
-                        "(`sudo systemctl restart edge-agent`)", exit_code=1)
 
 
 def _unreadable(path: object, exc: Exception) -> EdgeError:
@@ -119,7 +97,7 @@ def sensor_history(args: argparse.Namespace) -> int:
     op_args = {**_history_request(args, "history"), "points": args.points or 100}
     if args.node is not None:  # that node's history, asked through the broker
         return perform(args, "sensors.history", op_args)[0]
-    result = _ask_agent(args, "sensors.history", op_args)
+    result = ask_agent(args, "sensors.history", op_args)
     via = "daemon"
     if result is None:
         result, via = _history_from_file(args, op_args), "direct"
@@ -160,7 +138,7 @@ def sensor_chart(args: argparse.Namespace) -> int:
     if args.node is not None:
         raise UsageError(f"charts are drawn where the history is: run `edge-cli sensors chart` "
                          f"on node {args.node}")
-    asked = _ask_agent(args, "sensors.chart", op_args)
+    asked = ask_agent(args, "sensors.chart", op_args)
     if asked is None:
         (result, png), via = _chart_from_file(args, op_args), "direct"
     else:

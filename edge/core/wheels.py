@@ -39,3 +39,22 @@ def unavailable_reason(*modules: str) -> str | None:
              f"{'them' if len(absent) > 1 else 'it'} there"
              if on_32_bit_arm() else "not installed in this environment")
     return f"{' and '.join(absent)}: {where}"
+
+
+def install_hint(what: str, module: str, pip_name: str, debian_package: str) -> str | None:
+    """How to get ``module`` (``pip_name`` on PyPI, ``debian_package`` in Pi OS) so that ``what``
+    works, or None when it is installed: pip here, Debian's package on 32-bit Pi OS, where pip
+    leaves it out.
+
+    >>> install_hint("charts", "json", "json", "python3-json") is None
+    True
+    """
+    reason = unavailable_reason(module)
+    if reason is None:
+        return None
+    debian = (f"install Raspberry Pi OS's package (sudo apt install {debian_package}) for a venv "
+              "that sees system packages (deploy/install.sh makes it with "
+              "--system-site-packages there)")
+    how = debian if on_32_bit_arm() else (f"pip install {pip_name} into the agent's environment; "
+                                          f"on 32-bit Pi OS, {debian}")
+    return f"{what} need {pip_name} ({reason}): {how}"

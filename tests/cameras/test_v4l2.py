@@ -66,17 +66,21 @@ async def test_without_linuxpy_it_says_how_to_get_it(monkeypatch):
 
 
 def test_without_pillow_it_says_how_to_get_it_there_and_on_32_bit_pi_os(monkeypatch):
+    import importlib.util
+    import platform
+
     from edge.cameras import base
 
-    monkeypatch.setattr(base, "unavailable_reason", lambda name: f"{name}: not installed in this "
-                                                                 "environment")
-    monkeypatch.setattr(base, "on_32_bit_arm", lambda: False)
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "PIL"
+                        else real_find_spec(name, *args))
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
     said = base.pillow_missing()
     assert said is not None and said.startswith(
-        "camera pictures need Pillow (Pillow (PIL): not installed in this environment): pip "
+        "camera pictures need pillow (PIL: not installed in this environment): pip "
         "install pillow into the agent's environment; on 32-bit Pi OS, install Raspberry Pi "
         "OS's package (sudo apt install python3-pil)")
-    monkeypatch.setattr(base, "on_32_bit_arm", lambda: True)
+    monkeypatch.setattr(platform, "machine", lambda: "armv7l")
     there = base.pillow_missing() or ""
     assert "): install Raspberry Pi OS's package (sudo apt install python3-pil)" in there
     assert "pip install pillow" not in there
