@@ -34,7 +34,7 @@ PYTHON=python3
 OPERATOR="${SUDO_USER:-}"
 START=yes
 SERVICE_USER=edge
-GROUPS_WANTED="gpio dialout i2c spi"
+GROUPS_WANTED="gpio dialout i2c spi video"
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 say() { echo "install.sh: $*"; }

@@ -14,7 +14,7 @@ wheels of it): :func:`pillow_missing` says to install Debian's python3-pil.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
@@ -22,6 +22,7 @@ from pydantic import Field
 
 from edge.core.exc import EdgeError
 from edge.core.wheels import install_hint
+from peripherals.base import DeviceNode, no_devices
 from peripherals.options import Options
 from peripherals.registry import AdapterSpec
 
@@ -72,6 +73,10 @@ class CameraSpec(AdapterSpec[Any]):
     module, so keep it light (Pillow and the V4L2 library load when a picture is taken)."""
 
     build: Callable[[str, Any], Camera]
+    devices: Callable[[Any], Sequence[DeviceNode]] = no_devices
+    """The device nodes the camera opens, for doctor's devices check."""
+    missing: Callable[[Any], str | None] = lambda options: None
+    """What this machine lacks to take a picture (a program, a library), for doctor."""
     options_base: ClassVar[type[Options]] = CameraOptions
 
 

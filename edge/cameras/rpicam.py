@@ -26,7 +26,15 @@ from pathlib import Path
 
 from pydantic import Field
 
-from edge.cameras.base import Camera, CameraOptions, CameraSpec, finish_jpeg, jpeg_size, pillow
+from edge.cameras.base import (
+    Camera,
+    CameraOptions,
+    CameraSpec,
+    finish_jpeg,
+    jpeg_size,
+    pillow,
+    pillow_missing,
+)
 from edge.core.exc import EdgeError
 
 log = logging.getLogger(__name__)
@@ -68,9 +76,8 @@ class RpicamCamera:
         if self.options.rotation in (90, 270):
             pillow()  # say what is missing before the camera runs
         if shutil.which(self.options.command) is None:
-            raise EdgeError(f"camera {self.name}: {self.options.command} not found; install "
-                            "rpicam-apps (sudo apt install rpicam-apps; Pi OS Lite has it as "
-                            "rpicam-apps-lite), or set [cameras." + self.name + "] command")
+            raise EdgeError(f"camera {self.name}: {not_found(self.options)}, or set "
+                            f"[cameras.{self.name}] command")
         with tempfile.TemporaryDirectory(prefix="edge-camera-") as scratch:
             output = Path(scratch) / "picture.jpg"
             await self._run(command_line(self.options, str(output)))
@@ -112,8 +119,19 @@ class RpicamCamera:
                             f"{said or 'it said nothing'}")
 
 
+def not_found(options: RpicamOptions) -> str:
+    return (f"{options.command} not found; install rpicam-apps (sudo apt install rpicam-apps; Pi "
+            "OS Lite has it as rpicam-apps-lite)")
+
+
+def _missing(options: RpicamOptions) -> str | None:
+    if shutil.which(options.command) is None:
+        return not_found(options)
+    return pillow_missing() if options.rotation in (90, 270) else None
+
+
 def _build(name: str, options: RpicamOptions) -> Camera:
     return RpicamCamera(name, options)
 
 
-SPEC = CameraSpec("rpicam", RpicamOptions, _build)
+SPEC = CameraSpec("rpicam", RpicamOptions, _build, missing=_missing)

@@ -21,9 +21,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from edge.cameras.base import Camera, CameraOptions, CameraSpec, finish_jpeg, pillow
+from edge.cameras.base import (
+    Camera,
+    CameraOptions,
+    CameraSpec,
+    finish_jpeg,
+    pillow,
+    pillow_missing,
+)
 from edge.core.exc import EdgeError
 from edge.core.wheels import unavailable_reason
+from peripherals.base import DeviceNode
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -144,8 +152,14 @@ def _decode(data: bytes, format: Any, pixel_format: str) -> Image.Image:
     return picture
 
 
+def _devices(options: V4l2Options) -> list[DeviceNode]:
+    return [DeviceNode(options.device, "video", "plug the webcam in; `ls /dev/video*` lists the "
+                       "video devices (a webcam often has two: the first captures)")]
+
+
 def _build(name: str, options: V4l2Options) -> Camera:
     return V4l2Camera(name, options)
 
 
-SPEC = CameraSpec("v4l2", V4l2Options, _build)
+SPEC = CameraSpec("v4l2", V4l2Options, _build, devices=_devices,
+                  missing=lambda options: linuxpy_missing() or pillow_missing())

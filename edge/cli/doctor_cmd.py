@@ -1,5 +1,5 @@
-"""``edge-cli doctor [--json]``: config, adapters, groups, devices, boards, memory, provider,
-channels, MCP servers, disk, clock.
+"""``edge-cli doctor [--json]``: config, adapters, groups, devices, boards, cameras, memory,
+provider, channels, MCP servers, disk, clock.
 
 Every failed or warning check says how to fix it. Exit codes: 0 all checks passed, 1 a check
 failed, 4 no check failed but some gave warnings (``--json``: ``ok`` is false then too, with the
@@ -44,7 +44,7 @@ def run_checks(config_path: str | None, user: str) -> list[Check]:
     from edge.config.locate import load_raw
     from edge.core.exc import EdgeError
     from edge.core.paths import state_dir
-    from edge.doctor import agent, host, mcp_servers, memory, mqtt, remote
+    from edge.doctor import agent, cameras, host, mcp_servers, memory, mqtt, remote
 
     config_check, loaded = agent.check_config(config_path)
     checks = [config_check, agent.check_adapters()]
@@ -66,6 +66,8 @@ def run_checks(config_path: str | None, user: str) -> list[Check]:
         checks.append(agent.check_boards(loaded))
         if loaded.config.sensors:
             checks.append(agent.check_sensors(loaded))
+        if (camera_check := cameras.check_cameras(loaded)) is not None:
+            checks.append(camera_check)
     checks.append(memory.check_memory(loaded))
     checks.append(remote.check_provider(raw, agent.running_provider(loaded)))
     checks.extend(remote.check_channels(raw))

@@ -7,7 +7,7 @@ sensor driver is checked with no change here; a channel is checked as its spec s
 (``ChannelSpec.check``, :mod:`edge.channels.registry`).
 
 The checks are used by module (:mod:`~edge.doctor.agent`, :mod:`~edge.doctor.host`,
-:mod:`~edge.doctor.mqtt`, :mod:`~edge.doctor.mcp_servers`, :mod:`~edge.doctor.memory`,
+:mod:`~edge.doctor.mqtt`, :mod:`~edge.doctor.cameras`, :mod:`~edge.doctor.mcp_servers`, :mod:`~edge.doctor.memory`,
 :mod:`~edge.doctor.remote`); the
 face defines what they share and imports none of them.
 """
@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-__all__ = ["Check", "Status", "agent", "host", "mcp_servers", "memory", "mqtt", "remote", "worst"]
+__all__ = ["Check", "Status", "agent", "cameras", "host", "mcp_servers", "memory", "mqtt", "remote",
+           "worst"]
 
 Status = Literal["ok", "warn", "fail", "skip"]
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from edge.cameras.registry import CAMERAS
+from edge.config.cameras import parse_camera
 from edge.config.model import parse_board
 from edge.config.sensors import AnalogSensorConfig, parse_sensor
 from edge.doctor import Check
@@ -25,7 +27,7 @@ from peripherals.factory import BOARDS
 from peripherals.pin_factory import load_pin_factory
 from peripherals.sensors.factory import SENSORS
 
-SERVICE_GROUPS = ("gpio", "dialout", "i2c", "spi")
+SERVICE_GROUPS = ("gpio", "dialout", "i2c", "spi", "video")
 """The unit's SupplementaryGroups: systemd refuses to start the service if one is missing."""
 MIN_FREE_BYTES = 100 * 1024 * 1024
 LOW_FREE_BYTES = 500 * 1024 * 1024
@@ -60,6 +62,12 @@ def device_nodes(raw: dict[str, Any]) -> list[tuple[DeviceNode, str]]:
             continue
         if not isinstance(sensor, AnalogSensorConfig):  # a board's pin: the board's device
             found.extend((node, f"sensor {name}") for node in SENSORS.get(sensor.type).devices(sensor))
+    for name, table in (raw.get("cameras") or {}).items():
+        try:
+            camera = parse_camera(table)
+        except ValidationError:
+            continue
+        found.extend((node, f"camera {name}") for node in CAMERAS.get(camera.type).devices(camera))
     return found
 
 

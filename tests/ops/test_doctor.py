@@ -239,3 +239,28 @@ def test_a_rule_the_policy_forbids_fails_the_config_check(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     config_check = next(c for c in report["data"]["checks"] if c["name"] == "config")
     assert config_check["status"] == "fail" and "rules.0.then: rule 'boom'" in config_check["detail"]
+
+
+def test_cameras_need_their_device_group_and_program(tmp_path, isolated_env):
+    """A webcam's node is the devices check's (group video); a Pi camera whose rpicam-still is
+    not on the PATH fails the cameras check, saying what to install."""
+    from edge.config.loader import load_config
+    from edge.doctor.cameras import check_cameras
+
+    raw = {"cameras": {"door": {"type": "v4l2", "device": "/dev/video7"},
+                       "porch": {"type": "rpicam", "command": "no-such-rpicam-still"}}}
+    assert [(node.path, node.group, owner) for node, owner in host.device_nodes(raw)] == [
+        ("/dev/video7", "video", "camera door")]
+    assert "usermod -aG video nobody" in host.check_groups(raw, "nobody", False).fix
+    config = tmp_path / "config.toml"
+    config.write_text('[cameras.door]\ntype = "v4l2"\ndevice = "/dev/video7"\n'
+                      '[cameras.porch]\ntype = "rpicam"\ncommand = "no-such-rpicam-still"\n')
+    check = check_cameras(load_config(str(config), env=isolated_env))
+    assert check is not None and check.status == "fail"
+    assert check.detail == ("porch: no-such-rpicam-still not found; install rpicam-apps (sudo apt "
+                            "install rpicam-apps; Pi OS Lite has it as rpicam-apps-lite)")
+    config.write_text('[cameras.door]\ntype = "v4l2"\ndevice = "/dev/video7"\n')
+    fine = check_cameras(load_config(str(config), env=isolated_env))
+    assert fine is not None and (fine.status, fine.detail) == ("ok", "door (v4l2)")
+    config.write_text("")
+    assert check_cameras(load_config(str(config), env=isolated_env)) is None

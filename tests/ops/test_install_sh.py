@@ -99,7 +99,7 @@ def test_1_layout_and_permissions(root):
         assert (st.st_uid, st.st_gid) == (uid, gid)
         st = config.stat()
         assert (st.st_uid, st.st_gid) == (0, gid)
-        for group in ("gpio", "dialout", "i2c", "spi"):
+        for group in ("gpio", "dialout", "i2c", "spi", "video"):
             assert "edge" in account(root, "group", group)[3].split(",")
 
 

@@ -34,7 +34,7 @@ def test_unit_has_what_the_agent_relies_on():
     assert unit["Type"] == ["notify"] and unit["NotifyAccess"] == ["main"]
     assert int(unit["WatchdogSec"][0]) >= 10
     assert unit["User"] == ["edge"]
-    assert unit["SupplementaryGroups"] == ["gpio dialout i2c spi"]
+    assert unit["SupplementaryGroups"] == ["gpio dialout i2c spi video"]
     assert unit["RuntimeDirectory"] == ["edge-agent"]  # the control socket: /run/edge-agent
     assert unit["StateDirectory"] == ["edge-agent"]
     assert unit["Restart"] == ["on-failure"] and "StartLimitBurst" in unit
@@ -42,7 +42,8 @@ def test_unit_has_what_the_agent_relies_on():
     assert unit["ExecStopPost"] == ["/opt/edge-agent/venv/bin/edge-cli safe-state"]
     assert unit["DevicePolicy"] == ["closed"]
     allowed = " ".join(unit["DeviceAllow"])
-    for device in ("gpiochip", "ttyACM", "ttyUSB", "ttyAMA", "ttyS"):  # ttyAMA0, ttyS0: the header UART
+    for device in ("gpiochip", "ttyACM", "ttyUSB", "ttyAMA", "ttyS",  # ttyAMA0, ttyS0: the header UART
+                   "video4linux", "media", "dma_heap"):  # cameras: webcams, the Pi camera
         assert f"char-{device} rw" in allowed
     assert "PrivateDevices" not in unit  # it would hide /dev/gpiochip* and the serial ports
     assert "AF_UNIX" in unit["RestrictAddressFamilies"][0]
