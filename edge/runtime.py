@@ -87,6 +87,7 @@ class Runtime(AgentAssembly):
             "recent_errors": self.recent_events.snapshot(),
             "safe_mode": self.safe_mode.status(),
             "readings": self.recorder.status(),
+            "cameras": self.cameras.status(),
         }, secret_values(self.config))
 
     def _active_endpoint(self) -> dict[str, Any]:

@@ -294,6 +294,12 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
         shown = soonest["next_run"][:19 if soonest.get("to_the_second") else 16]
         lines.append(f"schedules: {len(status['schedules'])}, next {soonest['name']} at "
                      f"{shown.replace('T', ' ')} UTC{failed}")
+    for camera in status.get("cameras") or []:
+        count = camera.get("snapshots") or 0
+        taken = f"{count} picture{'s' if count != 1 else ''} taken" if count else "no picture yet"
+        failing = (f", last picture FAILED: {camera['error']}" if full else ", last picture FAILED"
+                   ) if camera.get("error") else ""
+        lines.append(f"camera {camera['name']} ({camera['type']}): {taken}{failing}")
     memory = status.get("memory")
     if memory:
         count = f"{memory['entries']} entries, " if memory.get("entries") is not None else ""

@@ -42,3 +42,15 @@ def test_the_next_job_is_shown_to_the_second_when_its_times_are():
     assert "schedules: 2, next tick at 2026-11-25 05:00:30 UTC" in format_status(status(schedules=[tick, water]))
     later = {**tick, "next_run": "2026-11-25T07:00:30+00:00"}
     assert "schedules: 2, next water at 2026-11-25 06:00 UTC" in format_status(status(schedules=[later, water]))
+
+
+def test_each_camera_says_its_pictures_and_its_last_failure_to_admins_only():
+    cameras = [{"name": "door", "type": "v4l2", "snapshots": 3, "error": None},
+               {"name": "porch", "type": "rpicam", "snapshots": 0,
+                "error": "camera porch: rpicam-still failed (exit 1): no cameras available"}]
+    lines = format_status(status(cameras=cameras)).splitlines()
+    assert "camera door (v4l2): 3 pictures taken" in lines
+    assert ("camera porch (rpicam): no picture yet, last picture FAILED: camera porch: "
+            "rpicam-still failed (exit 1): no cameras available") in lines
+    public = format_status(status(cameras=cameras), full=False).splitlines()
+    assert "camera porch (rpicam): no picture yet, last picture FAILED" in public
