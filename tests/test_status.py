@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import closing
 
 from edge.status import format_status
 
@@ -42,3 +43,29 @@ def test_the_next_job_is_shown_to_the_second_when_its_times_are():
     assert "schedules: 2, next tick at 2026-11-25 05:00:30 UTC" in format_status(status(schedules=[tick, water]))
     later = {**tick, "next_run": "2026-11-25T07:00:30+00:00"}
     assert "schedules: 2, next water at 2026-11-25 06:00 UTC" in format_status(status(schedules=[later, water]))
+
+
+def test_reading_the_memory_stores_size_leaves_no_connection_open(tmp_path):
+    """A status is asked for every few seconds for months: each must close what it opened."""
+    import gc
+    import sqlite3
+
+    from edge.status import memory_store_summary
+
+    (tmp_path / "memory").mkdir()
+    with closing(sqlite3.connect(tmp_path / "memory" / "brain.db")) as db:
+        db.execute("CREATE TABLE memories (key TEXT)")
+        db.commit()
+
+    def connections() -> int:
+        return sum(isinstance(o, sqlite3.Connection) for o in gc.get_objects())
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = connections()
+        for _ in range(20):
+            assert memory_store_summary(tmp_path)["entries"] == 0
+        assert connections() <= before
+    finally:
+        gc.enable()
