@@ -28,9 +28,10 @@ RECENT_ERRORS_SHOWN = 5
 def _sqlite_entries(path: Path) -> int | None:
     """Rows in the ``memories`` table, read-only; None if the file is not a memory store."""
     import sqlite3
+    from contextlib import closing
 
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0) as db:
+    try:  # closing: a connection's own ``with`` only commits; its cycle kept it open until a GC
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)) as db:
             return int(db.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
     except sqlite3.Error:
         return None

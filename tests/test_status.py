@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import closing
 
 from edge.status import format_status
 
@@ -54,3 +55,29 @@ def test_each_camera_says_its_pictures_and_its_last_failure_to_admins_only():
             "rpicam-still failed (exit 1): no cameras available") in lines
     public = format_status(status(cameras=cameras), full=False).splitlines()
     assert "camera porch (rpicam): no picture yet, last picture FAILED" in public
+
+
+def test_reading_the_memory_stores_size_leaves_no_connection_open(tmp_path):
+    """A status is asked for every few seconds for months: each must close what it opened."""
+    import gc
+    import sqlite3
+
+    from edge.status import memory_store_summary
+
+    (tmp_path / "memory").mkdir()
+    with closing(sqlite3.connect(tmp_path / "memory" / "brain.db")) as db:
+        db.execute("CREATE TABLE memories (key TEXT)")
+        db.commit()
+
+    def connections() -> int:
+        return sum(isinstance(o, sqlite3.Connection) for o in gc.get_objects())
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = connections()
+        for _ in range(20):
+            assert memory_store_summary(tmp_path)["entries"] == 0
+        assert connections() <= before
+    finally:
+        gc.enable()
