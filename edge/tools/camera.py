@@ -12,9 +12,9 @@ from pydantic import Field
 
 from edge.cameras.service import CameraService
 from edge.core.exc import EdgeError
-from edge.core.ratelimit import SlidingWindow
 from edge.core.requester import Requester
 from edge.tools.base import ModelTool, ToolArgs, ToolResult
+from edge.tools.pictures import PictureLimit, picture_sent
 
 PHOTOS_PER_MINUTE = 4
 
@@ -31,24 +31,17 @@ class CameraSnapshotTool(ModelTool[SnapshotArgs]):
 
     def __init__(self, cameras: CameraService, *, per_minute: int = PHOTOS_PER_MINUTE):
         self.cameras = cameras
-        self.per_minute = per_minute
-        self._rates = SlidingWindow(60.0)
+        self.limit = PictureLimit(per_minute, "picture")
 
     async def run(self, params: SnapshotArgs, requester: Requester) -> ToolResult:
         try:
             self.cameras.camera(params.name)
         except EdgeError as exc:
             return ToolResult(False, error=str(exc), data={"unknown": True})
-        if not self._rates.take(requester.caller, self.per_minute):
-            wait = self._rates.wait(requester.caller, self.per_minute)
-            photos = "picture" if self.per_minute == 1 else "pictures"
-            return ToolResult(False, error=f"at most {self.per_minute} {photos} a minute; "
-                                           f"try again in {wait:.0f} s")
+        if refused := self.limit.refusal(requester.caller):
+            return refused
         try:
             path, shot = await self.cameras.to_outbox(params.name)
         except EdgeError as exc:
             return ToolResult(False, error=str(exc))
-        marker = f"[IMAGE:{path}]"
-        return ToolResult(True, f"{shot.caption()}\nTo send the picture, put this line in your "
-                                f"reply: {marker}",
-                          data={"path": str(path), "marker": marker, **shot.as_dict()})
+        return picture_sent(path, shot.caption(), "picture", shot.as_dict())

@@ -12,9 +12,9 @@ from pydantic import Field
 
 from edge.charts.service import SensorCharts
 from edge.core.durations import parse_duration
-from edge.core.ratelimit import SlidingWindow
 from edge.core.requester import Requester
 from edge.tools.base import ModelTool, ToolArgs, ToolResult
+from edge.tools.pictures import PictureLimit, picture_sent
 
 CHARTS_PER_MINUTE = 4
 DEFAULT_SINCE = "24h"
@@ -36,24 +36,17 @@ class SensorChartTool(ModelTool[ChartArgs]):
 
     def __init__(self, charts: SensorCharts, *, per_minute: int = CHARTS_PER_MINUTE):
         self.charts = charts
-        self.per_minute = per_minute
-        self._rates = SlidingWindow(60.0)
+        self.limit = PictureLimit(per_minute, "chart")
 
     async def run(self, params: ChartArgs, requester: Requester) -> ToolResult:
         try:
             back = parse_duration(params.since)
         except ValueError as exc:
             return ToolResult(False, error=f"since: {exc}")
-        if not self._rates.take(requester.caller, self.per_minute):
-            wait = self._rates.wait(requester.caller, self.per_minute)
-            charts = "chart" if self.per_minute == 1 else "charts"
-            return ToolResult(False, error=f"at most {self.per_minute} {charts} a minute; "
-                                           f"try again in {wait:.0f} s")
+        if refused := self.limit.refusal(requester.caller):
+            return refused
         path, chart = await self.charts.to_outbox(params.name, params.quantity, back=back)
-        marker = f"[IMAGE:{path}]"
-        return ToolResult(True, f"{chart.caption()}\nTo send the chart, put this line in your "
-                                f"reply: {marker}",
-                          data={"path": str(path), "marker": marker, "bytes": len(chart.png),
-                                "series": [s.summary().as_dict() | {"quantity": s.quantity,
-                                                                    "unit": s.unit}
-                                           for s in chart.series]})
+        return picture_sent(path, chart.caption(), "chart", {
+            "bytes": len(chart.png),
+            "series": [s.summary().as_dict() | {"quantity": s.quantity, "unit": s.unit}
+                       for s in chart.series]})

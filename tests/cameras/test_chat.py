@@ -124,7 +124,7 @@ async def test_each_sender_has_a_few_pictures_a_minute_and_the_outbox_keeps_the_
         start_agent, rpicam):
     agent = await start_agent("[channels.cli]\nenabled = false\n" + CAMERAS)
     tool = camera_tool(agent)
-    tool.per_minute = 2
+    tool.limit.per_minute = 2
     results = [await tool.execute({"name": "shed"}, asker("telegram:42")) for _ in range(3)]
     assert [r.success for r in results] == [True, True, False]
     assert results[2].error.startswith("at most 2 pictures a minute; try again in")

@@ -112,7 +112,7 @@ async def test_the_model_sends_the_chart_with_its_reply(telegram, start_agent, w
 async def test_each_sender_has_a_few_charts_a_minute(start_agent, week, isolated_env):
     agent = await start_agent("[channels.cli]\nenabled = false\n" + RULES)
     tool = chart_tool(agent)
-    tool.per_minute = 2
+    tool.limit.per_minute = 2
     results = [await tool.execute({"name": "greenhouse", "since": "6h"}, asker("telegram:42"))
                for _ in range(3)]
     assert [r.success for r in results] == [True, True, False]
