@@ -1,6 +1,6 @@
 """``type = "v4l2"``: a USB webcam (or any Video4Linux2 capture device) at ``device``, read with
-linuxpy (the kernel's V4L2 uAPI in pure Python, GPL-3.0-or-later, installed with
-``edge-agent[v4l2]``).
+linuxpy (the kernel's V4L2 uAPI in pure Python, GPL-3.0-or-later, installed into the
+agent's venv by the user: ``pip install linuxpy``, or this project's ``[v4l2]`` extra).
 
 One picture: the device is opened, asked for the picture's size in the best format it offers
 (MJPEG as webcams send it, else YUYV 4:2:2, else RGB24), a few frames are let pass while its
@@ -63,8 +63,9 @@ def linuxpy_missing() -> str | None:
     reason = unavailable_reason("linuxpy")
     if reason is None:
         return None
-    return (f"v4l2 cameras need linuxpy ({reason}): pip install 'edge-agent[v4l2]' (or pip "
-            "install linuxpy; it is GPL-3.0-or-later) into the agent's environment")
+    return (f"v4l2 cameras need linuxpy ({reason}): install it into the agent's venv "
+            "(sudo /opt/edge-agent/venv/bin/pip install linuxpy for the service, or .venv/bin/pip "
+            "install linuxpy in a checkout; it is GPL-3.0-or-later, so not installed by default)")
 
 
 class V4l2Camera:

@@ -60,8 +60,9 @@ async def test_without_linuxpy_it_says_how_to_get_it(monkeypatch):
     monkeypatch.setattr(v4l2, "unavailable_reason",
                         lambda name: f"{name}: not installed in this environment")
     with pytest.raises(EdgeError, match=r"camera door: v4l2 cameras need linuxpy \(linuxpy: not "
-                                        r"installed in this environment\): pip install "
-                                        r"'edge-agent\[v4l2\]'"):
+                                        r"installed in this environment\): install it into the "
+                                        r"agent's venv \(sudo /opt/edge-agent/venv/bin/pip "
+                                        r"install linuxpy"):
         await create_camera("door", "v4l2", {"device": "/dev/video0"}).snapshot()
 
 
