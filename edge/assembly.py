@@ -245,7 +245,8 @@ class AgentAssembly:
         settings = AgentSettings.from_config(cfg, self.config.memory, workspace)
         self.sessions = SessionStore(self.loaded.state_dir / "sessions",
                                      ResetPolicy(self.config.sessions.daily_reset_hour,
-                                                 self.config.sessions.idle_timeout_minutes))
+                                                 self.config.sessions.idle_timeout_minutes,
+                                                 self.config.sessions.ended_transcript_days))
         agent = self.agent = Agent(
             list(self.tools.values()), self.hardware, self.provider, self.sessions,
             status_text, settings, Preflight(self.access), self.memory,

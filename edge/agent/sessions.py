@@ -12,6 +12,8 @@
   many, the older ones are dropped and the transcript is rewritten (atomically) with the rest.
   Without a reset (none is configured by default) one chat is one session for the agent's whole
   life, and the soak measured both growing with every turn.
+- The transcript of a session that ended (``/new``, a reset) stays on disk for
+  ``[sessions] ended_transcript_days`` (default 30), then is removed when a session next ends.
 """
 
 from __future__ import annotations
@@ -143,6 +145,8 @@ def _write_transcript(path: Path, turns: list[ChatMessage]) -> None:
 class ResetPolicy:
     daily_reset_hour: int | None = None
     idle_timeout_minutes: float | None = None
+    ended_transcript_days: float = 30.0
+    """How long an ended session's transcript is kept."""
 
     def expired(self, entry: SessionEntry, now: float) -> bool:
         if self.idle_timeout_minutes and now - entry.updated_at > self.idle_timeout_minutes * 60:
@@ -210,6 +214,7 @@ class SessionStore:
                 entry = entries[key] = SessionEntry.new(channel, chat_type)
                 self._cache.pop(key, None)
                 self._save_index()
+                await asyncio.to_thread(self._remove_old_transcripts)
             session = self._cache.get(key)
             if session is None or session.entry.session_id != entry.session_id:
                 turns = [ChatMessage(r["role"], r["content"])
@@ -227,8 +232,22 @@ class SessionStore:
                 entry.model_override = old.model_override
             self._index()[key] = entry
             self._save_index()
+            await asyncio.to_thread(self._remove_old_transcripts)
             session = self._cache[key] = Session(key, entry)
             return session
+
+    def _remove_old_transcripts(self) -> None:
+        """Transcripts of sessions no key uses any more, untouched for longer than the policy
+        keeps them (the live sessions' are bounded by ``KEPT_TURNS``)."""
+        live = {entry.session_id for entry in self._index().values()}
+        cutoff = time.time() - self.reset.ended_transcript_days * 86400
+        for path in self.directory.glob("*.jsonl"):
+            try:
+                if path.stem not in live and path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    log.info("session_transcript_removed file=%s", path.name)
+            except OSError as exc:  # another process, a permission: tried again at the next end
+                log.warning("session_transcript_not_removed file=%s error=%r", path.name, exc)
 
     async def append(self, session: Session, turns: list[ChatMessage]) -> None:
         """Append turns under the session's lock (fsynced just after, ``fsync_queue.py``) and

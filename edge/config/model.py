@@ -80,6 +80,8 @@ class AgentConfig(Section):
 class SessionsConfig(Section):
     daily_reset_hour: int | None = Field(default=None, ge=0, le=23)
     idle_timeout_minutes: Minutes | None = Field(default=None, gt=0)
+    ended_transcript_days: int = Field(default=30, ge=1)
+    """How long the transcript of a session that ended (``/new``, a reset) is kept."""
 
 
 class EndpointConfig(Section):

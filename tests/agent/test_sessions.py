@@ -89,6 +89,25 @@ async def test_reset_keeps_old_transcript_and_starts_empty(tmp_path):
     assert (await SessionStore(tmp_path).open("k")).entry.session_id == second.entry.session_id
 
 
+async def test_ended_transcripts_are_kept_for_their_days_then_removed(tmp_path):
+    store = SessionStore(tmp_path, ResetPolicy(ended_transcript_days=30))
+    first = await store.open("k")
+    await store.append(first, [ChatMessage.user("a month ago")])
+    old = store.transcript_path(first.entry)
+    second = await store.reset_session("k")  # ended today: kept
+    await store.append(second, [ChatMessage.user("last week")])
+    assert old.exists()
+    month = time.time() - 31 * 86400
+    os.utime(old, (month, month))
+    recent = store.transcript_path(second.entry)
+    os.utime(recent, (month, month))  # the live session's is never removed, however old
+    other = await store.open("other")
+    await store.append(other, [ChatMessage.user("hi")])
+    await store.reset_session("other")
+    assert not old.exists() and recent.exists()
+    assert store.transcript_path(other.entry).exists()  # ended just now
+
+
 def test_idle_and_daily_reset_policies():
     now = datetime(2026, 11, 22, 10, 0).timestamp()
     entry = SessionEntry("id", now - 3600, now - 3600)
