@@ -1,5 +1,6 @@
 """Run every ``bench/bench_*.py`` module (or those named: ``python -m bench startup agent``), each
-in its own interpreter so one bench's imports and memory never skew another's figures."""
+in its own interpreter so one bench's imports and memory never skew another's figures. The soak
+(an hour) runs only when named: ``python -m bench soak``."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+ON_REQUEST = frozenset({"bench_soak"})
+"""Too long for ``make bench``: run when named."""
+
 
 def main(names: list[str]) -> int:
     here = Path(__file__).parent
     modules = sorted(p.stem for p in here.glob("bench_*.py"))
-    chosen = [m for m in modules if not names or m.removeprefix("bench_") in names or m in names]
+    chosen = [m for m in modules if m.removeprefix("bench_") in names or m in names
+              or (not names and m not in ON_REQUEST)]
     failed = 0
     for name in chosen:
         print(f"\n== {name} ==", flush=True)

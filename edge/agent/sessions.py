@@ -209,12 +209,13 @@ class SessionStore:
             entries = self._index()
             entry = entries.get(key)
             if entry is None or self.reset.expired(entry, time.time()):
-                if entry is not None:
-                    log.info("session_expired key=%s session=%s", key, entry.session_id)
+                ended = entry
                 entry = entries[key] = SessionEntry.new(channel, chat_type)
                 self._cache.pop(key, None)
                 self._save_index()
-                await asyncio.to_thread(self._remove_old_transcripts)
+                if ended is not None:  # a first message starts a session; only an end prunes
+                    log.info("session_expired key=%s session=%s", key, ended.session_id)
+                    await asyncio.to_thread(self._remove_old_transcripts)
             session = self._cache.get(key)
             if session is None or session.entry.session_id != entry.session_id:
                 turns = [ChatMessage(r["role"], r["content"])
