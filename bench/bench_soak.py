@@ -20,12 +20,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ from edge.config.model import AuditConfig, MemoryConfig
 from edge.core.logsetup import LOG_FILE_BACKUPS, LOG_FILE_MAX_BYTES
 from edge.memory.onnx_embedder import DIMENSIONS
 from edge.memory.vector_index import capacity_for
+from edge.readings.store import RAW_KEEP_SECONDS, READINGS_FILE, TIERS
 from tests.emulation.build import arduino_elf, avr_emulator
 from tests.emulation.simavr import SimAvr
 from tests.fakes.mosquitto import Mosquitto
@@ -84,6 +87,8 @@ class Sample:
     memories: int | None = None
     open_files: list[str] = field(default_factory=list)
     """What the descriptors point at (to name the difference when their count grew)."""
+    quantities: int = 0
+    """Quantities the sensor history holds (its file's bound grows with them)."""
 
 
 @dataclass
@@ -163,6 +168,20 @@ MEMORY_ROW_BOUND = 8 * 1024
 embedding cache), the FTS index."""
 
 
+READINGS_ROWS_PER_QUANTITY = int(RAW_KEEP_SECONDS + sum(t.keep / t.width for t in TIERS))
+"""The sensor history's rows for one quantity at most: a raw reading a second, and its tiers."""
+READINGS_ROW_BOUND = 64
+"""Bytes a history row may take with its index (about 30 measured: tests/readings/test_size.py)."""
+
+
+def recorded_quantities(path: Path) -> int:
+    """How many quantities the sensor history at ``path`` holds (read-only; 0 before it exists)."""
+    if not path.is_file():
+        return 0
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        return int(db.execute("SELECT count(*) FROM quantities").fetchone()[0])
+
+
 def file_bound(path: str, report: Report) -> tuple[int | None, str]:
     """The most ``path`` (under the state directory) may hold after the soak, and why."""
     name = Path(path).name
@@ -186,6 +205,12 @@ def file_bound(path: str, report: Report) -> tuple[int | None, str]:
     if name.endswith(".jsonl") and Path(path).parent.name == "sessions":
         return 2 * KEPT_TURNS * 1024, (f"the last {KEPT_TURNS}-{2 * KEPT_TURNS} turns of a chat "
                                        "(the soak's are under 1 KiB)")
+    if name == READINGS_FILE:
+        quantities = report.end.quantities
+        return (quantities * READINGS_ROWS_PER_QUANTITY * READINGS_ROW_BOUND + MIB,
+                f"{quantities} quantities, each at most one raw reading a second for "
+                f"{RAW_KEEP_SECONDS / 3600:g} h and its 5-minute and hourly tiers, "
+                f"{READINGS_ROW_BOUND} B a row")
     if Path(path).parent.name == "models":
         return report.baseline.files.get(path), "written once"
     if name in ("sessions.json", "schedules.json", "runs.json", "offset", "mqtt-client-id",
@@ -254,7 +279,8 @@ def sample(pid: int, state: Path, env: dict[str, str] | None, started: float) ->
                   int(fields["RssAnon"].split()[0]), int(fields["RssFile"].split()[0]),
                   len(os.listdir(f"/proc/{pid}/fd")), int(fields["Threads"]), tasks, files,
                   memories, sorted(os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")
-                                   if os.path.lexists(f"/proc/{pid}/fd/{fd}")))
+                                   if os.path.lexists(f"/proc/{pid}/fd/{fd}")),
+                  recorded_quantities(state / READINGS_FILE))
 
 
 class Soak:
