@@ -8,8 +8,8 @@ checkpointed and unlinked the WAL, and from then on the agent committed into a d
 a SIGKILL lost those writes, a clean stop checkpointed them over the CLI's.
 
 ``SQLITE_FILES`` lists every SQLite file the project writes, with how the agent and the CLI each
-write a row to it; every test here runs for each. A new store (sensor history, audit trail) is
-added to it, and ``test_every_module_that_opens_sqlite_is_known`` fails until it is.
+write a row to it; every test here runs for each. A new store is added to it, and
+``test_every_module_that_opens_sqlite_is_known`` fails until it is.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from edge.readings.recorder import FLUSH_SECONDS
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.helpers import EDGE_CLI, ROOT, cli
 
@@ -55,6 +56,7 @@ class Agent:
     """``edge-cli run`` with the CLI channel on pipes; ``ask`` writes a line, returns the reply."""
 
     def __init__(self, env: dict[str, str]):
+        self.env = env
         self.proc = subprocess.Popen([*EDGE_CLI, "run"], env=env, cwd=ROOT, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.selector = selectors.DefaultSelector()
@@ -117,36 +119,70 @@ def scripted_model(body: dict) -> tuple[int, dict]:
 # -- every SQLite file the project writes ----------------------------------------------------
 
 
-def memory_by_agent(agent: Agent, marker: str) -> bool:
-    """The agent stores ``marker`` through its memory_store tool; True once it said so."""
-    return agent.ask(f"remember {marker}").startswith("Done: remembered")
+def memory_by_agent(agent: Agent, marker: str) -> str | None:
+    """The agent stores ``marker`` through its memory_store tool, and says so."""
+    return marker if agent.ask(f"remember {marker}").startswith("Done: remembered") else None
 
 
-def memory_by_cli(env: dict[str, str], marker: str) -> bool:
+def memory_by_cli(env: dict[str, str], marker: str) -> str | None:
     out = cli("memory", "store", marker.replace(" ", "-"), marker, env=env)
     assert out.returncode == 0, out.stderr
-    return True
+    return marker
 
 
 def memory_rows(db: sqlite3.Connection) -> set[str]:
     return {content for (content,) in db.execute("SELECT content FROM memories")}
 
 
-def audit_by_agent(agent: Agent, marker: str) -> bool:
+def audit_by_agent(agent: Agent, marker: str) -> str | None:
     """The model asks to switch a pin named ``marker``: refused (no such pin), and recorded."""
     done = agent.ask(f"switch {marker}").startswith("Done: ")
     receipt = [agent.ask_more(), agent.ask_more()]  # the agent's receipt ends the reply
-    return done and receipt[0] == "" and receipt[1].startswith(f"Receipt: {marker}: refused")
+    refused = receipt[0] == "" and receipt[1].startswith(f"Receipt: {marker}: refused")
+    return marker if done and refused else None
 
 
-def audit_by_cli(env: dict[str, str], marker: str) -> bool:
+def audit_by_cli(env: dict[str, str], marker: str) -> str | None:
     """``edge-cli gpio write`` beside the agent goes through it: refused, and recorded."""
     out = cli("gpio", "write", marker, "on", env=env)
-    return out.returncode != 0 and "pin" in out.stderr
+    return marker if out.returncode != 0 and "pin" in out.stderr else None
 
 
 def audit_rows(db: sqlite3.Connection) -> set[str]:
     return {pin for (pin,) in db.execute("SELECT pin FROM actuations")}
+
+
+def newest_reading(env: dict[str, str]) -> str | None:
+    """A reading taken from now on, once the agent's history holds it (the recorder writes every
+    few seconds), as ``readings_rows`` names it."""
+    now = time.time()
+    deadline = time.monotonic() + 3 * FLUSH_SECONDS
+    while time.monotonic() < deadline:
+        out = cli("sensors", "history", "pi", "memory_used", "--since", "10m", "--json", env=env)
+        assert out.returncode == 0, out.stderr
+        answer = json.loads(out.stdout)  # "direct" while the agent is starting: not its word
+        [series] = answer["data"]["series"] or [{"buckets": []}]
+        if answer["via"] == "daemon" and series["buckets"] and series["buckets"][-1]["start"] >= now:
+            return f"memory_used@{series['buckets'][-1]['start']!r}"
+        time.sleep(0.2)
+    return None
+
+
+def readings_by_agent(agent: Agent, marker: str) -> str | None:
+    """The agent records its Pi-health sensor on its own (readings are numbers: the text plays no
+    part); a reading it reports holding is acknowledged."""
+    return newest_reading(agent.env)
+
+
+def readings_by_cli(env: dict[str, str], marker: str) -> str | None:
+    """``edge-cli`` never writes the history: beside the agent it reads it through the agent
+    (alone, it opens the file read-only); a reading it was shown is acknowledged."""
+    return newest_reading(env)
+
+
+def readings_rows(db: sqlite3.Connection) -> set[str]:
+    rows = db.execute("SELECT q.quantity, r.at FROM raw r JOIN quantities q ON q.id = r.series")
+    return {f"{quantity}@{at!r}" for quantity, at in rows}
 
 
 @dataclass(frozen=True)
@@ -154,19 +190,21 @@ class SqliteFile:
     name: str
     path: str
     """Relative to the state directory."""
-    by_agent: Callable[[Agent, str], bool]
-    """Make the running agent write a row holding the text; True when it acknowledged it."""
-    by_cli: Callable[[dict[str, str], str], bool]
-    """Write such a row with ``edge-cli`` beside the agent; True when acknowledged."""
+    by_agent: Callable[[Agent, str], str | None]
+    """Have the running agent write a row (holding the text where rows hold text); the row as
+    ``rows`` names it once the agent acknowledged it, else None."""
+    by_cli: Callable[[dict[str, str], str], str | None]
+    """The same with ``edge-cli`` beside the agent."""
     rows: Callable[[sqlite3.Connection], set[str]]
-    """The texts the file holds."""
-    in_process: Callable[[Path, str], Awaitable[None]]
-    """Open the file at that path as the agent does, write a row holding the text, close it."""
+    """The rows the file holds, named."""
+    in_process: Callable[[Path, str], Awaitable[str]]
+    """Open the file at that path as the agent does, write a row (holding the text where rows
+    hold text), close it; the row, named."""
     modules: tuple[str, ...]
     """The modules under edge/ and peripherals/ that connect to it."""
 
 
-async def memory_in_process(path: Path, marker: str) -> None:
+async def memory_in_process(path: Path, marker: str) -> str:
     from edge.memory.base import Category
     from edge.memory.embedders import NoopEmbedding
     from edge.memory.sqlite import SqliteMemory
@@ -176,9 +214,10 @@ async def memory_in_process(path: Path, marker: str) -> None:
         await memory.store(marker.replace(" ", "-"), marker, Category.CORE)
     finally:
         await memory.close()
+    return marker
 
 
-async def audit_in_process(path: Path, marker: str) -> None:
+async def audit_in_process(path: Path, marker: str) -> str:
     from edge.audit import AuditTrail
     from edge.core.actuation import Actuation
 
@@ -188,6 +227,19 @@ async def audit_in_process(path: Path, marker: str) -> None:
                                      action="write", asked=1.0))
     finally:
         trail.close()
+    return marker
+
+
+async def readings_in_process(path: Path, marker: str) -> str:
+    from edge.readings.store import Entry, ReadingStore
+
+    store = ReadingStore(path)
+    at = time.time()
+    try:
+        await store.write([Entry(marker, "temperature", "°C", at, 21.5)])
+    finally:
+        await store.close()
+    return f"temperature@{at!r}"
 
 
 SQLITE_FILES = [
@@ -195,6 +247,8 @@ SQLITE_FILES = [
                memory_in_process, ("edge/memory/sqlite_schema.py",)),
     SqliteFile("audit", "audit.db", audit_by_agent, audit_by_cli, audit_rows, audit_in_process,
                ("edge/audit.py",)),
+    SqliteFile("readings", "readings.db", readings_by_agent, readings_by_cli, readings_rows,
+               readings_in_process, ("edge/readings/store.py",)),
 ]
 
 READ_ONLY_READERS = {"edge/status.py": "counts memories in any *.db, read-only"}
@@ -210,10 +264,19 @@ def model():
         yield server
 
 
+CONFIG = """
+[sensors.pi]
+type = "pi"
+interval_seconds = 0.25
+"""
+"""A sensor the agent reads on any machine, so it writes its history beside the other files."""
+
+
 @pytest.fixture
-def env(isolated_env, model):
+def env(isolated_env, model, write_config):
     return dict(isolated_env, EDGE_PROVIDER__BASE_URL=model.base_url,
-                EDGE_PROVIDER__MODEL="scripted", EDGE_AGENT__DEBOUNCE_MS="0")
+                EDGE_PROVIDER__MODEL="scripted", EDGE_AGENT__DEBOUNCE_MS="0",
+                EDGE_CONFIG=str(write_config(CONFIG)))
 
 
 ROUNDS = 3
@@ -231,9 +294,9 @@ def test_agent_and_cli_interleaved_keep_every_acknowledged_write(store, stop, en
     acknowledged: list[str] = []
     deleted: set[str] = set()
 
-    def write(marker: str, acknowledges: bool) -> None:
-        assert acknowledges, f"{marker!r} was not acknowledged"
-        acknowledged.append(marker)
+    def write(marker: str, row: str | None) -> None:
+        assert row is not None, f"{marker!r} was not acknowledged"
+        acknowledged.append(row)
         deleted.update(f for f in deleted_files(agent.proc.pid) if f.startswith(str(state)))
 
     try:
@@ -282,15 +345,15 @@ async def test_opening_beside_a_live_connection_keeps_its_locks(store, tmp_path)
     same file, the agent's own /status) leaves that connection's locks alone: otherwise another
     process closing afterwards takes itself for the last one and deletes the WAL under it."""
     path = tmp_path / store.path
-    await store.in_process(path, "first fact")
+    first = await store.in_process(path, "first fact")
     holder = sqlite3.connect(path)
     try:
         holder.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()  # a reader, as the agent
-        await store.in_process(path, "second fact")
+        second = await store.in_process(path, "second fact")
         subprocess.run([sys.executable, "-c", OTHER_PROCESS, str(path)], check=True, timeout=30)
         deleted = {f for f in deleted_files("self") if f.startswith(str(path))}
         assert not deleted, f"another process deleted these under a live connection: {deleted}"
-        assert {"first fact", "second fact"} <= store.rows(holder)
+        assert {first, second} <= store.rows(holder)
     finally:
         holder.close()
 
