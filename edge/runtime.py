@@ -28,6 +28,7 @@ from edge.core.requester import Requester
 from edge.core.sdnotify import ServiceNotifier
 from edge.core.stopsignals import STOPPING, exit_code, signal_name
 from edge.core.supervision import SupervisedTask, close_all, down_tasks
+from edge.core.workers import install_workers
 from edge.safe_mode import WINDOW_SECONDS, RunLedger, SafeMode
 
 STOP_SIGNALS = STOPPING
@@ -145,6 +146,7 @@ class Runtime(AgentAssembly):
         The run is recorded in the state directory's ledger (:mod:`edge.safe_mode`): this exit
         path marks it clean; after a crash loop the start is in safe mode."""
         loop = asyncio.get_running_loop()
+        install_workers(loop)  # every worker thread now, so the count never grows
         for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, self._stop_on_signal, sig)
         # the lock first: a second agent must be refused before it touches any board
