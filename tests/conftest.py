@@ -1,15 +1,19 @@
-"""Shared fixtures: an isolated environment (no user config, a temporary state directory) and
-gpiozero's own MockFactory with PWM-capable pins."""
+"""Shared fixtures: an isolated environment (no user config, a temporary state directory),
+gpiozero's own MockFactory with PWM-capable pins, and the loopback Telegram Bot API and
+signal-cli daemon."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from edge.config.loader import load_config
+from tests.fakes.signal_server import FakeSignal
+from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import EDGE_CLI, ROOT  # noqa: F401 (re-exported for conftest users)
 
 pytest_plugins = ["tests.emulation.fixtures",  # simavr and qemu boards, for every test module
@@ -56,3 +60,17 @@ def write_config(tmp_path):
 @pytest.fixture
 def default_config(isolated_env):
     return load_config(env=isolated_env)
+
+
+@pytest.fixture
+def telegram() -> Iterator[FakeTelegram]:
+    """The loopback Bot API; asked for before an agent, it outlives the agent."""
+    with FakeTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+def signal_daemon() -> Iterator[FakeSignal]:
+    """signal-cli's JSON-RPC daemon on loopback."""
+    with FakeSignal() as server:
+        yield server

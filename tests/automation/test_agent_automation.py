@@ -15,7 +15,7 @@ import pytest
 from edge.automation.clock import ManualClock
 from edge.core.exc import ConfigError
 from edge.status import format_status
-from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
+from tests.fakes.telegram_server import telegram_config, texts_to
 from tests.helpers import asker, cli, until
 
 PUMP = """
@@ -52,11 +52,6 @@ async def test_a_cron_job_switches_the_pump_at_six_berlin_time(start_agent, mock
     assert row["next_run"].startswith("2026-11-25T05:00:00")
     assert "schedules: 1, next water at 2026-11-25 05:00 UTC" in format_status(status)
 
-
-@pytest.fixture
-def telegram():
-    with FakeTelegram() as server:  # before start_agent: it outlives the agent
-        yield server
 
 
 async def test_a_button_press_notifies_the_telegram_admin(telegram, start_agent, mock_factory):

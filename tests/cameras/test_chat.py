@@ -16,7 +16,7 @@ from PIL import Image
 from edge.tools.camera import CameraSnapshotTool
 from tests.cameras.standin import BLUE, RED, calls, install, near
 from tests.fakes.openai_server import OpenAIServer, completion
-from tests.fakes.signal_server import FakeSignal, signal_config
+from tests.fakes.signal_server import signal_config
 from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
 from tests.helpers import asker, until
 
@@ -30,16 +30,6 @@ settle_seconds = 0.1
 """
 
 
-@pytest.fixture
-def telegram():
-    with FakeTelegram() as server:
-        yield server
-
-
-@pytest.fixture
-def signal():
-    with FakeSignal() as server:
-        yield server
 
 
 @pytest.fixture
@@ -138,11 +128,11 @@ async def test_each_sender_has_a_few_pictures_a_minute_and_the_outbox_keeps_the_
         os.path.basename(r.data["path"]) for r in [*results[:2], other])
 
 
-async def test_photo_reaches_a_signal_user_as_an_attachment(signal, start_agent, rpicam):
-    await start_agent(signal_config(signal, ["+4917600000001"]) + CAMERAS)
-    await until(lambda: signal.streams)
-    signal.push_message("+4917600000001", "/photo shed")
-    [sent] = await until(lambda: [p for p in signal.sent() if p.get("attachments")], timeout=30)
+async def test_photo_reaches_a_signal_user_as_an_attachment(signal_daemon, start_agent, rpicam):
+    await start_agent(signal_config(signal_daemon, ["+4917600000001"]) + CAMERAS)
+    await until(lambda: signal_daemon.streams)
+    signal_daemon.push_message("+4917600000001", "/photo shed")
+    [sent] = await until(lambda: [p for p in signal_daemon.sent() if p.get("attachments")], timeout=30)
     [attachment] = sent["attachments"]
     head, _, data = attachment.partition(";base64,")
     assert head.startswith("data:image/jpeg;filename=photo-shed-") and head.endswith(".jpg")

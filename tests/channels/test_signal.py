@@ -6,21 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
-
 from edge.channels.pairing import PairingCodes
 from edge.core.sse import iter_sse
 from tests.fakes.openai_server import OpenAIServer, completion
-from tests.fakes.signal_server import FakeSignal, signal_config
+from tests.fakes.signal_server import signal_config
 from tests.helpers import until
 
 OWNER, FRIEND, STRANGER = "+4915111111111", "+4915122222222", "+4915199999999"
 
-
-@pytest.fixture
-def signal_daemon():
-    with FakeSignal() as server:
-        yield server
 
 
 def config(server, extra=""):

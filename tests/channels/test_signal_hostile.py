@@ -8,19 +8,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import pytest
-
 from tests.fakes.signal_server import MALFORMED, SPOOFED, FakeSignal, event, signal_config
 from tests.helpers import until
 
 OWNER = SPOOFED
 LED_ON = "gpio:GPIO17 (led) set on"
 
-
-@pytest.fixture
-def signal_daemon():
-    with FakeSignal() as server:
-        yield server
 
 
 def config(server) -> str:

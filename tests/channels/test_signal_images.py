@@ -10,8 +10,6 @@ import asyncio
 import base64
 import json
 
-import pytest
-
 from edge.channels.base import SendMessage
 from edge.channels.outbox import IMAGE_REFUSED, Outbox
 from edge.channels.signal import SignalChannel
@@ -23,11 +21,6 @@ OWNER = "+4915111111111"
 PNG = b"\x89PNG\r\n\x1a\n" + b"outbox plot"
 JPEG = b"\xff\xd8\xff\xe0" + b"outbox photo"
 
-
-@pytest.fixture
-def signal_daemon():
-    with FakeSignal() as server:
-        yield server
 
 
 def setup(server: FakeSignal, model: OpenAIServer) -> str:

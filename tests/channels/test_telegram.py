@@ -7,20 +7,12 @@ from __future__ import annotations
 import asyncio
 import tomllib
 
-import pytest
-
 from edge.channels.pairing import PairingCodes
 from edge.channels.telegram_send import EXPIRED
 from tests.fakes.openai_server import OpenAIServer, completion
-from tests.fakes.telegram_server import FakeTelegram, texts_to
 from tests.fakes.telegram_server import telegram_config as config
+from tests.fakes.telegram_server import texts_to
 from tests.helpers import until
-
-
-@pytest.fixture
-def telegram():
-    with FakeTelegram() as server:
-        yield server
 
 
 async def test_allowed_user_switches_the_led_and_gets_a_reply(telegram, start_agent, mock_factory):

@@ -8,8 +8,6 @@ import asyncio
 import logging
 import random
 
-import pytest
-
 from edge.channels.pairing import PairingCodes
 from tests.fakes.telegram_server import FakeTelegram, texts_to
 from tests.fakes.telegram_server import telegram_config as config
@@ -19,11 +17,6 @@ from tests.helpers import until
 LED_ON = "gpio:GPIO17 (led) set on"
 WRONG = "That pairing code is wrong or has expired."
 
-
-@pytest.fixture
-def telegram():
-    with FakeTelegram() as server:
-        yield server
 
 
 def delivered_to(server: FakeTelegram, chat_id) -> list[str]:

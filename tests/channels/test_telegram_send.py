@@ -16,12 +16,6 @@ from tests.fakes.telegram_server import FakeTelegram
 
 
 @pytest.fixture
-def telegram():
-    with FakeTelegram() as server:
-        yield server
-
-
-@pytest.fixture
 async def sender(telegram):
     api = TelegramAPI(telegram.token, telegram.api_base)
     sender = TelegramSender(api, draft_interval=0.0)

@@ -21,11 +21,6 @@ KEY = "gsk-voice-secret-789"
 AAC = b"\xff\xf1\x50\x80" + bytes(range(256)) * 3
 
 
-@pytest.fixture
-def signal_daemon():
-    with FakeSignal() as server:
-        yield server
-
 
 @pytest.fixture
 def whisper():

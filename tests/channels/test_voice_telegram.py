@@ -13,8 +13,8 @@ import pytest
 
 from edge.channels.voice import SETUP_LINE
 from tests.fakes.openai_server import OpenAIServer, completion
-from tests.fakes.telegram_server import FakeTelegram, texts_to
 from tests.fakes.telegram_server import telegram_config as config
+from tests.fakes.telegram_server import texts_to
 from tests.fakes.transcription_server import FakeTranscription
 from tests.helpers import until
 
@@ -22,11 +22,6 @@ KEY = "sk-voice-secret-123"
 OGG = b"OggS\x00\x02" + bytes(range(256)) * 4
 """A voice note's bytes (binary, as Opus in OGG is)."""
 
-
-@pytest.fixture
-def telegram():
-    with FakeTelegram() as server:
-        yield server
 
 
 @pytest.fixture

@@ -17,23 +17,13 @@ from PIL import Image
 from edge.tools.charts import SensorChartTool
 from tests.charts.greenhouse import DAY, RULES, Week, write_week
 from tests.fakes.openai_server import OpenAIServer, completion
-from tests.fakes.signal_server import FakeSignal, signal_config
+from tests.fakes.signal_server import signal_config
 from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
 from tests.helpers import asker, until
 
 MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
 
 
-@pytest.fixture
-def telegram():
-    with FakeTelegram() as server:
-        yield server
-
-
-@pytest.fixture
-def signal():
-    with FakeSignal() as server:
-        yield server
 
 
 @pytest.fixture
@@ -121,12 +111,12 @@ async def test_each_sender_has_a_few_charts_a_minute(start_agent, week, isolated
     assert other.success and other.data["marker"] == f"[IMAGE:{other.data['path']}]"
 
 
-async def test_chart_reaches_a_signal_user_as_an_attachment(signal, start_agent, week):
-    agent = await start_agent(signal_config(signal, ["+4917600000001"]) + RULES)
+async def test_chart_reaches_a_signal_user_as_an_attachment(signal_daemon, start_agent, week):
+    agent = await start_agent(signal_config(signal_daemon, ["+4917600000001"]) + RULES)
     chart_tool(agent)
-    await until(lambda: signal.streams)
-    signal.push_message("+4917600000001", "/chart greenhouse")
-    [sent] = await until(lambda: [p for p in signal.sent() if p.get("attachments")], timeout=30)
+    await until(lambda: signal_daemon.streams)
+    signal_daemon.push_message("+4917600000001", "/chart greenhouse")
+    [sent] = await until(lambda: [p for p in signal_daemon.sent() if p.get("attachments")], timeout=30)
     [attachment] = sent["attachments"]
     head, _, data = attachment.partition(";base64,")
     assert head.startswith("data:image/png;filename=chart-greenhouse-") and head.endswith(".png")

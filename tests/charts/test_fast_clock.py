@@ -1,41 +1,21 @@
-"""The chart of the fast-clock week (``tests/readings/test_week.py``'s greenhouse thermometer, read
+"""The chart of the fast-clock week (``tests/readings/fast_week.py``'s greenhouse thermometer, read
 every 30 s and kept by the recorder as the agent keeps it, with three failing hours on the
 fourth night): the week and that night, drawn from the real history file and read back from the
 PNG."""
 
 from __future__ import annotations
 
-import contextlib
-from datetime import timedelta
-
-from edge.automation.clock import ManualClock
 from edge.charts.draw import DAY, MEAN_COLOUR, ON_COLOUR
 from edge.charts.service import draw_chart
 from edge.config.loader import load_config
-from edge.readings.recorder import ReadingRecorder
-from edge.readings.store import ReadingStore
-from edge.sensors import SensorHub, SensorState
 from tests.charts.greenhouse import RULES
 from tests.charts.pixels import Drawn, near
-from tests.helpers import until
-from tests.readings.test_week import FAILING, FLUSH_SECONDS, INTERVAL, START, WEEK, GreenhouseThermometer
+from tests.readings.fast_week import FAILING, START, WEEK, record_week
 
 
 async def test_the_fast_clock_week_and_its_failing_night_are_charted(tmp_path, write_config,
                                                                      isolated_env):
-    clock = ManualClock(START)
-    now = lambda: clock.now().timestamp()  # noqa: E731
-    sensor = GreenhouseThermometer(clock)
-    hub = SensorHub([SensorState("greenhouse", "ds18b20", sensor, INTERVAL)], clock=now)
-    store = ReadingStore.in_state_dir(tmp_path, clock=now)
-    recorder = ReadingRecorder(store, hub, clock=clock, flush_seconds=FLUSH_SECONDS,
-                               upkeep_seconds=600.0)
-    recorder.start()
-    for _ in range(int(WEEK / INTERVAL)):
-        await clock.advance(timedelta(seconds=INTERVAL))
-        with contextlib.suppress(OSError):
-            await hub.measure("greenhouse")
-    await until(lambda: recorder.written + recorder.pending == len(sensor.taken), timeout=30)
+    _, _, recorder, store = await record_week(tmp_path)
     await recorder.flush()
     config = load_config(str(write_config(RULES)), env=isolated_env).config
     failing = FAILING[0].timestamp(), FAILING[1].timestamp()

@@ -13,16 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.mosquitto import free_port
-from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import ROOT
 
 ALLOW = '["light_level", "switch_light", "set_scene", "hang", "crash"]'
 
-
-@pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    with FakeTelegram() as server:
-        yield server
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from mcp import types
 
 from tests.fakes.telegram_server import FakeTelegram, telegram_config
@@ -20,11 +19,6 @@ led = "GPIO17"
 led = { mode = "output", safe = "off" }
 """
 
-
-@pytest.fixture
-def telegram():
-    with FakeTelegram() as server:
-        yield server
 
 
 def config(telegram: FakeTelegram) -> str:

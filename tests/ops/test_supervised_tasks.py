@@ -21,7 +21,7 @@ from edge.channels.telegram import TelegramChannel
 from edge.memory import hygiene
 from edge.status import format_status
 from tests.fakes.mosquitto import Mosquitto, Watcher
-from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
+from tests.fakes.telegram_server import telegram_config, texts_to
 from tests.helpers import cli, until
 
 BACKOFF = 0.3
@@ -85,11 +85,6 @@ def broker(tmp_path):
     with Mosquitto(tmp_path / "broker") as running:
         yield running
 
-
-@pytest.fixture
-def telegram():
-    with FakeTelegram() as server:  # before the agent: it outlives the agent
-        yield server
 
 
 @pytest.fixture

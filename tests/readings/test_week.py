@@ -6,81 +6,24 @@ the sensor was failing. (What a crash loses is measured on a real agent, in test
 
 from __future__ import annotations
 
-import contextlib
-import math
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 import pytest_asyncio
 
-from edge.automation.clock import ManualClock
-from edge.readings.recorder import ReadingRecorder
-from edge.readings.store import RAW_KEEP_SECONDS, ReadingStore
-from edge.sensors import SensorHub, SensorState
-from peripherals.sensors.base import Reading
+from edge.readings.store import RAW_KEEP_SECONDS
 from tests.helpers import until
-
-START = datetime(2026, 11, 2, 0, 0, tzinfo=UTC)
-INTERVAL = 30.0
-WEEK = 7 * 86400.0
-FAILING = (START + timedelta(days=3, hours=2), START + timedelta(days=3, hours=5))
-"""Three hours on the fourth night when the sensor does not answer."""
-FLUSH_SECONDS = 15.0
-"""The writer's pace here (the agent's is 5 s): twice per reading, fewer wake-ups to settle."""
+from tests.readings.fast_week import FAILING, FLUSH_SECONDS, INTERVAL, START, WEEK, record_week
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-class GreenhouseThermometer:
-    """A sensor whose temperature follows the sun (15 °C at night, 35 °C at 14:00) and which
-    fails to read while ``FAILING``; a real object behind the hub's Measure protocol."""
-
-    units = present = {"temperature": "°C"}
-
-    def __init__(self, clock: ManualClock) -> None:
-        self.clock = clock
-        self.taken: list[tuple[float, float | None]] = []
-
-    @staticmethod
-    def temperature(at: float) -> float:
-        hour = (at % 86400) / 3600
-        return round(25 + 10 * math.sin((hour - 8) / 24 * 2 * math.pi), 3)
-
-    async def measure(self) -> dict[str, Reading]:
-        now = self.clock.now()
-        if FAILING[0] <= now < FAILING[1]:
-            self.taken.append((now.timestamp(), None))
-            raise OSError("no answer on the 1-Wire bus")
-        value = self.temperature(now.timestamp())
-        self.taken.append((now.timestamp(), value))
-        return {"temperature": Reading("temperature", value, "°C")}
-
-    def describe(self) -> str:
-        return "a greenhouse thermometer"
-
-    def close(self) -> None:
-        return None
-
-
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def week(tmp_path_factory: pytest.TempPathFactory):
-    tmp_path = tmp_path_factory.mktemp("week")
-    clock = ManualClock(START)
-    now = lambda: clock.now().timestamp()  # noqa: E731
-    sensor = GreenhouseThermometer(clock)
-    hub = SensorHub([SensorState("greenhouse", "ds18b20", sensor, INTERVAL)], clock=now)
-    store = ReadingStore.in_state_dir(tmp_path / "state", clock=now)
-    recorder = ReadingRecorder(store, hub, clock=clock, flush_seconds=FLUSH_SECONDS,
-                                upkeep_seconds=600.0)
-    recorder.start()
-    for _ in range(int(WEEK / INTERVAL)):
-        await clock.advance(timedelta(seconds=INTERVAL))
-        with contextlib.suppress(OSError):
-            await hub.measure("greenhouse")
-    await until(lambda: recorder.written + recorder.pending == len(sensor.taken), timeout=30)
-    yield clock, sensor, recorder, store
-    await recorder.aclose()
+    recorded = await record_week(tmp_path_factory.mktemp("week") / "state")
+    yield recorded
+    await recorded.recorder.aclose()
 
 
 def expected(taken: list[tuple[float, float | None]], start: float, end: float) -> list[float]:
