@@ -17,7 +17,7 @@ from edge.tools.camera import CameraSnapshotTool
 from tests.cameras.standin import BLUE, RED, calls, install, near
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.signal_server import signal_config
-from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
+from tests.fakes.telegram_server import photos_to, telegram_config, texts_to
 from tests.helpers import asker, until
 
 MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
@@ -37,21 +37,6 @@ def rpicam(tmp_path, monkeypatch):
     log = install(tmp_path / "bin")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     return log
-
-
-def photos_to(telegram: FakeTelegram, chat_id: int) -> list[Image.Image]:
-    """The JPEGs sent to ``chat_id``, decoded from the multipart bodies the Bot API got."""
-    found = []
-    for call in telegram.sent("sendPhoto"):
-        body = call["body"]
-        if f'name="chat_id"\r\n\r\n{chat_id}\r\n'.encode() not in body:
-            continue
-        start = body.index(b"\xff\xd8\xff")
-        end = body.rindex(b"\xff\xd9") + 2
-        picture = Image.open(io.BytesIO(body[start:end]))
-        picture.load()
-        found.append(picture)
-    return found
 
 
 def camera_tool(agent) -> CameraSnapshotTool:

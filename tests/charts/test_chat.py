@@ -18,7 +18,7 @@ from edge.tools.charts import SensorChartTool
 from tests.charts.greenhouse import DAY, RULES, Week, write_week
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.signal_server import signal_config
-from tests.fakes.telegram_server import FakeTelegram, telegram_config, texts_to
+from tests.fakes.telegram_server import photos_to, telegram_config, texts_to
 from tests.helpers import asker, until
 
 MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
@@ -36,19 +36,6 @@ def chart_tool(agent) -> SensorChartTool:
     tool = agent.runtime.tools["sensor_chart"]
     assert isinstance(tool, SensorChartTool) and tool in agent.runtime.agent.tools
     return tool
-
-
-def photos_to(telegram: FakeTelegram, chat_id: int) -> list[Image.Image]:
-    """The pictures sent to ``chat_id``, decoded from the multipart bodies the Bot API got."""
-    found = []
-    for call in telegram.sent("sendPhoto"):
-        body = call["body"]
-        if f'name="chat_id"\r\n\r\n{chat_id}\r\n'.encode() not in body:
-            continue
-        start = body.index(b"\x89PNG\r\n\x1a\n")
-        end = body.index(b"IEND", start) + 8
-        found.append(Image.open(io.BytesIO(body[start:end])))
-    return found
 
 
 async def test_chart_command_sends_the_picture_of_the_week_it_kept(telegram, start_agent, week):

@@ -13,15 +13,19 @@ of any shape (``push_raw``)."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from tests.fakes.loopback import LoopbackServer, reply_json
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 BOT = {"id": 999, "is_bot": True, "first_name": "Edge", "username": "edge_test_bot"}
 
@@ -357,3 +361,24 @@ def _keyboard(markup: dict[str, Any] | None) -> dict[str, Any] | None:
 def texts_to(server: FakeTelegram, chat_id: object) -> list[str]:
     """The texts sent to ``chat_id``, in order."""
     return [p["text"] for p in server.sent() if str(p["chat_id"]) == str(chat_id)]
+
+
+def photos_to(server: FakeTelegram, chat_id: object) -> list[Image.Image]:
+    """The pictures sent to ``chat_id`` with ``sendPhoto``, in order: the ``photo`` part of each
+    multipart body, decoded (JPEG or PNG)."""
+    from PIL import Image
+
+    found = []
+    for call in server.sent("sendPhoto"):
+        body: bytes = call["body"]
+        boundary = body[:body.index(b"\r\n")]  # a multipart body opens with its boundary
+        parts = dict(part.partition(b"\r\n\r\n")[::2] for part in body.split(boundary)[1:-1])
+        if not any(b'name="chat_id"' in head and value.strip() == str(chat_id).encode()
+                   for head, value in parts.items()):
+            continue
+        [photo] = [value.removesuffix(b"\r\n") for head, value in parts.items()
+                   if b'name="photo"' in head]
+        picture = Image.open(io.BytesIO(photo))
+        picture.load()
+        found.append(picture)
+    return found
