@@ -368,7 +368,7 @@ def photos_to(server: FakeTelegram, chat_id: object) -> list[Image.Image]:
     multipart body, decoded (JPEG or PNG)."""
     from PIL import Image
 
-    found = []
+    found: list[Image.Image] = []
     for call in server.sent("sendPhoto"):
         body: bytes = call["body"]
         boundary = body[:body.index(b"\r\n")]  # a multipart body opens with its boundary
