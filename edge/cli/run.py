@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from edge.core.exc import UsageError
+
+if TYPE_CHECKING:
+    from edge.runtime import Runtime
 
 
 def config_only(common: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -51,7 +55,9 @@ def stream_level(args: argparse.Namespace, interactive: bool) -> str | None:
 
 def run_agent(args: argparse.Namespace) -> int:
     import asyncio
+    import gc
 
+    gc.disable()  # see collect_once_ready
     from edge.config.loader import load_config
     from edge.core.logsetup import configure_from
     from edge.runtime import Runtime
@@ -63,5 +69,30 @@ def run_agent(args: argparse.Namespace) -> int:
     loaded.prepare_dirs()  # an unwritable state or log directory: exit 2, not a traceback
     configure_from(loaded, stream_level=stream_level(args, sys.stdin.isatty()))
     runtime = Runtime(loaded, resident=True)
-    asyncio.run(runtime.run())
+    asyncio.run(run_collecting_once_ready(runtime))
     return runtime.exit_code
+
+
+async def run_collecting_once_ready(runtime: Runtime) -> None:
+    """The agent, with Python's cycle collector off until it is ready.
+
+    Starting builds hundreds of thousands of objects (modules, the config's and the tools'
+    pydantic models) that live as long as the agent; every full collection while they are
+    being made walks all of them again: about 30 ms of a one-shot turn's 330. Once ready they
+    are frozen (``gc.freeze``: later collections skip them, so the pauses while the agent works
+    are shorter too) and the collector runs as usual. What starting left as cyclic garbage stays
+    with them (measured: nothing the idle RSS shows)."""
+    import asyncio
+    import gc
+
+    async def collect_once_ready() -> None:
+        await runtime.ready.wait()
+        gc.freeze()
+        gc.enable()
+
+    collector = asyncio.create_task(collect_once_ready(), name="gc-once-ready")
+    try:
+        await runtime.run()
+    finally:
+        collector.cancel()
+        gc.enable()
