@@ -9,13 +9,17 @@ time (``2026-11-25T18:00``, local unless it names its zone), or ``now``.
 Traceback (most recent call last):
 ...
 ValueError: 'yesterday' is neither a duration ago (24h, 7d, 90m) nor a time (2026-11-25T18:00)
+>>> parse_moment("99999d", now=0.0)
+Traceback (most recent call last):
+...
+ValueError: '99999d' ago: must be at most 3650d, 10 years (got '99999d')
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from edge.core.durations import parse_duration
+from edge.core.durations import UNITS, parse_duration
 
 DEFAULT_SINCE = "24h"
 
@@ -27,8 +31,9 @@ def parse_moment(text: str, *, now: float) -> float:
         return now
     try:
         return now - parse_duration(spoken)
-    except ValueError:
-        pass
+    except ValueError as refused:
+        if spoken[:1].isdigit() and spoken[-1:].lower() in UNITS:  # a duration, out of bounds
+            raise ValueError(f"{text!r} ago: {refused}") from None
     try:
         moment = datetime.fromisoformat(spoken)
     except ValueError:

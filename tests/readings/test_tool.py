@@ -71,6 +71,7 @@ async def test_points_are_at_most_what_is_asked(tool: SensorHistoryTool) -> None
     ({"sensor": "greenhouse", "quantity": "pressure"},
      "sensor greenhouse has no 'pressure' (it reads: temperature, humidity)", "quantity"),
     ({"sensor": "greenhouse", "since": "yesterday"}, "'yesterday' is neither a duration", None),
+    ({"sensor": "greenhouse", "since": "99999d"}, "'99999d' ago: must be at most 3650d", None),
     ({"sensor": "greenhouse", "since": "1h", "until": "2h"}, "must be before until", None),
 ])
 async def test_what_cannot_be_answered_says_why(tool: SensorHistoryTool, args: dict[str, str],
