@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from edge.atomic import AtomicGroups
 from edge.board_events import RECENT_EVENTS_KEPT, BoardEvents
 from edge.board_setup import build_boards, simulation_details
 from edge.claims import PinClaims, safe_levels
@@ -48,9 +49,13 @@ ONE_SHOT_SWITCHES = "one-shot-switches.json"
 class Guard(Protocol):
     """Asked by the door before each change, after the policy (the interlocks,
     :mod:`edge.automation.interlocks`): raises a ``PolicyDenied`` to refuse setting ``rule`` to
-    ``value`` (logical: 1/0, a duty, an angle)."""
+    ``value`` (logical: 1/0, a duty, an angle). :meth:`scopes` names the outputs each of its
+    checks looks at together: the door runs a check and the switch it allows as one step
+    against every other switch in the same scope (:mod:`edge.atomic`)."""
 
     def check(self, rule: Pin, value: float) -> None: ...
+
+    def scopes(self) -> Iterable[Iterable[tuple[str, str]]]: ...
 
 
 class Hardware:
@@ -78,6 +83,7 @@ class Hardware:
         """Each servo's last angle through this door, and the sensors that scale analog pins."""
         self.guard: Guard | None = None
         """The interlocks, set once by the automation that builds them (:meth:`set_guard`)."""
+        self._atomic = AtomicGroups()
         self._supervisor: SupervisedTask | None = None
         self._events = BoardEvents(boards, self.pins)
         self.recent_events = self._events.recent
@@ -96,21 +102,11 @@ class Hardware:
         undoes what the pin did. Interlocks call this for trips."""
         await self.outcomes.record(actuation)
 
-    async def _done(self, rule: Pin, action: str, asked: float, requester: Requester | None,
-                    act: Coroutine[Any, Any, None], on: bool) -> Actuation:
-        """Act (claim, timer, the board call), read the pin back and record the outcome: ok
-        with the read-back value, or failed with the board's words (then re-raised)."""
-        self._meanings.driven(rule)  # a servo turns it again once done
-        try:
-            await self._actuate(rule, on, act)
-        except BoardError as exc:
-            await self.outcomes.failed(rule, action, asked, requester, str(exc))
-            raise
-        return await self.outcomes.acted(rule, action, asked, requester)
-
     def set_guard(self, guard: Guard) -> None:
-        """Ask ``guard`` before every write, PWM duty and servo angle, whoever asks."""
+        """Ask ``guard`` before every write, PWM duty and servo angle, whoever asks, as one step
+        with the switch it allows."""
         self.guard = guard
+        self._atomic = AtomicGroups(guard.scopes())
 
     def locate(self, spec: str) -> tuple[str, str]:
         """(board, canonical pin) for ``led``, ``GPIO17``, ``BOARD11`` or ``board:pin``."""
@@ -206,10 +202,7 @@ class Hardware:
             value = float(bool(known.safe))
         rule = await self._policy.permit(board, pin, action, requester, summary.format(pin=label),
                                         value)
-        found = self.pins[(rule.board, rule.pin)]
-        if self.guard is not None and action not in (Action.READ, Action.SAFE) and value is not None:
-            self.guard.check(found, value)
-        return found
+        return self.pins[(rule.board, rule.pin)]
 
     async def read(self, spec: str, requester: Requester) -> tuple[Pin, float]:
         """The pin's rule and logical value: 1 is on (a low line on an active-low pin); PWM pins
@@ -233,11 +226,10 @@ class Hardware:
         rule = await self._permit(spec, Action.WRITE, requester,
                                   "switch {pin} " + ("on" if on else "off"), float(on), oneshot=on,
                                   hold_seconds=hold_seconds)
-        await self._done(rule, "write", float(on), requester,
-                         self.boards[rule.board].write(rule.pin, rule.line(on)), on)
+        await self._switch(rule, spec, Action.WRITE, float(on), requester, on,
+                           lambda: self.boards[rule.board].write(rule.pin, rule.line(on)))
         log.info("actuation board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
                  "on" if on else "off", requester.caller)
-        self._events.output_changed(rule, float(on))
         return rule
 
     async def pwm(self, spec: str, duty: float, frequency: float | None,
@@ -246,36 +238,59 @@ class Hardware:
                                   f"set {{pin}} PWM duty to {duty:.2f}", duty, oneshot=duty > 0,
                                   hold_seconds=hold_seconds)
         line_duty = 1.0 - duty if rule.active_low else duty
-        await self._done(rule, "pwm", duty, requester,
-                         self.boards[rule.board].pwm(rule.pin, line_duty, frequency), duty > 0)
+        await self._switch(rule, spec, Action.PWM, duty, requester, duty > 0,
+                           lambda: self.boards[rule.board].pwm(rule.pin, line_duty, frequency))
         log.info("actuation board=%s pin=%s duty=%.3f frequency=%s by=%s",
                  rule.board, rule.pin, duty, frequency, requester.caller)
-        self._events.output_changed(rule, duty)
         return rule
 
     async def servo(self, spec: str, angle: float, requester: Requester) -> Pin:
         rule = await self._permit(spec, Action.SERVO, requester,
                                   f"turn the servo on {{pin}} to {angle:g} degrees", angle,
                                   oneshot=True)
-        await self._done(rule, "servo", angle, requester,
-                         self.boards[rule.board].servo(rule.pin, angle), True)
-        self._meanings.turned(rule, angle)
+        await self._switch(rule, spec, Action.SERVO, angle, requester, True,
+                           lambda: self.boards[rule.board].servo(rule.pin, angle))
         log.info("actuation board=%s pin=%s servo=%g by=%s", rule.board, rule.pin, angle,
                  requester.caller)
-        self._events.output_changed(rule, angle)
         return rule
 
     async def make_safe(self, spec: str, requester: Requester) -> Pin:
         """Return an allowlisted output to its safe level (off when it has none): never refused
-        by the pin's budget of switches (it counts, though)."""
+        by the pin's budget of switches or an interlock (it counts, though)."""
         rule = await self._permit(spec, Action.SAFE, requester, "return {pin} to its safe level")
         on = bool(rule.safe)
-        await self._done(rule, "safe", float(on), requester,
-                         self.boards[rule.board].write(rule.pin, rule.line(on)), on)
+        await self._switch(rule, spec, Action.SAFE, float(on), requester, on,
+                           lambda: self.boards[rule.board].write(rule.pin, rule.line(on)))
         log.info("safe_state board=%s pin=%s value=%s by=%s", rule.board, rule.pin,
                  "on" if on else "off", requester.caller)
-        self._events.output_changed(rule, float(on))
         return rule
+
+    async def _switch(self, rule: Pin, spec: str, action: Action, value: float,
+                      requester: Requester, on: bool,
+                      act: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """The interlocks' check, the act and the state it leaves, as one step against every
+        other switch an interlock sees with ``rule`` (:mod:`edge.atomic`); a refusal is recorded
+        (who, why) before it is raised."""
+        async def step() -> None:
+            if self.guard is not None and action is not Action.SAFE:
+                try:
+                    self.guard.check(rule, value)
+                except PolicyDenied as exc:
+                    await self.outcomes.refused(rule, spec, action.value, value, requester,
+                                                str(exc))
+                    raise
+            self._meanings.driven(rule)  # a servo turns it again once done
+            try:
+                await self._actuate(rule, on, act())
+            except BoardError as exc:
+                await self.outcomes.failed(rule, action.value, value, requester, str(exc))
+                raise
+            if action is Action.SERVO:
+                self._meanings.turned(rule, value)
+            await self.outcomes.acted(rule, action.value, value, requester)
+            self._events.output_changed(rule, value)
+
+        await self._atomic.run((rule.board, rule.pin), step)
 
     async def _read(self, rule: Pin) -> float:
         if (not self.resident and rule.mode is not PinMode.INPUT
@@ -300,7 +315,11 @@ class Hardware:
         await asyncio.shield(act)
 
     async def _auto_off(self, rule: Pin) -> None:
-        """``max_on_seconds`` ran out: off, through the board, whoever switched it on."""
+        """``max_on_seconds`` ran out: off, through the board, whoever switched it on (as one
+        step against the switches its interlocks see)."""
+        await self._atomic.run((rule.board, rule.pin), lambda: self._off(rule))
+
+    async def _off(self, rule: Pin) -> None:
         self._policy.switches.force(rule.rule, 0.0)  # counted, never refused
         self._meanings.driven(rule)
         try:
@@ -320,6 +339,7 @@ class Hardware:
             await self._supervisor.aclose()
             self._supervisor = None
         self._timers.cancel_all()
+        await self._atomic.drain()
         await self._claims.release()
         self._meanings.forget()
 

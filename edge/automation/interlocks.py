@@ -154,7 +154,17 @@ class Interlocks:
         if rule.mode is PinMode.INPUT:
             raise ValueError(f"{what}: {spec} is an input; an interlock guards outputs (it can "
                              "watch an input in `while`)")
+        self._local(rule, what)
         return rule
+
+    def _local(self, rule: Pin, what: str) -> None:
+        """An output on a fleet node cannot be switched as one step with a check made here."""
+        if self.hardware.boards[rule.board].kind == "node":
+            raise ValueError(f"{what}: {rule.label} is an output of the fleet node {rule.board}; "
+                             "a check here and a switch there cannot be one step across the "
+                             "broker, so declare this interlock on the node itself (its own "
+                             "interlocks are atomic); a `while` here may still watch the node's "
+                             "inputs and sensors")
 
     def _condition(self, text: str) -> Condition:
         words = text.split()
@@ -166,6 +176,8 @@ class Interlocks:
             rule = self.hardware.pins.get((board, pin))
             if rule is None:
                 raise ValueError(f"while {text!r}: {board}:{pin} is not in the allowlist")
+            if rule.mode is not PinMode.INPUT:
+                self._local(rule, f"while {text!r}")
             return PinLevel(board, pin, words[0], words[1].lower() == "on")
         units = {name: tuple(quantities) for name, quantities in self.sensors.describe().items()}
         trigger = parse_when(text, self.hardware, units)
@@ -268,6 +280,24 @@ class Interlocks:
                     verb = "is" if len(others) == 1 else "are"
                     raise InterlockRefused(f"{pin_name(rule)}: refused by interlock {lock.name} "
                                            f"({', '.join(others)} {verb} on)")
+
+    def scopes(self) -> list[list[tuple[str, str]]]:
+        """The outputs each interlock looks at together (its group; a ``forbid`` target and
+        the output its ``while`` names): the door switches them one at a time, each check with
+        the switch it allows (:mod:`edge.atomic`)."""
+        found = []
+        for lock in self.interlocks:
+            pins = [(p.board, p.pin) for p in lock.group]
+            if lock.target is not None:
+                pins.append((lock.target.board, lock.target.pin))
+            if isinstance(lock.condition, PinLevel) and self._is_output(lock.condition):
+                pins.append((lock.condition.board, lock.condition.pin))
+            found.append(pins)
+        return found
+
+    def _is_output(self, level: PinLevel) -> bool:
+        rule = self.hardware.pins.get((level.board, level.pin))
+        return rule is not None and rule.mode is not PinMode.INPUT
 
     # trips ------------------------------------------------------------------------------------
 
