@@ -243,7 +243,7 @@ def config_text(uno: SimAvr, model: OpenAIServer, telegram: FakeTelegram, broker
             f'[boards.uno]\ntype = "arduino"\nport = "{uno.link}"\nwatchdog_ms = 0\n'
             'aliases = { lamp = "D13", button = "D2", level = "A0" }\n[boards.uno.pins]\n'
             'lamp = { mode = "output", safe = "off", max_switches_per_minute = 6000 }\n'
-            'button = { mode = "input", pull = "none" }\nlevel = { mode = "analog" }\n',
+            'button = { mode = "input", pull = "none", active = "high" }\nlevel = { mode = "analog" }\n',
             '[sensors.tank]\ntype = "analog"\npin = "uno:A0"\ninterval_seconds = 0.05\n']
     for name, when, then in rules:
         text.append(f'[[rules]]\nname = "{name}"\nwhen = "{when}"\nthen = ["{then}"]\n'

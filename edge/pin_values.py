@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from edge.config.sensors import AnalogSensorConfig
-from edge.pins import Pin, locate
+from edge.pins import Pin, locate, wiring
 from peripherals.base import Board, PinMode
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading, Scaling
@@ -41,6 +41,9 @@ class PinValue:
     '0.04995 (lm35: temperature 24.98 °C)'
     >>> PinValue(Pin("uno", "D10", PinMode.PWM, aliases=("arm",)), 90, "angle").sentence
     'uno:D10 (arm) is at 90 degrees'
+    >>> tank = Pin("gpio", "GPIO5", PinMode.INPUT, aliases=("tank2",), active_low=True)
+    >>> PinValue(tank, 1.0, "level").sentence
+    'gpio:GPIO5 (tank2) is on (switch closed: line low, pulled up)'
     """
 
     rule: Pin
@@ -65,11 +68,14 @@ class PinValue:
                 text += f" ({self.sensor}: {self.scaled.quantity} {number(self.scaled.value)} " \
                         f"{self.scaled.unit})"
             return text
-        return "on" if self.value else "off"
+        state = "on" if self.value else "off"
+        words = wiring(self.rule, bool(self.value))
+        return f"{state} ({words})" if words else state
 
     @property
     def sentence(self) -> str:
-        """``uno:A0 (knob) reads 0.4995``, ``gpio:GPIO17 (led) is on``, ``... is at 90 degrees``."""
+        """``uno:A0 (knob) reads 0.4995``, ``gpio:GPIO17 (led) is on``, ``... is at 90 degrees``;
+        an input names its line: ``... is on (switch closed: line low, pulled up)``."""
         if self.kind == "fraction":
             return f"{self.rule.label} reads {self.shown}"
         if self.kind == "angle":
@@ -82,6 +88,8 @@ class PinValue:
         """The fields ``--json`` adds beside ``value``: ``kind``, ``shown``, and ``reading``
         (sensor, quantity, value, unit) where a sensor scales the pin."""
         out: dict[str, object] = {"kind": self.kind, "shown": self.shown}
+        if self.kind == "level" and self.rule.mode is PinMode.INPUT:
+            out["line"] = "high" if self.rule.line(bool(self.value)) else "low"
         if self.kind == "angle":
             out["angle"] = self.value
         if self.scaled is not None:

@@ -6,9 +6,19 @@ Unknown pins, modes a pin cannot take, two keys for one pin and aliases that hid
 name are problems at their dotted key (``boards.gpio.pins.nosuchpin``), all of a config's found
 together and reported at once (:func:`edge.config.loader.invalid_config`).
 
+An input is **on when it is active** (gpiozero's meaning): pressed, closed, triggered. With
+``pull = "up"`` (the default) that is a low line, with ``pull = "down"`` a high one; without a
+pull, the level its ``active`` names. :func:`input_active_low` decides it, once, and every view
+(``edge-cli``, chat, the tools, MCP, rules, interlocks, MQTT, the audit trail) reads the logical
+value it gives; :func:`wiring` names the line beside it for a person.
+
 >>> pin = Pin("gpio", "GPIO22", PinMode.OUTPUT, safe=False, aliases=("relay",), active_low=True)
 >>> pin.label, pin.line(True), logical(pin, 1.0)
 ('gpio:GPIO22 (relay)', False, 0.0)
+>>> tank = Pin("gpio", "GPIO5", PinMode.INPUT, aliases=("tank2",),
+...            active_low=input_active_low(Pull.UP, None))
+>>> logical(tank, 0.0), wiring(tank, True), wiring(tank, False)
+(1.0, 'switch closed: line low, pulled up', 'switch open: line high, pulled up')
 """
 
 from __future__ import annotations
@@ -23,14 +33,15 @@ from peripherals.base import Board, PinMode, Pull
 from peripherals.exc import UnknownPin
 
 if TYPE_CHECKING:
-    from edge.config.model import BoardConfig
+    from edge.config.model import BoardConfig, PinConfig
 
 
 @dataclass(frozen=True)
 class Pin:
     """One allowlisted pin's physical facts, from its config: mode, safe level, on-time limit,
-    pull, aliases, wiring (``active_low``), debounce and the switches a minute it stands. The
-    policy decides what is allowed."""
+    pull, aliases, wiring (``active_low``: an output's ``active_low``, an input's
+    :func:`input_active_low`), debounce and the switches a minute it stands. The policy decides
+    what is allowed."""
 
     board: str
     pin: str
@@ -55,6 +66,29 @@ class Pin:
     def rule(self) -> PinRule:
         """What the policy allows on this pin."""
         return PinRule(self.board, self.pin, self.mode, self.label, self.max_switches_per_minute)
+
+
+def input_active_low(pull: Pull, active: str | None) -> bool:
+    """Whether an input is on at a low line: what its ``active`` says, else what its pull
+    means (a switch to the other rail closes it: low when pulled up, high when pulled down)."""
+    if active is not None:
+        return active == "low"
+    return pull is Pull.UP
+
+
+def wiring(pin: Pin, on: bool, *, its: bool = False) -> str | None:
+    """What ``on`` (an input's logical state) is on its wire, for a person checking it against
+    the wiring: ``switch closed: line low, pulled up`` (``its``: ``its switch is closed: line
+    low, pulled up``, ``its line is high, no pull``); None for other pins."""
+    if pin.mode is not PinMode.INPUT:
+        return None
+    line = "high" if pin.line(on) else "low"
+    if pin.pull is Pull.NONE:
+        return f"its line is {line}, no pull" if its else f"line {line}, no pull"
+    closed = pin.line(on) != (pin.pull is Pull.UP)  # away from its pull: a switch to the other rail
+    contact = "closed" if closed else "open"
+    return (f"its switch is {contact}" if its else f"switch {contact}") + \
+        f": line {line}, pulled {pin.pull.value}"
 
 
 def logical(pin: Pin, level: float) -> float:
@@ -123,8 +157,14 @@ def pin_table(name: str, section: BoardConfig, board: Board, problems: list[Prob
         safe = None if pin_cfg.safe is None else pin_cfg.safe == "on"
         aliases = tuple(a for a in section.aliases if _resolved(board, a) == pin)
         pins.append(Pin(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds, pin_cfg.pull,
-                        aliases, pin_cfg.active_low, pin_cfg.bounce_ms, pin_cfg.switch_budget))
+                        aliases, _active_low(pin_cfg), pin_cfg.bounce_ms, pin_cfg.switch_budget))
     return pins
+
+
+def _active_low(pin_cfg: PinConfig) -> bool:
+    if pin_cfg.mode is PinMode.INPUT:
+        return input_active_low(pin_cfg.pull, pin_cfg.active)
+    return pin_cfg.active_low
 
 
 def _resolved(board: Board, spec: str) -> str | None:

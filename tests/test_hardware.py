@@ -150,7 +150,7 @@ relay = "GPIO22"
 [boards.gpio.pins]
 relay = { mode = "output", safe = "off", active_low = true }
 GPIO23 = { mode = "pwm", active_low = true }
-GPIO5 = { mode = "input", pull = "up", active_low = true }
+GPIO5 = { mode = "input", pull = "up", active = "high" }
 """
 
 
@@ -167,9 +167,9 @@ async def test_active_low_pins_invert_the_line_and_keep_on_off_logical(write_con
     assert mock_factory.pin(23).state == pytest.approx(0.75)
     events = []
     hw.subscribe(events.append)
-    mock_factory.pin(5).drive_low()  # pressed: active-low input reads on
+    mock_factory.pin(5).drive_low()  # its switch closes, but it is active high: off
     await asyncio.sleep(0.05)
-    assert [(e.pin, e.value) for e in events if e.kind == "input"] == [("GPIO5", 1.0)]
+    assert [(e.pin, e.value) for e in events if e.kind == "input"] == [("GPIO5", 0.0)]
     await hw.shutdown()
     assert mock_factory.pin(22).state == 1  # safe "off" on an active-low relay drives it high
 
@@ -229,9 +229,10 @@ async def test_input_events_are_recorded_and_reach_the_prompt(default_config, mo
             break
         await asyncio.sleep(0.01)
     (event,) = hw.events()
-    assert (event["board"], event["kind"], event["pin"], event["value"]) == ("gpio", "input", "GPIO27", 0.0)
+    assert (event["board"], event["kind"], event["pin"], event["value"]) == \
+        ("gpio", "input", "GPIO27", 1.0)  # the pulled-up button pressed: on
     section = hardware_section(hw.status(), hw.pin_list(), hw.events())
-    assert "Recent events reported by the boards" in section and "gpio input GPIO27=0" in section
+    assert "Recent events reported by the boards" in section and "gpio input GPIO27=1" in section
     await hw.shutdown()
 
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from edge.automation import wiring
 from edge.automation.actions import (
     ActionRunner,
     AutomationAction,
@@ -233,8 +234,18 @@ class Automation:
                                        down_after=beat.down_after_seconds,
                                        interval=beat.interval_seconds, targets=beat.notify)
             self._tasks.append(SupervisedTask("heartbeat", self.heartbeat.run).start())
+        for change in self.meaning_changes():
+            log.warning("input_meaning_changed %s", change)
         log.info("automation_started sensors=%d rules=%d schedules=%d", len(self.sensors.sensors),
                  len(self.rules.rules), len(self.scheduler.rows()) if self.scheduler else 0)
+
+    def wiring_notes(self) -> list[str]:
+        """Each interlock and rule on an input, in wiring terms (:mod:`edge.automation.wiring`)."""
+        return wiring.notes(self.interlocks, self.rules.rules)
+
+    def meaning_changes(self) -> list[str]:
+        """The interlocks and rules on a pulled-up input whose ``on`` meant a high line before."""
+        return wiring.changes(self.interlocks, self.rules.rules)
 
     def listen(self) -> None:
         """Queue pin events and readings for the rules from now on (once): a resident agent

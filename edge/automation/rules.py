@@ -4,10 +4,10 @@ that keeps it from flapping (``for_seconds``, ``hysteresis``, ``cooldown_seconds
 ``when`` is one of:
 
 - ``PIN pressed|released|on|off|rising|falling|changes``: an input pin (name, alias or
-  ``board:pin``). ``on``/``off``: the pin's logical value (``active_low`` honoured);
-  ``rising``/``falling``: the electrical line; ``pressed``: a button pulling the line away from
-  its pull (low with ``pull = "up"``, the default; high with ``"down"``; ``on`` without a pull),
-  ``released``: back;
+  ``board:pin``). ``on`` (or ``pressed``): the input becomes active, its switch closes (a low
+  line with ``pull = "up"``, the default; high with ``"down"``; its ``active`` level without a
+  pull: :func:`edge.pins.input_active_low`); ``off`` (or ``released``): back;
+  ``rising``/``falling``: the electrical line, whatever the wiring;
 - ``board NAME down|up|watchdog``: a board dropping off, coming back, or its firmware watchdog
   putting the outputs at their safe levels;
 - ``SENSOR.QUANTITY > VALUE`` (also ``>=``, ``<``, ``<=``): a sensor reading crossing a threshold.
@@ -28,10 +28,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from edge.hardware import Hardware
-from peripherals.base import BoardEvent, PinMode, Pull
+from peripherals.base import BoardEvent, PinMode
 from peripherals.exc import UnknownPin
 
-PIN_EDGES = {"pressed": "falling", "on": "on", "released": "rising", "off": "off",
+PIN_EDGES = {"pressed": "on", "on": "on", "released": "off", "off": "off",
              "rising": "rising", "falling": "falling", "changes": "changes"}
 BOARD_KINDS = ("down", "up", "watchdog")
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -46,7 +46,7 @@ class PinTrigger:
     board: str
     pin: str
     edge: str
-    """``on``/``off`` (logical), ``rising``/``falling`` (the line), ``changes``."""
+    """``on``/``off`` (logical: active or not), ``rising``/``falling`` (the line), ``changes``."""
     active_low: bool = False
 
     def matches(self, event: BoardEvent) -> bool:
@@ -122,12 +122,7 @@ def parse_when(text: str, hardware: Hardware, sensors: Mapping[str, tuple[str, .
             what = "not in the allowlist" if watched is None else f"a {watched.mode.value} pin"
             raise ValueError(f"{text!r}: {board}:{pin} is {what}; a rule can watch allowlisted "
                              "input pins (mode = \"input\")")
-        edge = PIN_EDGES[words[1].lower()]
-        if words[1].lower() in ("pressed", "released"):  # a button: away from its pull and back
-            away = {Pull.UP: "falling", Pull.DOWN: "rising"}.get(watched.pull, "on")
-            back = {"falling": "rising", "rising": "falling", "on": "off"}[away]
-            edge = away if words[1].lower() == "pressed" else back
-        return PinTrigger(board, pin, edge, watched.active_low)
+        return PinTrigger(board, pin, PIN_EDGES[words[1].lower()], watched.active_low)
     raise ValueError(f"{text!r} is not a trigger; {USAGE}")
 
 

@@ -47,7 +47,9 @@ def init(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> int:
-    """Exit 0 when valid (warnings about risky settings go to stderr), 2 when not."""
+    """Exit 0 when valid (warnings about risky settings, and rules or interlocks whose meaning
+    changed, go to stderr), 2 when not; each rule and interlock on an input is explained in
+    wiring terms (``data.wiring``)."""
     from edge.automation.assembly import Automation
     from edge.config.exposure import exposure_warnings
     from edge.config.loader import load_config
@@ -55,8 +57,9 @@ def check(args: argparse.Namespace) -> int:
 
     loaded = load_config(args.config)
     hardware = build_hardware(loaded.config, resident=False)  # resolves every pin and alias
-    Automation(loaded.config, hardware)  # every sensor, rule and schedule against the policy
-    warnings = exposure_warnings(loaded.config)
+    automation = Automation(loaded.config, hardware)  # every sensor, rule and schedule, checked
+    warnings = exposure_warnings(loaded.config) + automation.meaning_changes()
+    notes = automation.wiring_notes()
     if loaded.config.mqtt.exposure:  # doctor says it in its mqtt check
         from edge.config.mqtt import EXPOSURE_FIX
 
@@ -65,8 +68,11 @@ def check(args: argparse.Namespace) -> int:
         for warning in warnings:
             print(f"edge-cli: warning: {warning}", file=sys.stderr)
     message = f"{loaded.source}: OK" + (f" ({len(warnings)} warning(s))" if warnings else "")
-    return emit(OpResult(True, message, {"config": loaded.source, "warnings": warnings}),
-                args.json)
+    if notes:
+        message += "\nwhat the inputs' rules and interlocks mean on the wire (check them against " \
+                   "the wiring before power is on):\n" + "\n".join(f"  {note}" for note in notes)
+    return emit(OpResult(True, message, {"config": loaded.source, "warnings": warnings,
+                                         "wiring": notes}), args.json)
 
 
 def show(args: argparse.Namespace) -> int:

@@ -218,9 +218,16 @@ class PinConfig(Section):
     together (the safe level is never refused but counts); default 6 for an output (a relay),
     60 for a pwm pin."""
     pull: Pull = Pull.UP
+    """Inputs: the resistor that holds the line while nothing drives it (a switch or button
+    wired to the other rail pulls it away). It also says when the input is on: while the switch
+    is closed, a low line with ``"up"``, a high line with ``"down"``."""
+    active: Literal["high", "low"] | None = None
+    """Inputs: the line level at which the input is on (gpiozero's ``active_state``). Needed with
+    ``pull = "none"`` (something else drives the line); with a pull, only to turn the meaning
+    round (``active = "high"`` with ``pull = "up"``: on while the switch is open)."""
     active_low: bool = False
-    """The line is low when the pin is on (most relay boards). ``on``/``off``, the safe level and
-    readings stay logical: a safe "off" on an active-low pin drives the line high."""
+    """Outputs: the line is low when the pin is on (most relay boards). ``on``/``off``, the safe
+    level and readings stay logical: a safe "off" on an active-low pin drives the line high."""
     bounce_ms: int = Field(default=0, ge=0, le=10_000)
     """Inputs: ignore edges until the level has been stable this long (button debounce)."""
 
@@ -236,7 +243,23 @@ class PinConfig(Section):
                              "would switch the pin off, the safe state back on); remove one")
         if self.bounce_ms and self.mode is not PinMode.INPUT:
             raise ValueError(f"bounce_ms applies to input pins, not {self.mode.value}")
+        if self.mode is PinMode.INPUT:
+            self._check_input()
+        elif self.active is not None:
+            raise ValueError(f"active applies to input pins, not {self.mode.value} (an output "
+                             "wired to be on at a low line takes active_low = true)")
         return self
+
+    def _check_input(self) -> None:
+        """An input is on when it is active, and one key says when that is (:func:`edge.pins.input_active_low`)."""
+        if self.active_low:
+            same = (' (what pull = "up" means already: just remove active_low)'
+                    if self.pull is Pull.UP else "")
+            raise ValueError('active_low applies to outputs; an input on while its line is low '
+                             f'takes active = "low"{same}')
+        if self.pull is Pull.NONE and self.active is None:
+            raise ValueError('an input with pull = "none" must say when it is on: add active = '
+                             '"high" (on while its line is high) or active = "low"')
 
     @property
     def switch_budget(self) -> int | None:

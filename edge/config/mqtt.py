@@ -77,21 +77,31 @@ BINARY_SENSOR_CLASSES = (
 class InputPresentation(Section):
     """How an input pin is shown to Home Assistant: ``[mqtt.inputs.NAME]`` (a pin name or alias).
 
-    An input is published as its logical state: ``ON`` while it is away from its pull (pressed:
-    the line low with ``pull = "up"``, high with ``pull = "down"``; the pin's logical value
-    without a pull), ``OFF`` at rest, as the rules' ``pressed`` means. ``invert = true`` turns
-    that round, ``ON`` at rest: a door's reed contact is closed (the line pulled away from its
-    pull) while the magnet holds it, that is while the door is shut, and Home Assistant's
-    ``door`` is ``ON`` when open.
+    An input is published as its logical state, as everywhere else: ``ON`` while it is on (its
+    switch closed: the line low with ``pull = "up"``, high with ``pull = "down"``; its
+    ``active`` level without a pull). A door's reed contact closed while the door is shut, which
+    Home Assistant's ``door`` should show ``OFF``, is an input on while its switch is open:
+    ``active = "high"`` on the pulled-up pin in ``[boards.NAME.pins]``, so that the agent's own
+    views, rules and interlocks say the same as Home Assistant.
 
-    >>> InputPresentation(device_class="door", invert=True).invert
-    True
+    >>> InputPresentation(device_class="door").device_class
+    'door'
     """
 
     device_class: str | None = None
     """Any Home Assistant binary_sensor device class (``door``, ``motion``, ``problem``...)."""
-    invert: bool = False
-    """Publish ``ON`` when the input rests at its pull."""
+    invert: bool | None = Field(default=None, exclude=True)
+    """Gone: refused with what to write instead (the pin's ``active``)."""
+
+    @field_validator("invert")
+    @classmethod
+    def _no_invert(cls, value: bool | None) -> None:
+        if value is not None:
+            raise ValueError('invert is gone: an input means the same on and off everywhere, so '
+                             'say it on the pin: in [boards.NAME.pins] give it active = "high" '
+                             '(with pull = "up": on while its switch is open) or active = "low" '
+                             '(with pull = "down"), and remove invert here')
+        return None
 
     @field_validator("device_class")
     @classmethod
@@ -141,7 +151,7 @@ class MqttConfig(Section):
     Home Assistant shows them as a number 0..180 instead of a dimmable light."""
     inputs: dict[str, InputPresentation] = {}
     """``[mqtt.inputs.NAME]``: how an input pin (a pin name or alias) is shown: its
-    ``device_class``, and ``invert``. Names that are not input pins stop ``config check``."""
+    ``device_class``. Names that are not input pins stop ``config check``."""
     analog_interval_seconds: Seconds = Field(default=5.0, ge=0.1)
     """How often the analog pins are read for the broker; a value is published when it moved
     by more than ``analog_deadband`` since the last one published, so at most once per

@@ -7,7 +7,7 @@ Topics under ``<base>`` (``[mqtt] base_topic``, default ``edge-agent/<node_id>``
 - ``<base>/<pin>``: each allowlisted pin's state, retained, on every change whoever made it
   (``ON``/``OFF``; a servo's angle; an analog input's value, read every
   ``analog_interval_seconds`` and published when it moved by more than ``analog_deadband``);
-  an input is ``ON`` while away from its pull (pressed), unless ``[mqtt.inputs.NAME] invert``;
+  an input is ``ON`` while it is on (active: its switch closed), as everywhere else;
   a PWM pin also has ``<base>/<pin>/duty`` (percent);
 - ``<base>/<pin>/set``: commands (``ON``/``OFF``, a PWM duty in percent, a servo angle), each
   through the hardware's one door as ``mqtt:<topic>`` (the caller's rate limit, then the pin's

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from edge.config.mqtt import InputPresentation
 from edge.mqtt.commands import OFF, ON, BadPayload, Command, number, shown
-from peripherals.base import PinMode, Pull
+from peripherals.base import PinMode
 
 if TYPE_CHECKING:
     from edge.mqtt.topics import Topics
@@ -155,16 +155,16 @@ class Servo(EntityKind):
 
 
 class BinarySensor(EntityKind):
-    """An input, shown as its logical state: ``ON`` while the line is away from its pull (a
-    button pressed: low with ``pull = "up"``, high with ``pull = "down"``; without a pull, the
-    pin's logical value), as the rules' ``pressed`` means; ``[mqtt.inputs.NAME] invert = true``
-    shows ``ON`` at rest instead, and ``device_class`` says what on means (``door``: open).
+    """An input, shown as its logical state: ``ON`` while it is on (active: its switch closed, a
+    low line with ``pull = "up"``), as everywhere else (:func:`edge.pins.input_active_low`);
+    ``device_class`` says what on means to Home Assistant (``door``: open).
 
     >>> from edge.pins import Pin
-    >>> button = Pin("gpio", "GPIO27", PinMode.INPUT, pull=Pull.UP, aliases=("button",))
+    >>> button = Pin("gpio", "GPIO27", PinMode.INPUT, aliases=("button",),  # pulled up
+    ...              active_low=True)
     >>> kind = BinarySensor()
     >>> kind.shown_value(button, Naming(), 1.0), kind.shown_value(button, Naming(), 0.0)
-    (0.0, 1.0)
+    (1.0, 0.0)
     """
 
     name = component = "binary_sensor"
@@ -173,9 +173,7 @@ class BinarySensor(EntityKind):
         return pin.mode is PinMode.INPUT
 
     def shown_value(self, pin: Pin, naming: Naming, value: float) -> float:
-        line = (value > 0) != pin.active_low  # the electrical level (True: high)
-        pressed = {Pull.UP: not line, Pull.DOWN: line}.get(pin.pull, value > 0)
-        return float(pressed != naming.input_options(pin).invert)
+        return float(value > 0)
 
     def pin_discovery(self, pin: Pin, naming: Naming) -> dict[str, Any]:
         device_class = naming.input_options(pin).device_class

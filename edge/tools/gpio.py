@@ -166,7 +166,7 @@ class BoardStatusTool(_PinTool[NoArgs]):
             pins.append(entry)
             state = "" if shown is None else f" = {shown.shown}"
             extra = (f", safe {entry['safe']}" if entry["safe"] else "") + (
-                ", active-low" if rule.active_low else "")
+                ", active-low" if rule.active_low and rule.mode is not PinMode.INPUT else "")
             lines.append(f"  {rule.label} {rule.mode.value}{state}{extra}")
         if not pins:
             lines.append("  no pins are allowlisted")

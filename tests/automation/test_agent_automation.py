@@ -107,7 +107,7 @@ async def test_a_rule_on_an_emulated_arduino_switches_its_led(start_agent, simav
     uno = uno_only(simavr_uno.link) + """aliases = { led = "D13", button = "D2" }
 [boards.uno.pins]
 led = { mode = "output", safe = "off" }
-button = { mode = "input", pull = "none" }
+button = { mode = "input", pull = "none", active = "high" }
 [[rules]]
 name = "mirror"
 when = "button on"

@@ -32,7 +32,7 @@ button = { mode = "input" }
 pump = { mode = "output", safe = "off", max_on_seconds = 60 }
 fan = { mode = "output", safe = "off" }
 door = { mode = "input", pull = "down" }
-GPIO6 = { mode = "input", active_low = true }
+GPIO6 = { mode = "input", pull = "down", active = "low" }
 """
 SENSORS = {"greenhouse": ("temperature", "humidity")}
 
@@ -63,13 +63,24 @@ def rules(hw, *configs, **kw):
     return build_rules([RuleConfig(**c) for c in configs], where(hw, **kw))
 
 
-def test_pressed_follows_the_pull_and_on_follows_the_wiring(hardware):
-    assert parse_when("button pressed", hardware, SENSORS).edge == "falling"  # pull up
-    assert parse_when("door pressed", hardware, SENSORS).edge == "rising"  # pull down
-    assert parse_when("door released", hardware, SENSORS).edge == "falling"
-    active_low = parse_when("GPIO6 on", hardware, SENSORS)
-    assert active_low.matches(BoardEvent("gpio", "input", "GPIO6", 1.0))  # logical on
-    assert active_low.holds(1.0) and not active_low.holds(0.0)
+def test_on_is_pressed_is_active_and_rising_is_the_line(hardware):
+    """An input is on when it is active: a low line pulled up, a high line pulled down, the
+    level ``active`` names; ``pressed`` is ``on``; ``rising``/``falling`` stay electrical."""
+    for word, edge in (("pressed", "on"), ("on", "on"), ("released", "off"), ("off", "off")):
+        assert parse_when(f"button {word}", hardware, SENSORS).edge == edge
+    button = parse_when("button on", hardware, SENSORS)  # pulled up: on at a low line
+    assert button.matches(BoardEvent("gpio", "input", "GPIO27", 1.0))  # events come logical
+    assert not button.matches(BoardEvent("gpio", "input", "GPIO27", 0.0))
+    falling = parse_when("button falling", hardware, SENSORS)
+    assert falling.matches(BoardEvent("gpio", "input", "GPIO27", 1.0))  # on: the line fell
+    door = parse_when("door on", hardware, SENSORS)  # pulled down: on at a high line
+    assert door.holds(1.0) and not door.holds(0.0)
+    assert parse_when("door rising", hardware, SENSORS).matches(
+        BoardEvent("gpio", "input", "GPIO5", 1.0))
+    named = parse_when("GPIO6 on", hardware, SENSORS)  # active = "low" against its pull
+    assert named.matches(BoardEvent("gpio", "input", "GPIO6", 1.0))
+    assert parse_when("GPIO6 falling", hardware, SENSORS).matches(
+        BoardEvent("gpio", "input", "GPIO6", 1.0))
 
 
 def test_threshold_and_board_triggers_parse(hardware):

@@ -28,7 +28,7 @@ watchdog_ms = 800
 aliases = {{ led = "D13", button = "D2" }}
 [boards.uno.pins]
 led = {{ mode = "output", safe = "off" }}
-button = {{ mode = "input", pull = "none" }}
+button = {{ mode = "input", pull = "none", active = "high" }}
 """
 
 STM32 = """

@@ -28,7 +28,7 @@ watchdog_ms = 800
 aliases = {{ pump = "D13", tank_low = "D2" }}
 [boards.uno.pins]
 pump = {{ mode = "output", safe = "off" }}
-tank_low = {{ mode = "input", pull = "none" }}
+tank_low = {{ mode = "input", pull = "none", active = "high" }}
 [channels.telegram]
 bot_token = "123:abc"
 [security]

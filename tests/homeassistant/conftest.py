@@ -57,7 +57,7 @@ meter = "A1"
 probe = "A2"
 [boards.uno.pins]
 arm = {{ mode = "pwm" }}
-lid = {{ mode = "input", pull = "none" }}
+lid = {{ mode = "input", pull = "none", active = "low" }}
 knob = {{ mode = "analog" }}
 meter = {{ mode = "analog" }}
 probe = {{ mode = "analog" }}
@@ -97,11 +97,10 @@ reconnect_max_seconds = 0.5
 device_class = "door"
 [mqtt.inputs.lid]
 device_class = "opening"
-invert = true
 """
 """Every entity kind the agent announces: a switch (pump), a dimmable light (lamp), a servo's
 number (arm, on the Uno: D9 drives one), binary sensors (door on the Pi header; lid on the Uno,
-inverted: its switch closes while the lid is shut), raw analog sensors (knob, meter, probe),
+active low: its switch pulls the line high while the lid is shut), raw analog sensors (knob, meter, probe),
 sensors with units (energy in kWh, soil temperature in °C, both scaled from the Uno's analog
 pins), the Pi's own health (what this machine can read of it), the refused-command event and a
 camera's image (the Pi camera through a stand-in rpicam-still, tests/cameras/standin.py)."""

@@ -174,7 +174,7 @@ def test_inputs_and_readings_reach_home_assistant(agent: Agent, home_assistant: 
     door = entity(agent, ha, f"{BASE}/door")
     ha.wait_state(door, "off")  # a pull-up input at rest is not pressed (its line reads high)
     assert ha.state(door)["attributes"]["device_class"] == "door"
-    lid = entity(agent, ha, f"{BASE}/lid")  # inverted: on (open) while its switch is open
+    lid = entity(agent, ha, f"{BASE}/lid")  # active low: on (open) while its line is low
     uno.drive("D2", 1)
     ha.wait_state(lid, "off", device_class="opening")
     uno.drive("D2", 0)

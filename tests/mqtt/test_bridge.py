@@ -85,7 +85,7 @@ async def test_changes_from_any_door_are_published(broker, write_config, isolate
         mock_factory.pin(27).drive_low()  # the pull-up button pressed
         await seen.wait(f"{BASE}/button", "ON", after=mark)
         event = json.loads(await seen.wait(f"{BASE}/events"))
-        assert (event["kind"], event["pin"], event["value"]) == ("input", "button", 0.0)
+        assert (event["kind"], event["pin"], event["value"]) == ("input", "button", 1.0)  # on
 
 
 async def test_a_set_outside_the_allowlist_finds_nothing(broker, write_config, isolated_env,
@@ -417,8 +417,9 @@ async def test_a_publish_only_node_announces_no_refusals(broker, write_config, i
 async def test_inputs_publish_their_logical_state(broker, write_config, isolated_env,
                                                   mock_factory):
     """A pull-up button rests high and reads OFF (it showed ON at rest); pressed (pulled low),
-    ON, as the rules' ``pressed``. A pull-down input is ON while high. ``invert`` turns it round
-    and ``device_class`` says what ON means to Home Assistant."""
+    ON, as the rules' ``pressed``. A pull-down input is ON while high. The pin's ``active`` turns
+    it round (a reed contact closed while the door is shut: on while open) and ``device_class``
+    says what ON means to Home Assistant."""
     pins = """
 [boards.gpio.aliases]
 button = "GPIO27"
@@ -426,14 +427,13 @@ door = "GPIO5"
 float = "GPIO6"
 [boards.gpio.pins]
 button = {{ mode = "input" }}
-door = {{ mode = "input", pull = "up" }}
+door = {{ mode = "input", pull = "up", active = "high" }}
 float = {{ mode = "input", pull = "down" }}
 [mqtt]
 url = "{url}"
 node_id = "kitchen"
 [mqtt.inputs.door]
 device_class = "door"
-invert = true
 """
     config = load_config(str(write_config(pins.format(url=broker.url))), env=isolated_env).config
     hardware = build_hardware(config, resident=True, pin_factory=mock_factory)
@@ -444,7 +444,7 @@ invert = true
             await bridge.start()
             await until(lambda: bridge.connected)
             assert await seen.wait(f"{BASE}/button") == b"OFF"  # at rest, pulled up
-            assert await seen.wait(f"{BASE}/door") == b"ON"  # at rest, inverted: open
+            assert await seen.wait(f"{BASE}/door") == b"ON"  # at rest, active high: open
             assert await seen.wait(f"{BASE}/float") == b"OFF"  # at rest, pulled down
             door = json.loads(await seen.wait("homeassistant/binary_sensor/kitchen/door/config"))
             assert door["device_class"] == "door"

@@ -92,7 +92,7 @@ node_id = "hall"
 
 def test_an_input_is_shown_as_its_mqtt_inputs_section_says(write_config, isolated_env,
                                                            mock_factory):
-    text = INPUTS.format(extra='[mqtt.inputs.door]\ndevice_class = "door"\ninvert = true\n')
+    text = INPUTS.format(extra='[mqtt.inputs.door]\ndevice_class = "door"\n')
     config = load_config(str(write_config(text)), env=isolated_env).config
     hardware = build_hardware(config, resident=False, pin_factory=mock_factory)
     pins = NodePins.build(hardware.pin_list(), (), hardware.locate, config.mqtt.inputs)
@@ -108,6 +108,8 @@ def test_an_input_is_shown_as_its_mqtt_inputs_section_says(write_config, isolate
     ('[mqtt.inputs.door]\ndevice_class = "doors"',
      "mqtt.inputs.door.device_class: .*'doors' is not a Home Assistant binary_sensor device class"),
     ('[mqtt.inputs.door]\ninverted = true', "mqtt.inputs.door.inverted"),
+    ('[mqtt.inputs.door]\ninvert = true', 'mqtt.inputs.door.invert: invert is gone: .* give it '
+                                          'active = "high"'),
 ])
 def test_bad_input_sections_are_config_errors(extra, error, write_config, isolated_env):
     with pytest.raises(ConfigError, match=error):

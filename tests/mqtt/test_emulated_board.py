@@ -123,7 +123,7 @@ port = "{simavr_uno.link}"
 aliases = {{ led = "D13", lid = "D2" }}
 [boards.uno.pins]
 led = {{ mode = "output", safe = "off" }}
-lid = {{ mode = "input", pull = "none" }}
+lid = {{ mode = "input", pull = "none", active = "high" }}
 [mqtt]
 url = "{broker.url}"
 node_id = "uno-node"

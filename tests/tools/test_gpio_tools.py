@@ -100,5 +100,6 @@ async def test_a_pwm_pin_shows_its_duty_and_an_input_on_or_off(write_config, iso
     assert read.data["value"] == pytest.approx(0.3)  # --json keeps its fields
     pins = await tools["board_status"].execute({}, asker("t"))
     assert "  gpio:GPIO18 pwm = duty 0.30" in pins.output.splitlines()
-    assert "  gpio:GPIO27 (button) input = on" in pins.output.splitlines()  # pulled up at rest
+    assert "  gpio:GPIO27 (button) input = off (switch open: line high, pulled up)" in \
+        pins.output.splitlines()  # pulled up, at rest: off, its line named beside it
     await hw.shutdown()
