@@ -53,6 +53,9 @@ class Pin:
     active_low: bool = False
     bounce_ms: int = 0
     max_switches_per_minute: int | None = None
+    wired_here: bool = True
+    """False for a fleet node's pin: the node reports its inputs as it means them (its own
+    pull and ``active``), so nothing here inverts or describes their line."""
 
     def line(self, on: bool) -> bool:
         """The electrical level (True: high) that means ``on`` for this pin."""
@@ -80,7 +83,7 @@ def wiring(pin: Pin, on: bool, *, its: bool = False) -> str | None:
     """What ``on`` (an input's logical state) is on its wire, for a person checking it against
     the wiring: ``switch closed: line low, pulled up`` (``its``: ``its switch is closed: line
     low, pulled up``, ``its line is high, no pull``); None for other pins."""
-    if pin.mode is not PinMode.INPUT:
+    if pin.mode is not PinMode.INPUT or not pin.wired_here:
         return None
     line = "high" if pin.line(on) else "low"
     if pin.pull is Pull.NONE:
@@ -157,14 +160,15 @@ def pin_table(name: str, section: BoardConfig, board: Board, problems: list[Prob
         safe = None if pin_cfg.safe is None else pin_cfg.safe == "on"
         aliases = tuple(a for a in section.aliases if _resolved(board, a) == pin)
         pins.append(Pin(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds, pin_cfg.pull,
-                        aliases, _active_low(pin_cfg), pin_cfg.bounce_ms, pin_cfg.switch_budget))
+                        aliases, _active_low(pin_cfg, board), pin_cfg.bounce_ms,
+                        pin_cfg.switch_budget, board.kind != "node"))
     return pins
 
 
-def _active_low(pin_cfg: PinConfig) -> bool:
-    if pin_cfg.mode is PinMode.INPUT:
-        return input_active_low(pin_cfg.pull, pin_cfg.active)
-    return pin_cfg.active_low
+def _active_low(pin_cfg: PinConfig, board: Board) -> bool:
+    if pin_cfg.mode is not PinMode.INPUT:
+        return pin_cfg.active_low
+    return board.kind != "node" and input_active_low(pin_cfg.pull, pin_cfg.active)
 
 
 def _resolved(board: Board, spec: str) -> str | None:

@@ -245,7 +245,7 @@ class Automation:
 
     def meaning_changes(self) -> list[str]:
         """The interlocks and rules on a pulled-up input whose ``on`` meant a high line before."""
-        return wiring.changes(self.interlocks, self.rules.rules)
+        return wiring.changes(self.config, self.interlocks, self.rules.rules)
 
     def listen(self) -> None:
         """Queue pin events and readings for the rules from now on (once): a resident agent

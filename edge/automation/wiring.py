@@ -14,22 +14,37 @@ since an input's "on" became "active" (:func:`edge.pins.input_active_low`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 
 from edge.automation.engine import Rule
 from edge.automation.interlocks import Interlock, Interlocks, PinLevel, pin_name
 from edge.automation.rules import PinTrigger
+from edge.config.model import Config
 from edge.hardware import Hardware
 from edge.pins import Pin, wiring
 from peripherals.base import PinMode, Pull
+from peripherals.exc import BoardError
 
-CHANGED = ("before this version it held while its line was high; check it against the wiring, "
+CHANGED = ("before this version it meant a high line; check it against the wiring, "
            "and see 'Changes' in the README")
 
 
-def _changed(pin: Pin) -> bool:
-    """An input whose ``on`` was a high line before: pulled up, without its own ``active``."""
-    return pin.mode is PinMode.INPUT and pin.pull is Pull.UP and pin.active_low
+def _changed(pin: Pin, named: set[tuple[str, str]]) -> bool:
+    """An input whose ``on`` was a high line before: pulled up, without an ``active`` of its
+    own (``named``: the pins whose config says ``active``, a key older configs do not have)."""
+    return (pin.mode is PinMode.INPUT and pin.pull is Pull.UP and pin.active_low
+            and (pin.board, pin.pin) not in named)
+
+
+def _named_active(config: Config, hardware: Hardware) -> set[tuple[str, str]]:
+    named = set()
+    for board, section in config.boards.items():
+        for key, pin in section.pins.items():
+            if pin.active is not None:
+                with contextlib.suppress(BoardError):
+                    named.add(hardware.locate(f"{board}:{key}"))
+    return named
 
 
 def _watched(lock: Interlock, hardware: Hardware) -> Pin | None:
@@ -78,15 +93,16 @@ def notes(interlocks: Interlocks, rules: Sequence[Rule]) -> list[str]:
     return found
 
 
-def changes(interlocks: Interlocks, rules: Sequence[Rule]) -> list[str]:
+def changes(config: Config, interlocks: Interlocks, rules: Sequence[Rule]) -> list[str]:
     """The interlocks and rules on a pulled-up input whose ``on``/``off`` meant a high line
     before this version and now means its switch closed (a warning each, at ``config check``
     and at the agent's start)."""
+    named = _named_active(config, interlocks.hardware)
     found = [interlock_change(lock, pin, index)
-             for index, lock, pin in _interlocks_on_inputs(interlocks) if _changed(pin)]
+             for index, lock, pin in _interlocks_on_inputs(interlocks) if _changed(pin, named)]
     for rule, pin in _rules_on_inputs(interlocks.hardware, rules):
         words = rule.when.split()
-        if _changed(pin) and words[-1].lower() in ("on", "off"):
+        if _changed(pin, named) and words[-1].lower() in ("on", "off"):
             found.append(f"rule {rule.name}: `{rule.when}` now fires when "
                          f"{wiring(pin, words[-1].lower() == 'on', its=True)}; {CHANGED}")
     return found
