@@ -27,6 +27,10 @@ class SimAvr:
         self.proc: subprocess.Popen[str] | None = None
         self.edges: list[tuple[str, int, float]] = []
         """(pin, level, host monotonic time) for every output-pin change."""
+        self.pin_reports: list[tuple[str, int, int]] = []
+        """(pin, level, simulated microseconds: the emulated CPU's cycle count) for every
+        output-pin change, in the order the emulated CPU made them, across all pins (one
+        simulation thread writes the reports): what a logic analyser on the header would see."""
         self.resets: list[float] = []
         """Host monotonic time of every reset on open."""
         self._acks: list[str] = []
@@ -41,7 +45,7 @@ class SimAvr:
             args.append("--no-autoreset")
         if self.elf:
             args.append(str(self.elf))
-        self.edges, self.resets, self._acks = [], [], []
+        self.edges, self.resets, self._acks, self.pin_reports = [], [], [], []
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
         assert self.proc.stdout is not None and self.proc.stdin is not None
@@ -62,6 +66,7 @@ class SimAvr:
         for line in proc.stdout:
             words = line.split()
             if words[:1] == ["edge"]:
+                self.pin_reports.append((words[1], int(words[2]), int(words[3])))
                 self.edges.append((words[1], int(words[2]), time.monotonic()))
             elif words[:1] == ["reset"]:
                 self.resets.append(time.monotonic())

@@ -70,11 +70,11 @@ def _input_events(agent: Agent, pin: int) -> list[float]:
 
 def test_an_input_edge_arrives_as_a_board_event(guest, agent):
     before = len(_input_events(agent, BUTTON))
-    guest.set_pull(BUTTON, "pull-down")  # the button is pressed: the line goes low
+    guest.set_pull(BUTTON, "pull-down")  # the button is pressed: the line goes low, it is on
     events = until(lambda: _input_events(agent, BUTTON)[before:])
-    assert events == [0.0]
-    guest.set_pull(BUTTON, "pull-up")
-    assert until(lambda: _input_events(agent, BUTTON)[before + 1:]) == [1.0]
+    assert events == [1.0]
+    guest.set_pull(BUTTON, "pull-up")  # released: off
+    assert until(lambda: _input_events(agent, BUTTON)[before + 1:]) == [0.0]
 
 
 def test_bounce_ms_debounces_in_the_kernel(guest, agent):
@@ -85,10 +85,10 @@ def test_bounce_ms_debounces_in_the_kernel(guest, agent):
     time.sleep(1.5)
     assert len(_input_events(agent, BUTTON)) - buttons >= 2  # no debounce: the edges arrive
     assert len(_input_events(agent, DOOR)) == doors  # 400 ms debounce: nothing was stable
-    guest.set_pull(DOOR, "pull-down")  # a real change, held: exactly one event
-    assert until(lambda: _input_events(agent, DOOR)[doors:]) == [0.0]
+    guest.set_pull(DOOR, "pull-down")  # a real change, held: exactly one event (closed: on)
+    assert until(lambda: _input_events(agent, DOOR)[doors:]) == [1.0]
     time.sleep(1.0)
-    assert _input_events(agent, DOOR)[doors:] == [0.0]
+    assert _input_events(agent, DOOR)[doors:] == [1.0]
     guest.set_pull(DOOR, "pull-up")
 
 
