@@ -16,6 +16,8 @@ flight always counts as made.
 ...                        [("gpio", "D")]])
 >>> groups.shared(("gpio", "A")) is groups.shared(("gpio", "C")), groups.shared(("gpio", "E"))
 (True, None)
+>>> groups.members(("gpio", "C"))
+(('gpio', 'A'), ('gpio', 'B'), ('gpio', 'C'))
 """
 
 from __future__ import annotations
@@ -48,11 +50,18 @@ class AtomicGroups:
                 parent[root(key)] = root(keys[0])
         locks: dict[Key, asyncio.Lock] = {}
         self._locks = {key: locks.setdefault(root(key), asyncio.Lock()) for key in parent}
+        self._members: dict[Key, tuple[Key, ...]] = {}
+        for key in parent:
+            self._members[key] = tuple(k for k in parent if root(k) == root(key))
         self._running: set[asyncio.Task[object]] = set()
 
     def shared(self, key: Key) -> asyncio.Lock | None:
         """The lock ``key`` shares with the outputs its interlocks see, or None."""
         return self._locks.get(key)
+
+    def members(self, key: Key) -> tuple[Key, ...]:
+        """Every output in ``key``'s group (itself included); empty when it has none."""
+        return self._members.get(key, ())
 
     async def run(self, key: Key, step: Callable[[], Awaitable[T]]) -> T:
         """Run ``step`` (check, then act) while no other output of ``key``'s group switches.

@@ -273,6 +273,7 @@ class Hardware:
         (who, why) before it is raised."""
         async def step() -> None:
             if self.guard is not None and action is not Action.SAFE:
+                await self._see_group(rule)
                 try:
                     self.guard.check(rule, value)
                 except PolicyDenied as exc:
@@ -291,6 +292,21 @@ class Hardware:
             self._events.output_changed(rule, value)
 
         await self._atomic.run((rule.board, rule.pin), step)
+
+    async def _see_group(self, rule: Pin) -> None:
+        """A one-shot command adopts the other outputs its interlocks see, at the level they
+        have, so that the check counts them; one it cannot adopt (another process holds the
+        line) stays unknown, and the check counts it as on."""
+        if self.resident:
+            return
+        for key in self._atomic.members((rule.board, rule.pin)):
+            other = self.pins[key]
+            if other is not rule and self.boards[other.board].connected:
+                try:
+                    await self._claims.claim(other)
+                except BoardError as exc:
+                    log.info("interlock_unknown board=%s pin=%s error=%r", other.board,
+                             other.pin, str(exc))
 
     async def _read(self, rule: Pin) -> float:
         if (not self.resident and rule.mode is not PinMode.INPUT

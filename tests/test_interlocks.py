@@ -92,8 +92,9 @@ async def test_a_forbidden_state_is_refused_naming_the_interlock(agent, mock_fac
         await hw.write("pump", True, asker())
         await hw.write("pump", False, asker())
         mock_factory.pin(5).drive_high()
-        with pytest.raises(InterlockRefused, match=r"^pump: refused by interlock dry-run "
-                                                   r"\(tank_low is on\)$") as refused:
+        with pytest.raises(InterlockRefused, match=r"^pump: refused by interlock dry-run \(tank_low "
+                                                   r"is on \(switch closed: line high, pulled "
+                                                   r"down\)\)$") as refused:
             await hw.write("pump", True, asker("telegram:42"))
         assert isinstance(refused.value, PolicyDenied) and refused.value.exit_code == 1
         assert mock_factory.pin(22).state == 0
@@ -120,10 +121,11 @@ async def test_the_tank_running_low_trips_the_pump_and_tells_the_admins_once(age
         await until(lambda: mock_factory.pin(22).state == 0)
         await until(lambda: telegram.sent)
         assert telegram.sent == [("42", "Interlock dry-run tripped: pump driven to its safe level "
-                                        "(tank_low is on)")]
+                                        "(tank_low is on (switch closed: line high, pulled down))")]
         assert "interlock_tripped interlock=dry-run board=gpio pin=GPIO22" in caplog.text
         row = next(r for r in auto.status()["interlocks"] if r["name"] == "dry-run")
-        assert row["tripped"] == "tank_low is on" and row["active"] is True
+        assert row["tripped"] == "tank_low is on (switch closed: line high, pulled down)"
+        assert row["active"] is True
         mock_factory.pin(5).drive_low()
         await until(lambda: "interlock_cleared interlock=dry-run" in caplog.text)
         await hw.write("pump", True, asker())
@@ -202,7 +204,8 @@ async def test_the_rows_list_each_interlock_with_its_state(agent, mock_factory):
     async with agent as (_, auto, _):
         mock_factory.pin(5).drive_high()
         text = format_rows(auto.interlocks.rows())
-        assert "dry-run: forbid pump on while tank_low on: holding (tank_low is on)" in text
+        assert "dry-run: forbid pump on while tank_low on: holding (tank_low is on (switch " \
+               "closed: line high, pulled down))" in text
         assert "heat-or-cool: exclusive heater, cooler: on now none" in text
         assert "psu: at most 2 of valve1, valve2, valve3" in text
 
@@ -214,3 +217,28 @@ def test_status_shows_a_tripped_one():
     text = format_status({"interlocks": rows})
     assert "interlocks: 2" in text and "interlock dry-run TRIPPED: tank_low is on" in text
     assert "psu TRIPPED" not in text
+
+
+async def test_a_one_shot_command_counts_what_it_cannot_see_as_on(write_config, isolated_env,
+                                                                  mock_factory, tmp_path):
+    """Without an agent, ``edge-cli gpio write`` adopts the other outputs of the pin's interlocks
+    at the level they have before it checks: one another process holds (here a gpiozero device
+    owning the heater's line) is unknown, and counted as on; one nobody holds is read."""
+    from gpiozero import DigitalOutputDevice
+
+    thermometer(tmp_path, 21000)
+    cfg = load_config(str(write_config(BOARD)), env=isolated_env).config
+    other = DigitalOutputDevice(23, pin_factory=mock_factory, initial_value=True)  # the heater
+    hw = build_hardware(cfg, resident=False, pin_factory=mock_factory, hold_seconds=1)
+    Automation(cfg, hw, pin_factory=mock_factory, sensor_root=tmp_path)
+    await hw.start()
+    try:
+        with pytest.raises(InterlockRefused, match=r"cooler: refused by interlock heat-or-cool "
+                                                   r"\(heater is unknown \(counted as on\)\)"):
+            await hw.write("cooler", True, asker("cli:me"))
+        assert mock_factory.pin(24).state == 0
+        other.close()  # the other process let go; the heater's line is low
+        await hw.write("cooler", True, asker("cli:me"))
+        assert mock_factory.pin(24).state == 1
+    finally:
+        await hw.shutdown()

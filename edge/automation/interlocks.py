@@ -10,11 +10,18 @@ the door's ``make_safe`` (as caller ``interlock:NAME``), logged (``interlock_tri
 to the admins once, until it clears.
 
 Conditions use the rules' grammar (:func:`edge.automation.rules.parse_when`): ``PIN on|off``
-(any allowlisted pin, output or input), ``SENSOR.QUANTITY < VALUE`` and ``board NAME down``. The
+(any allowlisted pin, output or input; an input is on while it is active, its switch closed:
+:func:`edge.pins.input_active_low`), ``SENSOR.QUANTITY < VALUE`` and ``board NAME down``. The
 unknown counts as true (fail safe): a sensor that is failing, has no reading yet, or whose
 reading is older than three of its intervals; a board that is down; a pin whose level cannot be
 read. Going to the safe level is never refused. ``exclusive`` and ``at_most`` count the outputs
-that are on now (what the boards report, 1 is on whatever the wiring).
+that are on now (what the boards report, 1 is on whatever the wiring), and one whose level is
+unknown (its board down or not saying) as on.
+
+The door runs :meth:`Interlocks.check` and the switch it allows as one step against every other
+switch of the outputs the same interlock sees (:meth:`Interlocks.scopes`, :mod:`edge.atomic`),
+so two callers at once never both pass. Outputs on a fleet node are not allowed in an interlock
+here: a check on this Pi and a switch on another cannot be one step (declare it on the node).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from edge.core.exc import ConfigError, PolicyDenied
 from edge.core.requester import Requester
 from edge.core.validation import Problem
 from edge.hardware import Hardware
-from edge.pins import Pin
+from edge.pins import Pin, wiring
 from edge.sensors import SensorHub
 from peripherals.base import PinMode
 from peripherals.exc import BoardError, UnknownPin
@@ -238,7 +245,11 @@ class Interlocks:
             if value is None:
                 return f"{condition.name} is unknown"
             on = bool(value)
-            return f"{condition.name} is {'on' if on else 'off'}" if on == condition.on else None
+            if on != condition.on:
+                return None
+            rule = self.hardware.pins.get((condition.board, condition.pin))
+            words = wiring(rule, on) if rule is not None else None
+            return f"{condition.name} is {'on' if on else 'off'}" + (f" ({words})" if words else "")
         state = self.sensors.sensors[condition.sensor]
         where = f"{condition.sensor}.{condition.quantity}"
         if state.error is not None:
@@ -274,12 +285,12 @@ class Interlocks:
                                            f"{lock.name} ({why})")
             elif on and any((p.board, p.pin) == key for p in lock.group):
                 snapshot = snapshot or self._levels()
-                others = [pin_name(p) for p in lock.group
-                          if (p.board, p.pin) != key and snapshot[0].get((p.board, p.pin))]
-                if len(others) + 1 > lock.limit:
-                    verb = "is" if len(others) == 1 else "are"
+                others = [(p, snapshot[0].get((p.board, p.pin))) for p in lock.group
+                          if (p.board, p.pin) != key]
+                counted = [(pin_name(p), value is None) for p, value in others if value != 0]
+                if len(counted) + 1 > lock.limit:
                     raise InterlockRefused(f"{pin_name(rule)}: refused by interlock {lock.name} "
-                                           f"({', '.join(others)} {verb} on)")
+                                           f"({_counted(counted)})")
 
     def scopes(self) -> list[list[tuple[str, str]]]:
         """The outputs each interlock looks at together (its group; a ``forbid`` target and
@@ -374,6 +385,15 @@ class Interlocks:
                          "why": why, "on": on if lock.group else None,
                          "tripped": self.tripped.get(lock.name)})
         return rows
+
+
+def _counted(outputs: list[tuple[str, bool]]) -> str:
+    """``heater is on``, ``valve1, valve2 are on``, ``valve1 is on, valve3 is unknown``."""
+    on = [name for name, unknown in outputs if not unknown]
+    unknown = [name for name, unknown in outputs if unknown]
+    parts = [f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} {state}"
+             for names, state in ((on, "on"), (unknown, "unknown (counted as on)")) if names]
+    return "; ".join(parts)
 
 
 def format_rows(rows: Iterable[dict[str, Any]]) -> str:

@@ -63,12 +63,12 @@ async def test_the_emulated_input_trips_the_pump_and_refuses_the_tool(
                     and simavr_uno.levels("D13")[-1] == 0)  # the loop stays free to trip
         await until(lambda: telegram.sent)
         assert telegram.sent == [("42", "Interlock dry-run tripped: pump driven to its safe "
-                                        "level (tank_low is on)")]
+                                        "level (tank_low is on (line high, no pull))")]
         assert "interlock_tripped interlock=dry-run board=uno pin=D13" in caplog.text
         refused = await tools["gpio_write"].execute({"pin": "pump", "value": "on"},
                                                     asker("telegram:42", via_model=True))
         assert not refused.success
-        assert "pump: refused by interlock dry-run (tank_low is on)" in refused.text
+        assert "pump: refused by interlock dry-run (tank_low is on (line high, no pull))" in refused.text
     finally:
         await automation.aclose()
         await hardware.shutdown()
