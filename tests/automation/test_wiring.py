@@ -148,3 +148,23 @@ def test_a_while_that_watches_a_nodes_input_is_allowed(write_config, isolated_en
                 'forbid = "heater on"\nwhile = "shed:float on"\n')
     assert out.returncode == 0, out.stderr
     assert "now holds" not in out.stderr  # the node says what its input's on means
+
+
+async def test_a_while_on_an_offline_nodes_input_holds(write_config, isolated_env, mock_factory):
+    """The node is offline (no broker here): what its input says is unknown, so the interlock
+    holds (fail safe) and the heater is refused, naming why."""
+    from edge.automation.assembly import Automation
+    from edge.automation.interlocks import InterlockRefused
+    from edge.config.loader import load_config
+    from edge.hardware import build_hardware
+    from tests.helpers import asker
+
+    text = NODE + '\n[[interlocks]]\nname = "dry"\nforbid = "heater on"\nwhile = "shed:float on"\n'
+    config = load_config(str(write_config(text)), env=isolated_env).config
+    hardware = build_hardware(config, resident=False, pin_factory=mock_factory, hold_seconds=1)
+    Automation(config, hardware, pin_factory=mock_factory)
+    with pytest.raises(InterlockRefused, match=r"heater: refused by interlock dry \(board shed "
+                                               r"is down\)"):
+        await hardware.write("heater", True, asker("cli:me"))
+    assert mock_factory.pin(22).state == 0
+    await hardware.shutdown()
