@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from edge.pins import Pin, logical
+from edge.pins import Pin, logical, wiring
 from peripherals.base import Board, BoardEvent, BoardListener
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,16 @@ class BoardEvents:
         return unsubscribe_all
 
     def rows(self, last: int = RECENT_EVENTS_KEPT) -> list[dict[str, Any]]:
-        """The most recent reports as plain data, newest last."""
-        return [{"time": at, "board": e.board, "kind": e.kind, "pin": e.pin, "value": e.value}
-                for at, e in list(self.recent)[-last:]]
+        """The most recent reports as plain data, newest last; an input's also says what it
+        means to a person (``shown``: ``tank2 on (switch closed: line low, pulled up)``)."""
+        return [{"time": at, "board": e.board, "kind": e.kind, "pin": e.pin, "value": e.value,
+                 **self._shown(e)} for at, e in list(self.recent)[-last:]]
+
+    def _shown(self, event: BoardEvent) -> dict[str, str]:
+        rule = self._pins.get((event.board, event.pin)) if event.pin else None
+        if event.kind != "input" or rule is None or event.value is None:
+            return {}
+        on = bool(event.value)
+        words = wiring(rule, on)
+        name = rule.aliases[0] if rule.aliases else rule.pin
+        return {"shown": f"{name} {'on' if on else 'off'}" + (f" ({words})" if words else "")}

@@ -246,7 +246,8 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
             lines.append(f"  warning: {warning}")
     for event in (status.get("board_events") or [])[-3:]:
         ago = _ago(event["time"])
-        where = f" {event['pin']}={event['value']:g}" if event.get("pin") else ""
+        where = f" {event['shown']}" if event.get("shown") else (
+            f" {event['pin']}={event['value']:g}" if event.get("pin") else "")
         lines.append(f"  {ago}: {event['board']} {event['kind']}{where}")
     for channel in status.get("channels", []):
         state = "up" if channel["healthy"] else (

@@ -231,8 +231,14 @@ async def test_input_events_are_recorded_and_reach_the_prompt(default_config, mo
     (event,) = hw.events()
     assert (event["board"], event["kind"], event["pin"], event["value"]) == \
         ("gpio", "input", "GPIO27", 1.0)  # the pulled-up button pressed: on
+    assert event["shown"] == "button on (switch closed: line low, pulled up)"
+    from edge.status import format_status
+
+    text = format_status({"daemon": {"running": True, "version": "x", "pid": 1},
+                          "board_events": hw.events()}, full=True)
+    assert ": gpio input button on (switch closed: line low, pulled up)" in text
     section = hardware_section(hw.status(), hw.pin_list(), hw.events())
-    assert "Recent events reported by the boards" in section and "gpio input GPIO27=1" in section
+    assert "Recent events reported by the boards" in section and "gpio input button on (switch closed: line low, pulled up)" in section
     await hw.shutdown()
 
 

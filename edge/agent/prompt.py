@@ -85,7 +85,8 @@ def hardware_section(boards: list[BoardStatus], pins: list[Pin],
         lines.append("Recent events reported by the boards (newest last):")
         for e in events:
             stamp = time.strftime("%H:%M:%S", time.localtime(e["time"]))
-            where = f" {e['pin']}={e['value']:g}" if e.get("pin") else ""
+            where = f" {e['shown']}" if e.get("shown") else (
+                f" {e['pin']}={e['value']:g}" if e.get("pin") else "")
             lines.append(f"- {stamp} {e['board']} {e['kind']}{where}")
     return "\n".join(lines)
 
