@@ -1,4 +1,6 @@
-"""The agent in the kernel guest: its config, `edge-cli` run there, and a running agent.
+"""The agent in the kernel guest: its config, `edge-cli` run there, and a running agent; an
+agent of a test's own config run from this checkout, and the kernel's record of the values set
+on its lines (the ``gpio_value`` trace events).
 
 Line offsets are BCM numbers: the chip is labelled like the Pi 4's and LGPIOFactory opens
 /dev/gpiochip0. ``line_value`` reads what a line is driven to; ``set_pull`` moves an input.
@@ -7,11 +9,15 @@ Line offsets are BCM numbers: the chip is labelled like the Pi 4's and LGPIOFact
 from __future__ import annotations
 
 import json
+import re
 import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
-from tests.kernel.guest import PYTHON, Completed, KernelGuest
+from tests.kernel.guest import PROJECT, PYTHON, Completed, GuestError, KernelGuest
 
 VENV_BIN = str(PYTHON.parent)  # the guest sees the host's paths
 EDGE_CLI = f"{VENV_BIN}/edge-cli"
@@ -90,3 +96,82 @@ class Agent:
         return self.guest.wait(self.name, timeout=60)
 
 
+
+
+TRACING = "/sys/kernel/tracing"
+GPIO_SET = re.compile(r"^\s*\S.*?\s(\d+\.\d+): gpio_value: (\d+) set (\d)$", re.MULTILINE)
+"""One ``gpio_value`` trace event: kernel seconds, the line's global number, the level set."""
+
+
+def gpio_board(state: str) -> str:
+    """A config's start for an agent on the guest's chip: its state directory and the Pi
+    header, lgpio, no simulation; the test adds aliases, pins and the rest."""
+    return (f'[paths]\nstate_dir = "{state}"\n\n[boards.gpio]\ntype = "gpio"\n'
+            'simulate = false\npin_factory = "lgpio"\n')
+
+
+def sh(guest: KernelGuest, script: str) -> str:
+    """``sh -c SCRIPT`` in the guest; its output, or a GuestError saying what failed."""
+    done = guest.run(["sh", "-c", script])
+    if done["rc"] != 0:
+        raise GuestError(f"{script!r} failed in the guest: {done['stderr']}")
+    return done["stdout"]
+
+
+@dataclass
+class TracedAgent:
+    """An agent of a test's own config in the guest, and the chip's line numbering."""
+
+    guest: KernelGuest
+    name: str
+    base: int
+    """The chip's first global GPIO number, by which trace events name its lines."""
+
+    def stop(self) -> None:
+        self.guest.signal(self.name, signal.SIGTERM)
+        self.guest.wait(self.name, timeout=60)
+
+    def sets(self, trace: str, lines: dict[int, str]) -> list[tuple[float, str, int]]:
+        """(kernel seconds, name, level) for each value set on ``lines`` (offset -> name),
+        in the order the kernel set them."""
+        names = {self.base + offset: name for offset, name in lines.items()}
+        return [(float(at), names[int(line)], int(level))
+                for at, line, level in GPIO_SET.findall(trace) if int(line) in names]
+
+    @contextmanager
+    def traced(self) -> Iterator[list[str]]:
+        """Record every ``gpio_value`` event while inside; the list holds the trace after."""
+        recorded: list[str] = []
+        sh(self.guest, f"cd {TRACING} && echo 0 > tracing_on && echo > trace"
+                       " && echo 1 > events/gpio/gpio_value/enable && echo 1 > tracing_on")
+        try:
+            yield recorded
+        finally:
+            sh(self.guest, f"echo 0 > {TRACING}/tracing_on")
+            recorded.append(self.guest.read(f"{TRACING}/trace"))
+            sh(self.guest, f"cd {TRACING} && echo 0 > events/gpio/gpio_value/enable && "
+                           "echo > trace && echo 1 > tracing_on")
+
+
+@contextmanager
+def traced_agent(guest: KernelGuest, name: str, home: str, config: str,
+                 env: dict[str, str]) -> Iterator[TracedAgent]:
+    """``python -m edge run`` from this checkout (the code under test) in the guest with
+    ``config`` at ``home``/config.toml, once ready (its interlock watch running); tracefs
+    mounted. Stopped on the way out."""
+    sh(guest, f"rm -rf {home} && mkdir -p {home}")
+    guest.write(f"{home}/config.toml", config)
+    sh(guest, f"[ -d {TRACING}/events ] || mount -t tracefs tracefs {TRACING}")
+    base = sh(guest, "for chip in /sys/class/gpio/gpiochip*; do "
+                     '[ "$(cat $chip/label)" = pinctrl-bcm2711 ] && cat $chip/base; done')
+    assert base.strip().isdigit(), f"no /sys/class/gpio entry for the chip: {base!r}"
+    running = TracedAgent(guest, name, int(base))
+    guest.spawn(name, [str(PYTHON), "-m", "edge", "run"], env=env, cwd=str(PROJECT))
+    try:
+        deadline = time.monotonic() + 120
+        while "ready version=" not in (err := guest.output(name)[1]):
+            assert "Traceback" not in err and time.monotonic() < deadline, err[-3000:]
+            time.sleep(0.2)
+        yield running
+    finally:
+        running.stop()

@@ -25,33 +25,22 @@ tests/e2e/test_input_meaning_uno.py check it beside the same reads.
 from __future__ import annotations
 
 import json
-import re
-import signal
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
-from tests.kernel.guest import PROJECT, PYTHON, Completed, GuestError, KernelGuest
+from tests.kernel.agent import TracedAgent, gpio_board, traced_agent
+from tests.kernel.guest import PYTHON, Completed, KernelGuest
 
 TANK, MISTER = 16, 26  # BCM offsets no other kernel test uses
 HOME = "/tmp/edge-tank"
 CONFIG = f"{HOME}/config.toml"
 STATE = f"{HOME}/state"
-TRACING = "/sys/kernel/tracing"
 ENV = {"EDGE_CONFIG": CONFIG, "EDGE_MEMORY__EMBEDDER": "none", "HOME": HOME}
 EDGE_CLI = f"{PYTHON.parent}/edge-cli"
 
-AGENT_CONFIG = f"""
-[paths]
-state_dir = "{STATE}"
-
-[boards.gpio]
-type = "gpio"
-simulate = false
-pin_factory = "lgpio"
-
+AGENT_CONFIG = gpio_board(STATE) + f"""
 [boards.gpio.aliases]
 tank2 = "GPIO{TANK}"
 mister = "GPIO{MISTER}"
@@ -74,14 +63,6 @@ LOW = "gpio:GPIO16 (tank2) is on (switch closed: line low, pulled up)"
 HOLDING = "tank2 is on"
 """Why the interlock holds: its first words (what follows may name the wiring too)."""
 REFUSED = f"mister: refused by interlock dry-run ({HOLDING}"
-SET = re.compile(r"^\s*\S.*?\s(\d+\.\d+): gpio_value: (\d+) set (\d)$", re.MULTILINE)
-
-
-def sh(guest: KernelGuest, script: str) -> str:
-    done = guest.run(["sh", "-c", script])
-    if done["rc"] != 0:
-        raise GuestError(f"{script!r} failed in the guest: {done['stderr']}")
-    return done["stdout"]
 
 
 def edge(guest: KernelGuest, *args: str) -> Completed:
@@ -89,41 +70,16 @@ def edge(guest: KernelGuest, *args: str) -> Completed:
     return guest.run([EDGE_CLI, *args], env=ENV, timeout=120)
 
 
-@dataclass
-class RunningAgent:
-    guest: KernelGuest
-    name: str
-    base: int
-    """The chip's first global GPIO number, by which trace events name its lines."""
-
-    def stop(self) -> None:
-        self.guest.signal(self.name, signal.SIGTERM)
-        self.guest.wait(self.name, timeout=60)
-
-
 @pytest.fixture(scope="module")
-def agent(kernel_guest: KernelGuest) -> Iterator[RunningAgent]:
+def agent(kernel_guest: KernelGuest) -> Iterator[TracedAgent]:
     """The agent with the float switch and the mister, ready (its interlock watch running),
     from this checkout; the tank full (the line's pull-up); tracefs mounted."""
-    guest = kernel_guest
-    sh(guest, f"rm -rf {HOME} && mkdir -p {HOME}")
-    guest.write(CONFIG, AGENT_CONFIG)
-    sh(guest, f"[ -d {TRACING}/events ] || mount -t tracefs tracefs {TRACING}")
-    base = sh(guest, "for chip in /sys/class/gpio/gpiochip*; do "
-                     '[ "$(cat $chip/label)" = pinctrl-bcm2711 ] && cat $chip/base; done')
-    assert base.strip().isdigit(), f"no /sys/class/gpio entry for the chip: {base!r}"
-    guest.set_pull(TANK, "pull-up")
-    running = RunningAgent(guest, "agent-input-meaning", int(base))
-    guest.spawn(running.name, [str(PYTHON), "-m", "edge", "run"], env=ENV, cwd=str(PROJECT))
+    kernel_guest.set_pull(TANK, "pull-up")
     try:
-        deadline = time.monotonic() + 120
-        while "ready version=" not in (err := guest.output(running.name)[1]):
-            assert "Traceback" not in err and time.monotonic() < deadline, err[-3000:]
-            time.sleep(0.2)
-        yield running
+        with traced_agent(kernel_guest, "agent-input-meaning", HOME, AGENT_CONFIG, ENV) as running:
+            yield running
     finally:
-        running.stop()
-        guest.set_pull(TANK, "pull-up")
+        kernel_guest.set_pull(TANK, "pull-up")
 
 
 def read_text(guest: KernelGuest) -> str:
@@ -143,20 +99,13 @@ def read_json(guest: KernelGuest) -> tuple[float, str, str]:
     return answer["data"]["value"], answer["data"]["line"], answer["data"]["shown"]
 
 
-def mister_sets(trace: str, base: int) -> list[int]:
-    """Every level set on the mister's line, in order."""
-    return [int(level) for _, line, level in SET.findall(trace) if int(line) == base + MISTER]
-
-
-def test_the_float_switch_table_on_the_kernel_chip(agent: RunningAgent) -> None:
+def test_the_float_switch_table_on_the_kernel_chip(agent: TracedAgent) -> None:
     """Full -> low -> full, moved by gpio-sim's pull: edge-cli's read (text and the tool's
     JSON) says off/on with the line beside it; the mister is set on when the tank is full,
     tripped off as it runs low and refused in the interlock's words while it is low; the kernel
     saw exactly these sets on the mister's line: high, low (the trip), high."""
     guest = agent.guest
-    sh(guest, f"cd {TRACING} && echo 0 > tracing_on && echo > trace"
-              " && echo 1 > events/gpio/gpio_value/enable && echo 1 > tracing_on")
-    try:
+    with agent.traced() as trace:
         # full: the switch is open, the line high (the pull-up lgpio asked for); the mister
         # may be set on
         assert guest.line_value(TANK) == 1
@@ -185,9 +134,5 @@ def test_the_float_switch_table_on_the_kernel_chip(agent: RunningAgent) -> None:
         done = edge(guest, "gpio", "write", "mister", "on")
         assert done["rc"] == 0, done
         assert guest.line_value(MISTER) == 1
-        sh(guest, f"echo 0 > {TRACING}/tracing_on")
-        trace = guest.read(f"{TRACING}/trace")
-    finally:
-        sh(guest, f"cd {TRACING} && echo 0 > events/gpio/gpio_value/enable && echo > trace"
-                  " && echo 1 > tracing_on")
-    assert mister_sets(trace, agent.base) == [1, 0, 1], trace[-2000:]
+    mister = [level for _, _, level in agent.sets(trace[0], {MISTER: "mister"})]
+    assert mister == [1, 0, 1], trace[0][-2000:]

@@ -27,15 +27,13 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import textwrap
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
-from tests.kernel.guest import PROJECT, PYTHON, GuestError, KernelGuest
+from tests.kernel.agent import TracedAgent, gpio_board, traced_agent
+from tests.kernel.guest import PYTHON, KernelGuest
 
 ROUNDS = 100
 HEATER, COOLER = 23, 24  # BCM offsets no other kernel test uses
@@ -43,18 +41,9 @@ HOME = "/tmp/edge-race"
 CONFIG = f"{HOME}/config.toml"
 STATE = f"{HOME}/state"
 SOCKET = f"{STATE}/control.sock"
-TRACING = "/sys/kernel/tracing"
 ENV = {"EDGE_CONFIG": CONFIG, "EDGE_MEMORY__EMBEDDER": "none", "HOME": HOME}
 
-AGENT_CONFIG = f"""
-[paths]
-state_dir = "{STATE}"
-
-[boards.gpio]
-type = "gpio"
-simulate = false
-pin_factory = "lgpio"
-
+AGENT_CONFIG = gpio_board(STATE) + f"""
 [boards.gpio.aliases]
 heater = "GPIO{HEATER}"
 cooler = "GPIO{COOLER}"
@@ -113,56 +102,12 @@ RACER = textwrap.dedent("""
     print(json.dumps({"answers": answers, "overlapping": overlapping}))
 """)
 
-SET = re.compile(r"^\s*\S.*?\s(\d+\.\d+): gpio_value: (\d+) set (\d)$", re.MULTILINE)
-
-
-def sh(guest: KernelGuest, script: str) -> str:
-    done = guest.run(["sh", "-c", script])
-    if done["rc"] != 0:
-        raise GuestError(f"{script!r} failed in the guest: {done['stderr']}")
-    return done["stdout"]
-
-
-@dataclass
-class RunningAgent:
-    guest: KernelGuest
-    name: str
-    base: int
-    """The chip's first global GPIO number, by which trace events name its lines."""
-
-    def stop(self) -> None:
-        self.guest.signal(self.name, signal.SIGTERM)
-        self.guest.wait(self.name, timeout=60)
-
-
 @pytest.fixture(scope="module")
-def agent(kernel_guest: KernelGuest) -> Iterator[RunningAgent]:
+def agent(kernel_guest: KernelGuest) -> Iterator[TracedAgent]:
     """The agent with the exclusive pair, ready (its interlock watch running), from this
     checkout; the kernel's gpio trace events mounted and off."""
-    guest = kernel_guest
-    sh(guest, f"rm -rf {HOME} && mkdir -p {HOME}")
-    guest.write(CONFIG, AGENT_CONFIG)
-    sh(guest, f"[ -d {TRACING}/events ] || mount -t tracefs tracefs {TRACING}")
-    base = sh(guest, "for chip in /sys/class/gpio/gpiochip*; do "
-                     '[ "$(cat $chip/label)" = pinctrl-bcm2711 ] && cat $chip/base; done')
-    assert base.strip().isdigit(), f"no /sys/class/gpio entry for the chip: {base!r}"
-    running = RunningAgent(guest, "agent-interlock-race", int(base))
-    guest.spawn(running.name, [str(PYTHON), "-m", "edge", "run"], env=ENV, cwd=str(PROJECT))
-    try:
-        deadline = time.monotonic() + 120
-        while "ready version=" not in (err := guest.output(running.name)[1]):
-            assert "Traceback" not in err and time.monotonic() < deadline, err[-3000:]
-            time.sleep(0.2)
+    with traced_agent(kernel_guest, "agent-interlock-race", HOME, AGENT_CONFIG, ENV) as running:
         yield running
-    finally:
-        running.stop()
-
-
-def traced_sets(trace: str, base: int) -> list[tuple[float, str, int]]:
-    """(kernel seconds, heater|cooler, level) for every value set on the two lines, in order."""
-    names = {base + HEATER: "heater", base + COOLER: "cooler"}
-    return [(float(at), names[int(line)], int(level)) for at, line, level in SET.findall(trace)
-            if int(line) in names]
 
 
 def both_high(sets: list[tuple[float, str, int]]) -> list[str]:
@@ -183,21 +128,14 @@ def both_high(sets: list[tuple[float, str, int]]) -> list[str]:
 
 
 def test_two_doors_at_once_never_set_both_lines_of_an_exclusive_pair_high(
-        agent: RunningAgent) -> None:
+        agent: TracedAgent) -> None:
     guest = agent.guest
     assert guest.line_value(HEATER) == 0 and guest.line_value(COOLER) == 0
-    sh(guest, f"cd {TRACING} && echo 0 > tracing_on && echo > trace"
-              " && echo 1 > events/gpio/gpio_value/enable && echo 1 > tracing_on")
-    try:
+    with agent.traced() as trace:
         race = guest.run([str(PYTHON), "-S", "-c", RACER, SOCKET, str(ROUNDS)], timeout=300)
-        sh(guest, f"echo 0 > {TRACING}/tracing_on")
-        trace = guest.read(f"{TRACING}/trace")
-    finally:
-        sh(guest, f"cd {TRACING} && echo 0 > events/gpio/gpio_value/enable && echo > trace"
-                  " && echo 1 > tracing_on")
     assert race["rc"] == 0, race["stderr"]
     answers = json.loads(race["stdout"])["answers"]
-    sets = traced_sets(trace, agent.base)
+    sets = agent.sets(trace[0], {HEATER: "heater", COOLER: "cooler"})
     forbidden = both_high(sets)
     assert not forbidden, (f"{len(forbidden)} times both lines high in {ROUNDS} rounds "
                            f"({len(sets)} sets traced): {forbidden[:10]}")
