@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from edge.agent.budget import TokenBudget
     from edge.control.ops import OpTarget
     from edge.mcp.client_servers import McpServers
+    from edge.mcp.server_http import McpHttpServer
     from edge.mqtt.bridge import MqttBridge
     from edge.providers.switch import ModelSwitch
 
@@ -115,6 +116,8 @@ class AgentAssembly:
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None
         self.mcp_servers: McpServers | None = None
+        self.mcp_http: McpHttpServer | None = None
+        """The MCP server over HTTP (``[mcp] listen``): its connection bounds and refusals."""
         self.sessions: SessionStore | None = None
         self.memory: Memory | None = None
         self.agent: Agent | None = None
@@ -139,8 +142,8 @@ class AgentAssembly:
         if self.config.mcp.enabled:
             from edge.mcp.server_http import McpHttpServer
 
-            server = McpHttpServer(self.config.mcp, target)
-            self._tasks.append(SupervisedTask("mcp-http", server.serve).start())
+            self.mcp_http = McpHttpServer(self.config.mcp, target)
+            self._tasks.append(SupervisedTask("mcp-http", self.mcp_http.serve).start())
 
     def start_provider(self) -> None:
         if self.config.provider.configured:  # the provider modules load only for a model

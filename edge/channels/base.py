@@ -144,8 +144,10 @@ class Channel(Protocol):
     async def finalize_draft(self, recipient: str, message_id: str, text: str) -> None:
         raise ChannelCapabilityMissing(f"channel {self.name} has no drafts")
 
-    async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
-        """Ask the person in ``ctx`` to approve (buttons or a reply carrying ``token``)."""
+    async def request_approval(self, ctx: Requester, prompt: str, token: str,
+                               always: bool = True) -> None:
+        """Ask the person in ``ctx`` to approve (buttons or a reply carrying ``token``); offer
+        *Always* only when ``always`` (not for a requester nobody verified)."""
         raise ChannelCapabilityMissing(f"channel {self.name} cannot ask for approvals")
 
     async def approval_expired(self, ctx: Requester, token: str) -> None:

@@ -276,9 +276,11 @@ class SignalChannel(Channel):
     async def start_typing(self, recipient: str) -> None:
         await self.rpc("sendTyping", self._target(recipient))
 
-    async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
-        await self.send(SendMessage(f"{prompt}\nReply \"{token} approve\", \"{token} deny\" or "
-                                    f"\"{token} always\".", ctx.reply_target))
+    async def request_approval(self, ctx: Requester, prompt: str, token: str,
+                               always: bool = True) -> None:
+        choices = (f"\"{token} approve\", \"{token} deny\" or \"{token} always\"" if always
+                   else f"\"{token} approve\" or \"{token} deny\"")
+        await self.send(SendMessage(f"{prompt}\nReply {choices}.", ctx.reply_target))
 
     async def health_check(self) -> bool:
         return self.connected

@@ -321,8 +321,9 @@ class TelegramChannel(Channel):
     async def finalize_draft(self, recipient: str, message_id: str, text: str) -> None:
         await self.sender.finalize_draft(recipient, message_id, text)
 
-    async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
-        await self.sender.request_approval(ctx, prompt, token)
+    async def request_approval(self, ctx: Requester, prompt: str, token: str,
+                               always: bool = True) -> None:
+        await self.sender.request_approval(ctx, prompt, token, always)
 
     async def approval_expired(self, ctx: Requester, token: str) -> None:
         """The approval ``token`` timed out unanswered: its prompt says so and loses its buttons."""

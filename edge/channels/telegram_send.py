@@ -7,7 +7,8 @@
   holds that chat only (:class:`ChatPacing`).
 - Replies to strangers and answers to buttons are best-effort: sent in the background, dropped on
   any error (403 bot blocked, 400 stale query, 429), never raised into the poll loop.
-- Approvals are inline buttons Approve / Deny / Always; the answer edits the prompt's message and
+- Approvals are inline buttons Approve / Deny / Always (no Always for a requester nobody
+  verified); the answer edits the prompt's message and
   removes the buttons, and so does an approval that expires unanswered (:meth:`approval_expired`).
 - No edit repeats what a message shows already (Telegram refuses it with 400 "message is not
   modified", and each call counts against the bot's limits): a draft that already shows the
@@ -223,9 +224,11 @@ class TelegramSender:
                 if not plain.not_modified:
                     raise
 
-    async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
+    async def request_approval(self, ctx: Requester, prompt: str, token: str,
+                               always: bool = True) -> None:
+        labels = ("Approve", "Deny", "Always") if always else ("Approve", "Deny")
         buttons = [[{"text": label, "callback_data": f"appr:{token}:{label.lower()}"}
-                    for label in ("Approve", "Deny", "Always")]]
+                    for label in labels]]
         sent = await self.send_text(ctx.reply_target, prompt, markdown=False, thread_id=ctx.thread_id,
                                     extra={"reply_markup": {"inline_keyboard": buttons}})
         self._prompts[token] = (ctx.reply_target, int(sent["message_id"]), prompt)

@@ -31,6 +31,8 @@ SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 """An MCP server's name: its tools reach the model as ``name.tool``."""
 TOKEN_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 """A token's name: the caller ``mcp:<name>`` in the audit trail."""
+HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*")
+"""A DNS name (``pi.example.com``), as ``allowed_hosts`` lists it."""
 
 
 def sdk_unavailable() -> str | None:
@@ -76,6 +78,23 @@ def _token_names(value: dict[str, SecretStr]) -> dict[str, SecretStr]:
             raise ValueError(f"token {name!r} is too short: use at least 16 characters "
                              "(python -c 'import secrets; print(secrets.token_urlsafe())')")
     return value
+
+
+def _host_names(value: list[str]) -> list[str]:
+    for name in value:
+        if not HOST_NAME.fullmatch(name):
+            raise ValueError(f"allowed_hosts: {name!r} is not a host name (such as pi.example.com; "
+                             "without a port or a scheme)")
+    return [name.lower() for name in value]
+
+
+def _origins(value: list[str]) -> list[str]:
+    for origin in value:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+            raise ValueError(f"allowed_origins: {origin!r} is not an origin (such as "
+                             "http://pi.lan:6274: a scheme, a host and maybe a port)")
+    return [origin.rstrip("/").lower() for origin in value]
 
 
 def is_loopback(host: str) -> bool:
@@ -150,6 +169,37 @@ class McpConfig(Section):
     """Name -> bearer token (``claude = "..."``, or ``EDGE_MCP__TOKENS__CLAUDE``); the caller is
     ``mcp:<name>``. Required off loopback; once any is set, loopback needs one too."""
     servers: Annotated[list[McpServerConfig], AfterValidator(_sdk_installed)] = []
+    max_connections: int = Field(default=64, ge=1)
+    """At most this many HTTP connections open at once (each holds one of the agent's file
+    descriptors). A newcomer beyond it closes the connection that has waited longest for its
+    next request; when every open one is busy answering, the newcomer is closed at once."""
+    max_connections_per_peer: int = Field(default=16, ge=1)
+    """At most this many from one address: beyond it a newcomer from there displaces only that
+    address's own waiting connections, so one stranger cannot crowd everybody else out. Behind a
+    reverse proxy every client has the proxy's address: raise it to ``max_connections``."""
+    header_timeout_seconds: Seconds = Field(default=10.0, gt=0)
+    """How long a connection may take to send a whole request head, from connecting (or from
+    the first byte of its next request); then it is closed. The token is in the head, so this
+    is as long as a stranger holds a connection."""
+    idle_timeout_seconds: Seconds = Field(default=30.0, ge=1)
+    """How long a kept-alive connection may wait, silent, for its next request (rounded up to a
+    whole second)."""
+    max_sessions: int = Field(default=32, ge=1)
+    """At most this many MCP sessions at once (one per connected client): beyond it a new
+    session is answered 503 until one ends or idles out."""
+    session_idle_seconds: Seconds = Field(default=600.0, gt=0)
+    """A session with no request in flight and no open stream for this long is closed and
+    forgotten; its client has to initialize again."""
+    allowed_hosts: Annotated[list[str], AfterValidator(_host_names)] = []
+    """Host names a request's ``Host`` header may carry besides an IP address, ``localhost`` and
+    this machine's own name (``raspberrypi``, ``raspberrypi.local``): a reverse proxy's name
+    (``pi.example.com``). Any other is answered 421, for every listen address: the MCP
+    specification's defence against DNS rebinding (a web page whose name now points here)."""
+    allowed_origins: Annotated[list[str], AfterValidator(_origins)] = []
+    """Web pages that may call (``http://pi.lan:6274``), as a browser writes its ``Origin``. A
+    request from any other page is answered 403, unless the page is on this machine
+    (``localhost``, a loopback address) or on the host it calls. Clients other than browsers send
+    no ``Origin``."""
 
     @property
     def enabled(self) -> bool:

@@ -95,15 +95,22 @@ MCP_CALLER = re.compile(r"mcp:([A-Za-z][A-Za-z0-9_.-]{0,63})")
 reads as a chat user's id (Telegram's numbers, Signal's ``+``-numbers)."""
 
 
-def mcp_requester(caller: str, door: Requester | str) -> Requester:
+def mcp_requester(caller: str, door: Requester | str, identity: str = "") -> Requester:
     """The requester of an MCP client's call: ``caller`` (``mcp:<client>``), as a model asking
     (under ``supervised`` autonomy its actuations wait for an admin's approval), with the door it
     came through as the audit trail's "why": the local user of the control socket
     (``local:pi``, from the kernel's credentials, :mod:`edge.control.server`) or ``http``.
     A ValueError for any other caller: a socket peer names an MCP client, never a chat user.
 
-    >>> mcp_requester("mcp:claude", Requester("local", "pi")).caller
-    'mcp:claude'
+    Its identity (what an admin's *Always* is remembered for) is what verified it: over the
+    socket the peer's uid with the client's name, over HTTP ``identity`` (its token); empty when
+    nothing did, and then *Always* is never offered.
+
+    >>> asked = mcp_requester("mcp:claude", Requester("local", "pi", identity="uid:1000"))
+    >>> asked.caller, asked.verified_as
+    ('mcp:claude', 'uid:1000 mcp:claude')
+    >>> mcp_requester("mcp:claude", "http").verified_as is None
+    True
     >>> mcp_requester("telegram:42", "http")
     Traceback (most recent call last):
     ...
@@ -113,8 +120,12 @@ def mcp_requester(caller: str, door: Requester | str) -> Requester:
     if match is None:
         raise ValueError("\"as\" must be mcp:<client> (a letter, then letters, digits, '.', '_' or "
                          f"'-'), not {caller!r}")
-    why = door.caller if isinstance(door, Requester) else door
-    return Requester("mcp", match.group(1), via_model=True, why=why)
+    if isinstance(door, Requester):
+        peer = door.verified_as
+        why, identity = door.caller, f"{peer} {caller}" if peer else ""
+    else:
+        why = door
+    return Requester("mcp", match.group(1), via_model=True, why=why, identity=identity)
 
 
 def model_op(target: OpTarget, op: str, args: dict[str, Any]) -> OpResult:

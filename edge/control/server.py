@@ -4,7 +4,9 @@ Request ``{"op": "gpio.read", "args": {"pin": "led"}}``; reply is :meth:`OpResul
 The requester is the peer's local user by its credentials (``local:pi``), for the policy and the log.
 ``edge-cli mcp`` adds ``"as": "mcp:<client>"``: the MCP client it serves is then the caller (as a
 model asking, see :func:`edge.control.ops.mcp_requester`), and the local user its "why" in the
-audit trail; a peer can name only an ``mcp:`` caller, never a chat user.
+audit trail; a peer can name only an ``mcp:`` caller, never a chat user. What verified it is the
+peer's uid with that name (``uid:1000 mcp:claude-desktop``): an admin's *Always* for it does not
+cover another local user whose client gives the same name.
 
 The socket is a server facing every local user who can open it, so it holds its own limits:
 
@@ -60,14 +62,16 @@ def peer_credentials(writer: asyncio.StreamWriter) -> tuple[int, int, int] | Non
 
 
 def peer_requester(writer: asyncio.StreamWriter) -> Requester:
-    """The local user on the other end of the socket, by its kernel credentials."""
+    """The local user on the other end of the socket, by its kernel credentials (verified as
+    ``uid:<n>``; unverified when they cannot be read)."""
     creds = peer_credentials(writer)
     if creds is None:
-        return Requester("local", "unknown")
+        return Requester("local", "unknown", identity="")
+    verified = f"uid:{creds[1]}"
     try:
-        return Requester("local", pwd.getpwuid(creds[1]).pw_name)
+        return Requester("local", pwd.getpwuid(creds[1]).pw_name, identity=verified)
     except KeyError:
-        return Requester("local", f"uid={creds[1]}")
+        return Requester("local", f"uid={creds[1]}", identity=verified)
 
 
 def is_local_operator(uid: int, socket_gid: int | None, agent_uid: int | None = None) -> bool:

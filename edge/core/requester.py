@@ -25,6 +25,22 @@ class Requester:
     why: str = ""
     """What it is for: the turn or message id, a rule's or schedule's name (the audit trail's
     "why"); empty when the sender says it already."""
+    identity: str | None = None
+    """What was verified about who asks, when that is not :attr:`caller` itself: an MCP client's
+    bearer token (``token:claude``) or a local user's client over the control socket (``uid:1000
+    mcp:claude-desktop``), a socket peer's uid (``uid:1000``); ``""`` when nothing was (a client
+    that only named itself). None (the default): the caller is what its channel verified (a
+    Telegram user id, a Signal number, the local terminal)."""
+
+    @property
+    def verified_as(self) -> str | None:
+        """Whom what is remembered of this requester (an approval's *Always*) belongs to; None
+        when nobody was verified, and nothing is remembered.
+
+        >>> Requester("telegram", "42").verified_as, Requester("mcp", "x", identity="").verified_as
+        ('telegram:42', None)
+        """
+        return self.caller if self.identity is None else (self.identity or None)
 
     @property
     def caller(self) -> str:

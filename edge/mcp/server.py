@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
@@ -48,12 +49,25 @@ from edge import __version__
 from edge.control.ops import OpResult
 from edge.status import format_status
 
-Door = Callable[[str, dict[str, Any], str], Awaitable[OpResult]]
-"""``door(op, args, caller)``: the agent's answer to control operation ``op`` asked by ``caller``
-(``mcp:<client>``)."""
-CallerOf = Callable[["Context | None"], str]
+
+@dataclass(frozen=True)
+class McpCaller:
+    """Who calls: ``name`` is the caller the policy and the audit trail see (``mcp:<client>``);
+    ``identity`` is what verified it on this side (``token:claude``, a bearer token of
+    ``[mcp.tokens]``), empty when nothing did: a client that only named itself, or ``edge-cli
+    mcp``, whose agent names it by the socket peer's uid instead (:mod:`edge.control.server`).
+    Approvals remember *Always* by the identity, never by the name."""
+
+    name: str
+    identity: str = ""
+
+
+Door = Callable[[str, dict[str, Any], McpCaller], Awaitable[OpResult]]
+"""``door(op, args, caller)``: the agent's answer to control operation ``op`` asked by
+``caller``."""
+CallerOf = Callable[["Context | None"], McpCaller]
 """Who is calling in this request (None: a static resource, whose handler the SDK gives no
-request context): ``mcp:<client>``."""
+request context)."""
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 ACTUATE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
@@ -111,8 +125,8 @@ class StdioCaller:
             self.caller = client_caller(name if isinstance(name, str) else None)
         return await call_next(ctx)
 
-    def __call__(self, ctx: Context | None) -> str:
-        return session_caller(ctx) if ctx is not None else self.caller
+    def __call__(self, ctx: Context | None) -> McpCaller:
+        return McpCaller(session_caller(ctx) if ctx is not None else self.caller)
 
 
 def tool_result(result: OpResult) -> CallToolResult:

@@ -6,7 +6,8 @@ own channel. An MCP client has no chat of its own, so the channel ``mcp`` is an
 :class:`AdminRelay`: it sends the prompt to every admin of every channel that can ask (Telegram
 buttons, Signal token replies), and the first admin's answer decides (the gate takes an answer from
 an admin of the channel it arrives on). With no admin on any such channel the relay cannot ask, and
-the gate refuses the actuation saying so.
+the gate refuses the actuation saying so. *Always* is offered only for an MCP caller something
+verified (its token, or the local uid running ``edge-cli mcp``), and remembered for that.
 
 >>> relay = AdminRelay({}, {})
 >>> relay.supports_approvals
@@ -53,12 +54,15 @@ class AdminRelay:
         raise AttributeError("AdminRelay.supports_approvals follows the channels and their admins")
 
     async def request_approval(self, ctx: Requester, prompt: str, token: str) -> None:
-        """Ask every admin; raises the last failure when none could be asked."""
+        """Ask every admin; raises the last failure when none could be asked. *Always* is
+        offered only for a caller something verified (a token, a local uid)."""
         asked, failure = 0, None
+        verified = ctx.verified_as is not None
+        who = f"{ctx.caller}, {ctx.why}" + ("" if verified else "; it only named itself")
         for channel, admin in self._asked():
             try:
-                await channel.request_approval(
-                    admin, f"{prompt} (asked over MCP by {ctx.caller}, {ctx.why})", token)
+                await channel.request_approval(admin, f"{prompt} (asked over MCP by {who})",
+                                               token, always=verified)
                 asked += 1
             except Exception as exc:  # another admin may still be reachable
                 log.warning("mcp_approval_not_sent channel=%s admin=%s error=%r", admin.channel,

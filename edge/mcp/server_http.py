@@ -1,11 +1,23 @@
 """``[mcp] listen``: the agent serves MCP over streamable HTTP (the SDK's transport, at ``/mcp``),
 in-process, asking the same control operations as the socket (one door).
 
-Named bearer tokens (``[mcp.tokens]``): a request must carry ``Authorization: Bearer <secret>``
-of one of them, compared in constant time, and the caller is then ``mcp:<token name>``; a missing
-or wrong token is answered 401 and logged. Off loopback a token is required (the config check
-refuses ``listen`` there without one, exit 2); on loopback with no tokens the caller is the MCP
-client's own name (``clientInfo.name``). The audit trail's "why" is ``http``.
+What a request meets, in order, each before any work of the next:
+
+1. the connection bounds (:mod:`edge.mcp.server_connections`): how many are open, per address
+   and in all, and how long a request head may take;
+2. :class:`RequestGate`: the ``Host`` and ``Origin`` headers (:class:`HostRule`, the MCP
+   specification's defence against DNS rebinding, for every listen address: 421 and 403), then
+   the bearer token (401). A refused request never reaches the SDK: no session, no body read;
+3. the SDK's session manager, with its cap on sessions (``max_sessions``: 503 beyond it) and their
+   idle time (``session_idle_seconds``).
+
+Refusals at 1 and 2 are counted and logged as one summary line per interval (``mcp_http_refused
+count=... reasons=...``). Named bearer tokens (``[mcp.tokens]``): a request must carry
+``Authorization: Bearer <secret>`` of one of them, compared in constant time, and the caller is
+then ``mcp:<token name>``, verified as ``token:<name>`` (what an admin's *Always* is remembered
+for). Off loopback a token is required (the config check refuses ``listen`` there without one,
+exit 2); on loopback with no tokens the caller is the MCP client's own name (``clientInfo.name``),
+which verifies nothing: it is never offered *Always*. The audit trail's "why" is ``http``.
 
 The server runs as a supervised task (``mcp-http`` in ``edge-cli status``): a port in use fails
 the task, which is logged and retried with backoff; the rest of the agent runs on.
@@ -16,17 +28,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import ipaddress
 import json
 import logging
+import math
+import re
 import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import uvicorn
 from mcp.server.mcpserver import Context
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
 
+from edge.config.mcp import is_loopback
 from edge.control.ops import OpResult, mcp_requester, run_op
-from edge.mcp.server import CallerOf, Door, build_server, client_caller, session_caller
+from edge.mcp.server import CallerOf, Door, McpCaller, build_server, client_caller, session_caller
+from edge.mcp.server_connections import ConnectionGuard, RefusalLog
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -40,7 +60,8 @@ log = logging.getLogger(__name__)
 PATH = "/mcp"
 SHUTDOWN_SECONDS = 2
 """How long open streams get to finish when the agent stops."""
-UNNAMED = "mcp:http"
+NOT_IN_A_HOST = re.compile(r"[@/?#\\\s]")
+UNNAMED = McpCaller("mcp:http")
 """The caller of a static resource read (the SDK gives its handler no request to name one by):
 a read, which the policy allows whoever asks and the audit trail does not record."""
 
@@ -72,50 +93,134 @@ class TokenTable:
         return found
 
 
-class BearerGate:
-    """ASGI middleware: with tokens configured, only a request carrying one gets through."""
+def host_name(value: str | None) -> str | None:
+    """The name in a ``Host`` header (or an origin's host), lowercase, without port or brackets;
+    None when there is none.
 
-    def __init__(self, app: ASGIApp, tokens: TokenTable):
+    >>> host_name("Pi.Local:8765"), host_name("[::1]:8765"), host_name("bad:port"), host_name("")
+    ('pi.local', '::1', None, None)
+    >>> host_name("evil.example@127.0.0.1")  # no user, path or query: a host and a port only
+    """
+    if not value or NOT_IN_A_HOST.search(value):
+        return None
+    try:
+        parts = urlsplit(f"//{value}")
+        parts.port  # noqa: B018 (a port that is no number is no host)
+    except ValueError:
+        return None
+    return parts.hostname or None
+
+
+def is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class HostRule:
+    """Which ``Host`` and ``Origin`` headers a request may carry, for every listen address.
+
+    DNS rebinding is a web page whose own name (``evil.example``) is made to point at this
+    agent: the browser then sends ``Host: evil.example``. So a ``Host`` is accepted when it is an
+    IP address (no name, nothing to rebind), ``localhost``, this machine's own name, the name
+    ``listen`` gives, or one of ``[mcp] allowed_hosts``. An ``Origin`` (sent by browsers only) is
+    accepted when the page is on this machine (``localhost``, a loopback address), on the host it
+    calls, or one of ``[mcp] allowed_origins``.
+
+    >>> from edge.config.mcp import McpConfig
+    >>> rule = HostRule(McpConfig(listen="127.0.0.2:8765"), machine="pi")
+    >>> [rule.host_ok(h) for h in ("127.0.0.2:8765", "localhost:8765", "pi.local", "evil.example:8765")]
+    [True, True, True, False]
+    >>> [rule.origin_ok(o, "127.0.0.2:8765") for o in (None, "http://localhost:6274",
+    ...                                                 "http://127.0.0.2:8765", "http://evil.example", "null")]
+    [True, True, True, False, False]
+    """
+
+    def __init__(self, config: McpConfig, machine: str | None = None):
+        machine = (machine if machine is not None else socket.gethostname()).lower()
+        self.names = {"localhost", machine, f"{machine}.local", *config.allowed_hosts}
+        if config.listen:
+            self.names.add(config.host.lower())  # a name given as the listen address
+        self.origins = frozenset(config.allowed_origins)
+
+    def host_ok(self, host: str | None) -> bool:
+        name = host_name(host)
+        return name is not None and (name in self.names or is_address(name))
+
+    def origin_ok(self, origin: str | None, host: str | None) -> bool:
+        if origin is None:
+            return True  # not a browser
+        parts = urlsplit(origin)
+        name = host_name(parts.netloc)
+        if parts.scheme not in ("http", "https") or name is None:
+            return False  # "null": a sandboxed frame or a file
+        return (origin.rstrip("/").lower() in self.origins or is_loopback(name)
+                or (host is not None and parts.netloc.lower() == host.lower()))
+
+
+class RequestGate:
+    """ASGI middleware in front of the SDK: a request whose ``Host`` or ``Origin`` is not this
+    agent's (421, 403), or that carries no token of ``[mcp.tokens]`` when there are some (401),
+    is answered here and counted in the refusal log; the SDK never sees it."""
+
+    def __init__(self, app: ASGIApp, hosts: HostRule, tokens: TokenTable, refusals: RefusalLog):
         self.app = app
+        self.hosts = hosts
         self.tokens = tokens
+        self.refusals = refusals
+
+    def refusal(self, headers: Headers) -> tuple[str, int, str] | None:
+        """(reason, status, what to do) for a request that may not pass; None when it may."""
+        host, origin = headers.get("host"), headers.get("origin")
+        if not self.hosts.host_ok(host):
+            return ("host", 421, "this Host is not the agent's own: a name that reaches it on "
+                    "purpose goes in [mcp] allowed_hosts")
+        if not self.hosts.origin_ok(origin, host):
+            return ("origin", 403, "a web page from this Origin may not call the agent: a page "
+                    "that should goes in [mcp] allowed_origins")
+        if self.tokens:
+            authorization = headers.get("authorization")
+            if self.tokens.name_of(authorization) is None:
+                return ("wrong_bearer" if authorization else "no_bearer", 401,
+                        "a bearer token from [mcp.tokens] is required")
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.tokens:
+        refused = self.refusal(Headers(scope=scope)) if scope["type"] == "http" else None
+        if refused is None:
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
-        raw = headers.get(b"authorization")
-        if self.tokens.name_of(raw.decode("latin-1") if raw else None) is None:
-            client = scope.get("client") or ("?", 0)
-            log.warning("mcp_http_refused reason=%s peer=%s path=%s",
-                        "wrong_token" if raw else "no_token", client[0], scope.get("path"))
-            body = json.dumps({"error": "a bearer token from [mcp.tokens] is required"}).encode()
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"www-authenticate", b'Bearer realm="edge-agent"')]})
-            await send({"type": "http.response.body", "body": body})
-            return
-        await self.app(scope, receive, send)
+        reason, status, message = refused
+        self.refusals.refuse(reason, (scope.get("client") or ("?", 0))[0])
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        if status == 401:
+            headers.append((b"www-authenticate", b'Bearer realm="edge-agent"'))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": json.dumps({"error": message}).encode()})
 
 
 def agent_door(target: OpTarget) -> Door:
     """The running agent's operations, in-process, as the MCP server's door."""
-    async def door(op: str, args: dict[str, Any], caller: str) -> OpResult:
-        result = await run_op(target, op, args, mcp_requester(caller, "http"))
+    async def door(op: str, args: dict[str, Any], caller: McpCaller) -> OpResult:
+        requester = mcp_requester(caller.name, "http", caller.identity)
+        result = await run_op(target, op, args, requester)
         data = json.loads(json.dumps(result.data, default=str))  # as the socket would carry it
         return OpResult(result.ok, result.message, data, result.exit_code)
     return door
 
 
 def http_caller(tokens: TokenTable) -> CallerOf:
-    """Who calls: ``mcp:<token name>`` with tokens, else the client's own name."""
-    def caller_of(ctx: Context | None) -> str:
+    """Who calls: ``mcp:<token name>`` (verified as ``token:<name>``) with tokens, else the
+    client's own name (verified as nothing)."""
+    def caller_of(ctx: Context | None) -> McpCaller:
         if ctx is None:
             return UNNAMED
         if tokens:
             name = tokens.name_of((ctx.headers or {}).get("authorization"))
-            return client_caller(name) if name else UNNAMED
-        return session_caller(ctx)
+            return McpCaller(client_caller(name), f"token:{name}") if name else UNNAMED
+        return McpCaller(session_caller(ctx))
     return caller_of
 
 
@@ -132,11 +237,20 @@ class McpHttpServer:
         self.config = config
         self.target = target
         self.tokens = TokenTable(config.tokens)
+        self.refusals = RefusalLog()
+        self.connections = ConnectionGuard(config, self.refusals)
 
     def app(self) -> ASGIApp:
+        cfg = self.config
         server = build_server(agent_door(self.target), http_caller(self.tokens))
-        return BearerGate(server.streamable_http_app(streamable_http_path=PATH,
-                                                     host=self.config.host), self.tokens)
+        sdk = server.streamable_http_app(
+            streamable_http_path=PATH, host=cfg.host, max_sessions=cfg.max_sessions,
+            session_idle_timeout=cfg.session_idle_seconds,
+            # the gate has checked Host and Origin, for this listen address whatever it is (the
+            # SDK's own check knows only 127.0.0.1, localhost and ::1, and runs after a session
+            # is admitted, logging each refusal)
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+        return RequestGate(sdk, HostRule(cfg), self.tokens, self.refusals)
 
     def _bind(self) -> socket.socket:
         host, port = self.config.host, self.config.port
@@ -147,7 +261,13 @@ class McpHttpServer:
         """Serve until cancelled (the agent stopping); a failure to bind or start raises."""
         sock = self._bind()
         config = uvicorn.Config(self.app(), log_config=None, access_log=False, lifespan="on",
-                                timeout_graceful_shutdown=SHUTDOWN_SECONDS)
+                                timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+                                http=self.connections.protocol(), ws="none",
+                                timeout_keep_alive=math.ceil(self.config.idle_timeout_seconds),
+                                # asyncio accepts up to `backlog` sockets at once before any is
+                                # seen by the guard: a flood is taken in that many at a time
+                                backlog=self.config.max_connections,
+                                proxy_headers=False)  # a peer is its socket's address
         server = _AgentsUvicorn(config)
         log.info("mcp_http_listening url=http://%s%s tokens=%d", self.config.listen, PATH,
                  len(self.config.tokens))
@@ -163,4 +283,5 @@ class McpHttpServer:
             raise RuntimeError("the MCP HTTP server did not start (see the log)") from None
         finally:
             sock.close()
+            self.refusals.flush()
         raise RuntimeError("the MCP HTTP server stopped")

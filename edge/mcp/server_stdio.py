@@ -3,8 +3,10 @@
 It never opens a board: each tool call is one request on the agent's control socket, carrying
 ``"as": "mcp:<client>"`` (the client's ``clientInfo.name``), so the agent's policy sees the MCP
 client as the caller and keeps the local user who ran the command as the audit trail's "why"
-(:func:`edge.control.ops.mcp_requester`). ``ssh pi edge-cli mcp`` is then an MCP server for any
-client that can run a command.
+(:func:`edge.control.ops.mcp_requester`). What an admin's *Always* is remembered for is that
+user's uid with the client's name: another local user whose client names itself the same is
+asked again. ``ssh pi edge-cli mcp`` is then an MCP server for any client that can run a
+command.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import anyio
 from edge.control.client import request
 from edge.control.ops import OpResult
 from edge.core.exc import DaemonUnavailable, EdgeError
-from edge.mcp.server import StdioCaller, build_server
+from edge.mcp.server import McpCaller, StdioCaller, build_server
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +45,11 @@ class SocketDoor:
             return self.approval_timeout + APPROVAL_MARGIN_SECONDS
         return READ_TIMEOUT_SECONDS
 
-    async def __call__(self, op: str, args: dict[str, Any], caller: str) -> OpResult:
-        try:
+    async def __call__(self, op: str, args: dict[str, Any], caller: McpCaller) -> OpResult:
+        try:  # the agent names the caller by this process's uid with the client's name
             answer = await anyio.to_thread.run_sync(
-                functools.partial(request, self.paths, op, args, self.timeout(op), caller=caller))
+                functools.partial(request, self.paths, op, args, self.timeout(op),
+                                  caller=caller.name))
         except EdgeError as exc:  # the agent went away, or hangs: the call fails, saying so
             return OpResult(False, f"{exc}; start the agent (`edge-cli run` or `sudo systemctl "
                             "start edge-agent`) and call again")

@@ -7,9 +7,13 @@
   is trusted (it can run ``edge-cli gpio`` directly anyway); direct commands need none;
 - ``readonly``: nothing actuates a pin, whoever asks; pins can only be read.
 
-"Always" remembers the approval for that caller, pin and action until restart. No answer within
-the timeout means deny. Only the requester, or a configured admin, can answer. Tokens are
-case-insensitive (``A1B2C3 approve`` answers ``a1b2c3``).
+"Always" remembers the approval for that requester's verified identity, pin and action until
+restart (:attr:`Requester.verified_as`: a chat sender as its channel verified it, an MCP client by
+its bearer token or by the local uid it runs as with its name, never by the name it gives
+itself). A requester nobody verified (an MCP client on loopback without tokens) is never offered
+"Always" and an "always" from it counts as nothing. No answer within the timeout means deny.
+Only the requester, or a configured admin, can answer. Tokens are case-insensitive (``A1B2C3
+approve`` answers ``a1b2c3``).
 
 Admins (``[channels.telegram] admins``, ``[channels.signal] admins``: each channel's spec says
 where its admins are, :mod:`edge.channels.registry`) are who may change the agent for everyone
@@ -63,7 +67,7 @@ class Decision(enum.StrEnum):
 
 class Approver(Protocol):
     """A channel that may ask a person to approve (``supports_approvals``): sends ``prompt``
-    carrying ``token``."""
+    carrying ``token``, offering *Always* only when ``ctx.verified_as`` is not None."""
 
     supports_approvals: bool
 
@@ -78,6 +82,8 @@ class PendingApproval:
     requester: str
     """``channel:sender`` of who asked: only they (on that channel) or an admin may answer."""
     future: asyncio.Future[Decision]
+    remembered_as: str | None = None
+    """Whom an *Always* is remembered for (None: nobody verified; *Always* was not offered)."""
 
 
 @dataclass
@@ -91,6 +97,7 @@ class ApprovalGate:
     start; one that cannot ask (``supports_approvals`` false) is passed over."""
     _pending: dict[str, PendingApproval] = field(default_factory=dict)
     _always: set[tuple[str, str, str]] = field(default_factory=set)
+    """(verified identity, target, action) an admin answered *Always* for."""
 
     @classmethod
     def from_config(cls, security: SecurityConfig, admins: Mapping[str, frozenset[str]] | None = None,
@@ -112,15 +119,17 @@ class ApprovalGate:
                     "\"supervised\" or \"full\" to allow it")
         if not self.needs_approval(ctx):
             return None
-        remembered = (f"{ctx.channel}:{ctx.sender}", target, action)
-        if remembered in self._always:
+        identity = ctx.verified_as
+        remembered = (identity or "", target, action)
+        if identity is not None and remembered in self._always:
             return None
         approver = self.approvers.get(ctx.channel)
         if approver is None or not approver.supports_approvals:
             return f"approval needed, but channel {ctx.channel} cannot ask for it"
         token = secrets.token_hex(3)
         future = asyncio.get_running_loop().create_future()
-        self._pending[token] = PendingApproval(token, f"{ctx.channel}:{ctx.sender}", future)
+        self._pending[token] = PendingApproval(token, f"{ctx.channel}:{ctx.sender}", future,
+                                               identity)
         try:
             await approver.request_approval(ctx, f"Approve: {summary}?", token)
             decision = await asyncio.wait_for(asyncio.shield(future), self.timeout)
@@ -134,7 +143,7 @@ class ApprovalGate:
                  ctx.channel, ctx.sender)
         if decision is Decision.DENY:
             return "denied by the user"
-        if decision is Decision.ALWAYS:
+        if decision is Decision.ALWAYS and identity is not None:
             self._always.add(remembered)
         return None
 
@@ -153,6 +162,9 @@ class ApprovalGate:
             log.warning("approval_refused token=%s responder=%s requester=%s",
                         token, responder, pending.requester)
             return "Only the person who asked (or an admin) can answer this request."
+        if decided is Decision.ALWAYS and pending.remembered_as is None:
+            return ("Always is not offered here: nothing verified who asked (it only named "
+                    "itself). Answer approve or deny.")
         pending.future.set_result(decided)
         return {Decision.APPROVE: "Approved.", Decision.DENY: "Denied.",
                 Decision.ALWAYS: "Approved, and remembered."}[decided]

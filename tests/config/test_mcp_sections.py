@@ -79,3 +79,28 @@ def test_server_names_are_unique():
     with pytest.raises(ValidationError, match="'a' appears more than once"):
         McpConfig.model_validate({"servers": [{"name": "a", "command": "x"},
                                               {"name": "a", "url": "http://h/mcp"}]})
+
+
+def test_the_http_servers_bounds_have_defaults_and_are_checked():
+    cfg = McpConfig()
+    assert (cfg.max_connections, cfg.max_connections_per_peer, cfg.header_timeout_seconds,
+            cfg.idle_timeout_seconds, cfg.max_sessions, cfg.session_idle_seconds) == (
+        64, 16, 10.0, 30.0, 32, 600.0)
+    for key, value, words in (("max_connections", 0, "greater than or equal to 1"),
+                              ("header_timeout_seconds", 0, "greater than 0"),
+                              ("session_idle_seconds", float("inf"), "finite")):
+        with pytest.raises(ValidationError, match=words):
+            McpConfig.model_validate({key: value})
+
+
+@pytest.mark.parametrize(("key", "value", "words"), [
+    ("allowed_hosts", ["pi.local:8765"], "not a host name .*without a port"),
+    ("allowed_hosts", ["http://pi.local"], "not a host name"),
+    ("allowed_origins", ["pi.local"], "not an origin"),
+    ("allowed_origins", ["http://pi.local/app"], "not an origin")])
+def test_allowed_hosts_and_origins_say_how_they_are_written(key, value, words):
+    with pytest.raises(ValidationError, match=words):
+        McpConfig.model_validate({key: value})
+    assert McpConfig(allowed_hosts=["Pi.Example.com"], allowed_origins=["http://pi.lan:6274/"]
+                     ).model_dump(include={"allowed_hosts", "allowed_origins"}) == {
+        "allowed_hosts": ["pi.example.com"], "allowed_origins": ["http://pi.lan:6274"]}

@@ -40,7 +40,7 @@ EXPORTS: dict[str, list[str]] = {
                     "worst"],
     "edge.fleet": ["board", "link", "node_board", "protocol", "remote", "responder"],
     "edge.mcp": ["client", "client_servers", "remote_tools", "server",
-                 "server_approvals", "server_http", "server_stdio"],
+                 "server_approvals", "server_connections", "server_http", "server_stdio"],
     "edge.memory": ["Category", "EmbeddingError", "EmbeddingProvider", "Memory", "MemoryEntry",
                     "MemoryFailure", "NothingToReindex", "StaleEmbeddings", "autosave_user_message",
                     "build_memory", "database_path", "hygiene_loop", "run_hygiene", "snapshot_path"],

@@ -1,6 +1,7 @@
 """``[mcp] listen``: the agent serves MCP over streamable HTTP, driven by the SDK's own client.
-Off loopback without a token the config check refuses (exit 2); a wrong or missing token is 401
-and logged; the right token works and the caller is ``mcp:<token name>`` in the audit trail; the
+Off loopback without a token the config check refuses (exit 2); a wrong or missing token is 401,
+answered before the SDK sees the request (no session, its body never read) and counted in the
+refusal summary; the right token works and the caller is ``mcp:<token name>`` in the audit trail; the
 token is a secret (redacted); without ``[mcp]`` the agent imports no ``mcp`` module."""
 
 from __future__ import annotations
@@ -11,18 +12,13 @@ import logging
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import httpx
-from mcp import types
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from edge.config.loader import load_config
 from edge.core.redaction import secret_values
 from tests.helpers import ROOT, cli, until
+from tests.mcp.http_agent import free_port, http_session, until_listening
 
 TOKEN = "claude-secret-0123456789"
 PINS = """
@@ -37,39 +33,9 @@ led = { mode = "output", safe = "off" }
 """
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def http_config(port: int, token: bool = True) -> str:
     tokens = f'[mcp.tokens]\nclaude = "{TOKEN}"\n' if token else ""
     return f'{PINS}[mcp]\nlisten = "127.0.0.1:{port}"\n{tokens}'
-
-
-@asynccontextmanager
-async def http_session(port: int, token: str | None) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {token}"} if token else None
-    url = f"http://127.0.0.1:{port}/mcp"
-    client = types.Implementation(name="some-client", version="1")
-    async with (create_mcp_http_client(headers=headers) as http,
-                streamable_http_client(url, http_client=http) as (read, write),
-                ClientSession(read, write, client_info=client) as session):
-        await session.initialize()
-        yield session
-
-
-async def until_listening(port: int) -> None:
-    for _ in range(500):
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            await asyncio.sleep(0.01)
-            continue
-        writer.close()
-        return
-    raise AssertionError(f"nothing listens on {port}")
 
 
 def test_off_loopback_without_a_token_is_refused_by_the_config_check(write_config, isolated_env):
@@ -88,11 +54,12 @@ def test_tokens_are_secrets(write_config, isolated_env):
     assert TOKEN in secret_values(loaded.config)
 
 
-async def test_wrong_or_missing_token_is_401_and_logged(start_agent, caplog):
+async def test_wrong_or_missing_token_is_401_and_logged(start_agent, caplog, monkeypatch):
+    monkeypatch.setattr("edge.mcp.server_connections.REFUSAL_LOG_SECONDS", 0.3)
     port = free_port()
     await start_agent(http_config(port))
     await until_listening(port)
-    caplog.set_level(logging.WARNING, logger="edge.mcp.server_http")
+    caplog.set_level(logging.WARNING, logger="edge.mcp.server_connections")
     async with httpx.AsyncClient() as http:
         body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
         wrong = await http.post(f"http://127.0.0.1:{port}/mcp", json=body,
@@ -100,8 +67,30 @@ async def test_wrong_or_missing_token_is_401_and_logged(start_agent, caplog):
         missing = await http.post(f"http://127.0.0.1:{port}/mcp", json=body)
     assert (wrong.status_code, missing.status_code) == (401, 401)
     assert wrong.headers["www-authenticate"].startswith("Bearer")
-    assert "reason=wrong_token" in caplog.text and "reason=no_token" in caplog.text
+    assert wrong.json() == {"error": "a bearer token from [mcp.tokens] is required"}
+    await until(lambda: "reasons=no_bearer:1 " in caplog.text)  # the next line, an interval on
+    assert "mcp_http_refused count=1 reasons=wrong_bearer:1 peers=127.0.0.1" in caplog.text
     assert TOKEN not in caplog.text
+
+
+async def test_without_a_token_the_sdk_is_never_reached(start_agent, caplog):
+    port = free_port()
+    await start_agent(http_config(port))
+    await until_listening(port)
+    caplog.set_level(logging.DEBUG, logger="mcp")
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json"
+                 "\r\nContent-Length: 1000000\r\n\r\n".encode())  # a body announced, never sent
+    answer = await asyncio.wait_for(reader.read(), 2)  # answered at once, and closed
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 401")
+    async with httpx.AsyncClient() as http:
+        url = f"http://127.0.0.1:{port}/mcp"
+        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        refused = [await http.post(url, json=body), await http.get(url, headers={
+            "mcp-session-id": "0" * 32}), await http.delete(url, headers={"mcp-session-id": "0" * 32})]
+    assert [r.status_code for r in refused] == [401, 401, 401]
+    assert not [r for r in caplog.records if r.name.startswith("mcp")]  # no session, no request
 
 
 async def test_the_right_token_switches_a_pin_as_its_name(start_agent, mock_factory, isolated_env,
