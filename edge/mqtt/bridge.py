@@ -48,6 +48,7 @@ from edge.config.mqtt import EXPOSURE_FIX, MqttConfig
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
+from edge.fleet.keys import FleetKeys
 from edge.fleet.link import FleetLink, describe_node
 from edge.fleet.protocol import node_topic
 from edge.hardware import Hardware
@@ -102,7 +103,7 @@ class MqttBridge:
         self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate,
                                    config.inputs)
         self.identifier = client_identifier(config.node_id, state_dir)
-        self.fleet = FleetLink(config, hardware.boards)
+        self.fleet = FleetLink(config, hardware.boards, FleetKeys.of(config.fleet_keys, state_dir))
         """Requests from other agents, and this agent's ``node`` boards (:mod:`edge.fleet`)."""
         self.connected = False
         self.since: float | None = None

@@ -110,6 +110,8 @@ def fleet(tmp_path: Path, env: dict[str, str]) -> Iterator[Fleet]:
                 for name, pins, extra in (("kitchen", KITCHEN, 'base_topic = "home/kitchen"'),
                                           ("shed", SHED, ""))}
         laptop = node_env(env, tmp_path / "laptop", LAPTOP.format(url=broker.url))
+        for name, node in envs.items():
+            pair_over_ssh(node, name, laptop, "laptop")
         agents: dict[str, subprocess.Popen[str]] = {}
         try:
             for name, node in envs.items():
@@ -126,6 +128,18 @@ def fleet(tmp_path: Path, env: dict[str, str]) -> Iterator[Fleet]:
                     except subprocess.TimeoutExpired:
                         proc.kill()
                         proc.wait()
+
+
+def pair_over_ssh(node: dict[str, str], node_name: str, other: dict[str, str],
+                  other_name: str) -> None:
+    """The README's pairing, as a person does it: ``edge-cli fleet pair OTHER`` on the node
+    prints the command to run on the other machine, with the code; it is run there."""
+    made = cli("fleet", "pair", other_name, "--json", env=node)
+    assert made.returncode == 0, made.stderr
+    command = json.loads(made.stdout)["data"]["command"].split()
+    assert command[:4] == ["edge-cli", "fleet", "pair", node_name], command
+    typed = cli(*command[1:], env=other)
+    assert typed.returncode == 0, typed.stderr
 
 
 async def other_devices(broker: Mosquitto) -> None:
