@@ -78,11 +78,16 @@ async def fleet_agent(tmp_path, isolated_env, mock_factory, monkeypatch):
     with contextlib.ExitStack() as stdins:
 
         async def start(node: str, tail: str, url: str, *, allow_commands: bool = True,
-                        paired: bool = True) -> FleetAgent:
-            """``paired``: with every agent started before it, and with the raw asker."""
+                        paired: bool = True, again: bool = False) -> FleetAgent:
+            """``paired``: with every agent started before it, and with the raw asker;
+            ``again``: the agent ``node`` (stopped) started anew on its state directory, keys
+            and audit trail (a restart)."""
             folder = tmp_path / node
-            folder.mkdir()
-            if paired:
+            if again:
+                assert folder.is_dir(), f"{node} was never started"
+            else:
+                folder.mkdir()
+            if paired and not again:
                 for other in started:
                     pair(other.state, folder / "state", other.name, node)
                 FleetKeys(folder / "state").file(TESTER, TESTER_CODE)

@@ -56,21 +56,27 @@ class RawAsker:
 
     def request(self, base: str, op: str, args: dict[str, Any], *,
                 correlation: bytes | None = None, expiry: int | None = 5,
-                sent_ms: int | None = None) -> tuple[str, bytes, Properties, bytes]:
-        """(topic, payload, properties, correlation) of a request as this asker seals it."""
+                sent_ms: int | None = None, via: str = "agent",
+                extra: tuple[tuple[str, str], ...] = ()) -> tuple[str, bytes, Properties, bytes]:
+        """(topic, payload, properties, correlation) of a request as this asker seals it;
+        ``extra``: user properties written after the sealed ones (unsealed)."""
         correlation = correlation or secrets.token_bytes(16)
         topic, payload = f"{base}/request", json.dumps({"op": op, "args": args}).encode()
         props = request_properties(self.key, topic=topic, reply_to=self.reply_to,
-                                   correlation=correlation, caller=self.name, via="agent",
+                                   correlation=correlation, caller=self.name, via=via,
                                    expiry=expiry or 5, payload=payload, sent_ms=sent_ms)
         if expiry is None:
             del props.MessageExpiryInterval
+        if extra:
+            props.UserProperty = list(extra)  # paho adds these after those already there
         return topic, payload, props, correlation
 
     async def send(self, base: str, op: str, args: dict[str, Any], *, correlation: bytes | None = None,
-                   expiry: int | None = 5, retain: bool = False, sent_ms: int | None = None) -> bytes:
+                   expiry: int | None = 5, retain: bool = False, sent_ms: int | None = None,
+                   via: str = "agent", extra: tuple[tuple[str, str], ...] = ()) -> bytes:
         topic, payload, props, correlation = self.request(
-            base, op, args, correlation=correlation, expiry=expiry, sent_ms=sent_ms)
+            base, op, args, correlation=correlation, expiry=expiry, sent_ms=sent_ms, via=via,
+            extra=extra)
         await self.client.publish(topic, payload, qos=1, retain=retain, properties=props)
         return correlation
 
