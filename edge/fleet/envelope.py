@@ -13,13 +13,13 @@ naming any other topic is not run.
 Time: a request is run only within ``SKEW_SECONDS`` of its send time and expiry by the node's
 clock; the clocks of the two machines may disagree by that much (``doctor`` warns beyond it).
 
->>> props = request_properties(b"k" * 20, topic="edge-agent/shed/request",
+>>> props = request_properties(b"k" * 20, topic="edge-agent/_fleet/shed/request",
 ...     reply_to=reply_topic("kitchen"), correlation=b"c" * 16, caller="kitchen", via="agent",
 ...     expiry=5, payload=b"{}", sent_ms=1)
 >>> envelope = Envelope.read(props)
->>> envelope.caller, envelope.reply_to, envelope.verified_by(b"k" * 20, "edge-agent/shed/request", b"{}")
+>>> envelope.caller, envelope.reply_to, envelope.verified_by(b"k" * 20, "edge-agent/_fleet/shed/request", b"{}")
 ('kitchen', 'edge-agent/_fleet/kitchen/response', True)
->>> envelope.verified_by(b"k" * 20, "edge-agent/barn/request", b"{}")  # meant for another node
+>>> envelope.verified_by(b"k" * 20, "edge-agent/_fleet/barn/request", b"{}")  # meant for another node
 False
 """
 
@@ -34,9 +34,8 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from edge.fleet.keys import Seal, seal, verify
-from edge.fleet.protocol import Answer, AnswerCheck, Response
+from edge.fleet.protocol import FLEET_BASE, Answer, AnswerCheck, Response
 
-FLEET_BASE = "edge-agent/_fleet"
 MAX_EXPIRY_SECONDS = 60
 SKEW_SECONDS = 2.0
 """How far apart the two machines' clocks may be; beyond it, requests are refused as too old

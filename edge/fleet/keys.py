@@ -15,12 +15,12 @@ correlation, who sends it (the key's name), on whose behalf (``via``: the agent,
 and arguments, or the result).
 
 >>> key = decode_code(new_code())
->>> sealed = seal(key, Seal("request", "edge-agent/shed/request", "r", b"c", "kitchen", "agent",
+>>> sealed = seal(key, Seal("request", "edge-agent/_fleet/shed/request", "r", b"c", "kitchen", "agent",
 ...                         1_700_000_000_000, 5), b'{"op": "status"}')
->>> verify(key, Seal("request", "edge-agent/shed/request", "r", b"c", "kitchen", "agent",
+>>> verify(key, Seal("request", "edge-agent/_fleet/shed/request", "r", b"c", "kitchen", "agent",
 ...                  1_700_000_000_000, 5), b'{"op": "status"}', sealed)
 True
->>> verify(key, Seal("request", "edge-agent/shed/request", "r", b"c", "house", "agent",
+>>> verify(key, Seal("request", "edge-agent/_fleet/shed/request", "r", b"c", "house", "agent",
 ...                  1_700_000_000_000, 5), b'{"op": "status"}', sealed)
 False
 """

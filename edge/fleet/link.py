@@ -1,7 +1,7 @@
 """The fleet on this agent's broker connection (the MQTT bridge owns the connection and hands
 the fleet its messages):
 
-- as a **node**: requests on ``<base>/request`` go to the :class:`~edge.fleet.responder.Responder`,
+- as a **node**: requests on ``edge-agent/_fleet/<node_id>/request`` go to the :class:`~edge.fleet.responder.Responder`,
   which drops what is not sealed with a paired key before any work; the retained ``<base>/node``
   describes what the node has (:func:`describe_node`);
 - as a **controller**: each ``node`` board (:class:`~edge.fleet.node_board.NodeBoard`) asks
@@ -63,12 +63,14 @@ class FleetLink:
         self.config = config
         self.keys = keys
         self.base = config.topic_base
-        self.request_topic = request_topic(self.base)
+        self.request_topic = request_topic(config.node_id)
         self.response_topic = reply_topic(config.node_id)
         self.nodes = [b for b in boards.values() if isinstance(b, NodeBoard)]
         self.answers = AwaitedAnswers()
         self.responder = Responder(config, self._publish_answer, keys, self.request_topic)
         self.counts = {"asked": 0, "answered": 0, "no_answer": 0}
+        self._requests: set[asyncio.Task[None]] = set()
+        """Requests being run (a reference each, until done)."""
         self.clock_offsets: dict[str, int] = {}
         """Each node's clock minus ours (ms), from its last sealed answer."""
         self._client: aiomqtt.Client | None = None
@@ -100,6 +102,12 @@ class FleetLink:
     def connected_to(self, client: aiomqtt.Client) -> None:
         self._client = client
 
+    async def close(self) -> None:
+        """Stop the requests being run (the agent is stopping)."""
+        for task in self._requests:
+            task.cancel()
+        await asyncio.gather(*self._requests, return_exceptions=True)
+
     def lost(self, why: str) -> None:
         """The connection is gone: waiting requests end now, node boards go down."""
         self._client = None
@@ -109,24 +117,29 @@ class FleetLink:
 
     # messages ---------------------------------------------------------------------------------
 
-    def on_message(self, message: aiomqtt.Message, tasks: set[asyncio.Task[None]]) -> bool:
-        """Take ``message`` if it is the fleet's (True); a request runs in a task added to
-        ``tasks``."""
+    def intercept(self, topic: str, payload: bytes, properties: Properties | None,
+                  retained: bool) -> bool:
+        """Take a request to this node or an answer to this agent as it arrives, before the
+        connection queues it (:func:`edge.mqtt.link.make_client`): what a stranger floods is
+        dropped by a cheap check and never delays the agent's own messages. True when taken."""
+        if topic == self.request_topic:
+            work = self.responder.admit(payload or b"", properties, retained)
+            if work is not None:
+                task = asyncio.create_task(work(), name="fleet-request")
+                self._requests.add(task)
+                task.add_done_callback(self._requests.discard)
+            return True
+        if topic == self.response_topic and self.nodes:
+            if not self.answers.deliver(correlation_of(properties), payload or b"", properties):
+                log.debug("fleet_answer_unclaimed (late, repeated, forged or not ours)")
+            return True
+        return False
+
+    def on_message(self, message: aiomqtt.Message) -> bool:
+        """Take ``message`` if it is from a node this agent has as a board (True)."""
         topic = message.topic.value
         payload = message.payload if isinstance(message.payload, bytes) else str(
             message.payload or "").encode()
-        if topic == self.request_topic:
-            work = self.responder.admit(payload, message.properties, bool(message.retain))
-            if work is not None:
-                task = asyncio.create_task(work(), name="fleet-request")
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-            return True
-        if topic == self.response_topic and self.nodes:
-            if not self.answers.deliver(correlation_of(message.properties), payload,
-                                        message.properties):
-                log.debug("fleet_answer_unclaimed (late, repeated, forged or not ours)")
-            return True
         for board in self.nodes:
             if topic.startswith(board.topic_prefix()):
                 board.on_message(topic, payload)
@@ -135,9 +148,8 @@ class FleetLink:
 
     # asking -----------------------------------------------------------------------------------
 
-    async def ask(self, node_id: str, base: str, op: str, args: dict[str, Any],
-                  timeout: float) -> Answer:
-        """Ask the node ``node_id`` at ``base`` to run ``op``, sealed with the key shared with
+    async def ask(self, node_id: str, op: str, args: dict[str, Any], timeout: float) -> Answer:
+        """Ask the node ``node_id`` to run ``op``, sealed with the key shared with
         it; its answer, sealed by it. TimeoutError when none came in ``timeout`` seconds (the
         request's expiry too: it never acts later), ConnectionError when the broker is not
         there or went away meanwhile, or the node was never paired with this agent."""
@@ -152,13 +164,13 @@ class FleetLink:
         correlation = new_correlation()
         waiting = self.answers.expect(correlation, answer_check(
             key, topic=self.response_topic, node=node_id))
-        topic, payload = request_topic(base), Request(op=op, args=args).encode()
+        topic, payload = request_topic(node_id), Request(op=op, args=args).encode()
         props = request_properties(key, topic=topic, reply_to=self.response_topic,
                                    correlation=correlation, caller=self.config.node_id,
                                    via="agent", expiry=max(1, round(timeout)), payload=payload)
         self.counts["asked"] += 1
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(timeout + SKEW_SECONDS):  # as long as the node may start it
                 await client.publish(topic, payload, qos=1, retain=False, properties=props)
                 answer = await waiting
         except TimeoutError:

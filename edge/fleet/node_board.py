@@ -46,8 +46,7 @@ class FleetAsker(Protocol):
     @property
     def connected(self) -> bool: ...
 
-    async def ask(self, node_id: str, base: str, op: str, args: dict[str, Any],
-                  timeout: float) -> Answer:
+    async def ask(self, node_id: str, op: str, args: dict[str, Any], timeout: float) -> Answer:
         """The node's answer; TimeoutError when none came in ``timeout`` seconds,
         ConnectionError when the broker is not there (or the node is not paired)."""
         ...
@@ -299,7 +298,7 @@ class NodeBoard:
         if not self.connected or self.asker is None:
             raise BoardUnavailable(f"board {self.name}: {self._detail()}")
         try:
-            taken = await self.asker.ask(self.node_id, self.base, op, args, self.timeout)
+            taken = await self.asker.ask(self.node_id, op, args, self.timeout)
         except TimeoutError:
             raise BoardUnavailable(
                 f"no answer from node {self.node_id} within {self.timeout:g} s; it may not have "

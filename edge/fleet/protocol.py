@@ -1,7 +1,8 @@
 """The fleet's wire protocol: one edge-agent asks another to run a control operation over MQTT 5.
 
-A **request** is a PUBLISH (QoS 1, never retained) to ``<target base>/request`` (the base is the
-target's ``[mqtt] base_topic``, default ``edge-agent/<node_id>``) whose MQTT 5 properties say who
+A **request** is a PUBLISH (QoS 1, never retained) to ``edge-agent/_fleet/<target node_id>/request``
+(the fleet's own namespace, beside the answer topics: a controller that listens to a node's
+``<base>/+`` hears none of the requests sent to it) whose MQTT 5 properties say who
 asks, where the answer goes, when it was sent and until when it holds, sealed with the key the
 two agents share (:mod:`edge.fleet.envelope`, :mod:`edge.fleet.keys`), and whose payload is
 ``{"op": NAME, "args": {...}}``, NAME one of :data:`REMOTE_OPS` (the control socket's operations,
@@ -23,8 +24,8 @@ True
 'resume is not asked over the broker (an operator-only or unknown operation)'
 >>> refusal("gpio.write") is None
 True
->>> request_topic("edge-agent/shed")
-'edge-agent/shed/request'
+>>> request_topic("shed")
+'edge-agent/_fleet/shed/request'
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from edge.control.ops import OpResult
 
-REQUEST_SUFFIX = "request"
+FLEET_BASE = "edge-agent/_fleet"
+"""Requests to and answers for each agent, by node_id."""
 NODE_SUFFIX = "node"
 CORRELATION_BYTES = 16
 DEFAULT_EXPIRY_SECONDS = 5
@@ -58,8 +60,9 @@ ACTUATING_OPS = frozenset({"gpio.write", "gpio.pwm", "gpio.servo"})
 """Refused by a node whose ``[mqtt] allow_commands = false``."""
 
 
-def request_topic(base: str) -> str:
-    return f"{base}/{REQUEST_SUFFIX}"
+def request_topic(node_id: str) -> str:
+    """Where requests to the agent ``node_id`` go."""
+    return f"{FLEET_BASE}/{node_id}/request"
 
 
 def node_topic(base: str) -> str:

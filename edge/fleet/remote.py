@@ -35,7 +35,13 @@ import aiomqtt
 
 from edge.control.ops import OpResult
 from edge.core.exc import EdgeError
-from edge.fleet.envelope import answer_check, correlation_of, reply_topic, request_properties
+from edge.fleet.envelope import (
+    SKEW_SECONDS,
+    answer_check,
+    correlation_of,
+    reply_topic,
+    request_properties,
+)
 from edge.fleet.keys import FleetKeys
 from edge.fleet.protocol import (
     DEFAULT_EXPIRY_SECONDS,
@@ -226,14 +232,14 @@ async def ask(connect: Callable[[], aiomqtt.Client], name: str, op: str, args: d
                                 f"run `edge-cli fleet pair {me}`, then here the command it "
                                 "prints (or run this as the agent's user, whose state "
                                 "directory keeps its keys); nothing was sent")
-            topic, payload = request_topic(node.base), Request(op=op, args=args).encode()
+            topic, payload = request_topic(name), Request(op=op, args=args).encode()
             properties = request_properties(key, topic=topic, reply_to=reply_to,
                                             correlation=correlation, caller=me, via=caller(),
                                             expiry=expiry, payload=payload)
             await client.publish(topic, payload, qos=1, retain=False, properties=properties)
             sent = True
             try:
-                async with asyncio.timeout(expiry):
+                async with asyncio.timeout(expiry + SKEW_SECONDS):  # as long as the node may start it
                     async for message in messages:
                         if (message.topic.value == reply_to
                                 and correlation_of(message.properties) == correlation

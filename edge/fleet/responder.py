@@ -1,4 +1,4 @@
-"""The node's side of the fleet: a request on ``<base>/request`` run through the node's own
+"""The node's side of the fleet: a request on ``edge-agent/_fleet/<node_id>/request`` run through the node's own
 control operations (:func:`edge.control.ops.run_op`: its allowlist, modes, interlocks, rate
 limits, approvals, auto-off timers and audit trail) as ``mqtt:<caller>``, the caller named by
 the key that verified it, and answered, sealed with that key, on the caller's own answer topic

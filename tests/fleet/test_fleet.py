@@ -15,12 +15,16 @@ from edge.agent.sessions import SessionStore
 from edge.audit import AUDIT_FILE, read_history
 from edge.core.messages import ToolCall
 from edge.core.requester import Requester
+from edge.fleet.protocol import request_topic
 from edge.providers.base import ChatResponse
 from edge.tools.gpio import hardware_tools
 from tests.fakes.scripted_provider import ScriptedProvider
 from tests.fleet.conftest import FleetAgent
 from tests.fleet.wire import RawAsker
 from tests.helpers import msg, until
+
+REQUEST_B = request_topic("b")
+"""Where requests to node b go."""
 
 NODE_A = """
 [boards.gpio]
@@ -230,7 +234,7 @@ async def test_retained_and_unexpiring_requests_are_not_run(
         await asker.send("edge-agent/b", "gpio.write", {"pin": "pump", "value": "on"},
                          expiry=None)
         await until(lambda: dropped["malformed"] == 1)  # answered to nobody
-        await asker.clear_retained("edge-agent/b/request")
+        await asker.clear_retained(REQUEST_B)
         await asyncio.sleep(0.3)
         assert asker.arrivals == []
     assert mock_factory.pin(22).state == 0

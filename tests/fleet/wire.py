@@ -15,6 +15,7 @@ from paho.mqtt.properties import Properties
 
 from edge.fleet.envelope import reply_topic, request_properties
 from edge.fleet.keys import decode_code
+from edge.fleet.protocol import request_topic
 
 TESTER = "tester"
 TESTER_CODE = "TEST-TEST-TEST-TEST-TEST-TEST-TEST-TEST"
@@ -61,7 +62,9 @@ class RawAsker:
         """(topic, payload, properties, correlation) of a request as this asker seals it;
         ``extra``: user properties written after the sealed ones (unsealed)."""
         correlation = correlation or secrets.token_bytes(16)
-        topic, payload = f"{base}/request", json.dumps({"op": op, "args": args}).encode()
+        # the node at ``base``: its node_id is the base's last level, as the fixtures' are
+        topic = request_topic(base.rsplit("/", 1)[-1])
+        payload = json.dumps({"op": op, "args": args}).encode()
         props = request_properties(self.key, topic=topic, reply_to=self.reply_to,
                                    correlation=correlation, caller=self.name, via=via,
                                    expiry=expiry or 5, payload=payload, sent_ms=sent_ms)
