@@ -23,6 +23,7 @@ from bench.process import percentile, row
 from edge.config.loader import load_config
 from edge.core.requester import Requester
 from edge.fleet.keys import FleetKeys, new_code
+from edge.fleet.protocol import request_topic
 from edge.runtime import Runtime
 from tests.fakes.mosquitto import Mosquitto
 from tests.fleet.flood import start_flood
@@ -102,7 +103,7 @@ async def through_flood(url: str, node: Runtime, controller: Runtime
     it lasted)."""
     assert node.mqtt is not None
     responder = node.mqtt.fleet.responder
-    flood = start_flood(url, "edge-agent/shed/request", FLOOD)
+    flood = start_flood(url, request_topic("shed"), FLOOD)
     began, heard = time.monotonic(), (-1, time.monotonic())
     samples: list[float] = []
     failed = 0
