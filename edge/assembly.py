@@ -277,7 +277,8 @@ class AgentAssembly:
         cfg = self.config.provider
         return budget_from_config(cfg.daily_token_budget, cfg.per_user_daily_tokens,
                                   self.loaded.state_dir,
-                                  partial(self.automation.notifier.notify, ("admins",)))
+                                  partial(self.automation.notifier.notify, ("admins",)),
+                                  reply_allowance=cfg.max_tokens)
 
     def piped_input(self) -> bool:
         """The terminal channel reads a pipe or a file: a script, answered in order, then exit."""
@@ -347,6 +348,8 @@ class AgentAssembly:
             await self.memory.close()
 
     async def close_provider(self) -> None:
+        if self.agent is not None and self.agent.budget is not None:
+            await self.agent.budget.flush()  # the ledger of turns the stop cancelled
         if self.provider:
             await self.provider.aclose()
 

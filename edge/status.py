@@ -114,6 +114,35 @@ def mqtt_line(mqtt: dict[str, Any], *, full: bool = True) -> str:
     return f"mqtt: NOT CONNECTED{where}{node}{since}{error}"
 
 
+def fleet_line(fleet: dict[str, Any]) -> str | None:
+    """``fleet: paired with shed; dropped unanswered: unverified 3`` (clocks apart, forgeries).
+
+    >>> print(fleet_line({"requests": {"paired": ["shed"], "dropped_why": {"unverified": 3}},
+    ...                   "forged_answers": 1, "nodes": {"shed": {"clock_offset_ms": 4200,
+    ...                                                           "clock_warning": True}}}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    fleet: paired with shed; dropped unanswered: unverified 3; 1 forged answer ignored;
+    node shed's clock is +4.2 s from this one's
+    """
+    if not fleet:
+        return None
+    requests = fleet.get("requests") or {}
+    paired = requests.get("paired") or []
+    parts = [f"paired with {', '.join(paired)}" if paired else "paired with no agent"]
+    if dropped := requests.get("dropped_why"):
+        parts.append("dropped unanswered: " + ", ".join(f"{why} {n}" for why, n in
+                                                         sorted(dropped.items())))
+    if forged := fleet.get("forged_answers"):
+        parts.append(f"{forged} forged answer{'s' if forged != 1 else ''} ignored")
+    for name, node in sorted((fleet.get("nodes") or {}).items()):
+        if not node.get("paired", True):
+            parts.append(f"NOT PAIRED with node {name}")
+        if node.get("clock_warning"):
+            parts.append(f"node {name}'s clock is {node['clock_offset_ms'] / 1000:+.1f} s from "
+                         "this one's")
+    return "fleet: " + "; ".join(parts)
+
+
 def mcp_server_text(row: dict[str, Any], *, full: bool = True) -> str:
     """One server: ``ha connected since T (3 tools)`` or ``ha DOWN since T (2 restarts, ...)``."""
     since = f" since {row['since']}" if row.get("since") else ""
@@ -313,6 +342,8 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
         lines.append(mqtt_line(mqtt, full=full))
         if mqtt.get("warning") and full:
             lines.append(f"  warning: {mqtt['warning']}")
+        if full and (fleet := fleet_line(mqtt.get("fleet") or {})):
+            lines.append(f"  {fleet}")
     if daemon.get("running") and (line := mcp_servers_line(status.get("mcp") or {}, full=full)):
         lines.append(line)
     errors = status.get("recent_errors") or []

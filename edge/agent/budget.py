@@ -1,27 +1,39 @@
 """The daily spend cap on the model: ``[provider] daily_token_budget`` for the agent and
 ``per_user_daily_tokens`` for each person, counted per model call and kept across restarts.
 
-Tokens are the provider's own usage figures (input + output) for every call of a turn, tool
-rounds and compaction included; a provider that reports none is estimated at about four
-characters a token over the prompt and the reply (:func:`tokens_of`). The count lives in a small
-ledger, ``<state>/token-usage.json`` (0600, written atomically after each call): the local date,
-the agent's total, each person's total and which admin notices were sent. The day ends at local
-midnight: the first look after it starts a fresh ledger.
+Every model call is counted, whatever becomes of it. Before it, an estimate is reserved for the
+person and the agent (:meth:`TokenBudget.reserve`, the whole request and an allowance for the reply:
+:mod:`edge.agent.metering`); check and reservation are one step on the event loop, so a person's
+concurrent chats see each other's calls in flight. A call that answers settles its reservation with
+the provider's own usage figures (:meth:`TokenBudget.settle`); one cancelled (``/stop``, a newer
+message, the timeout), failed or cut mid-stream keeps its estimate (:meth:`TokenBudget.keep`): it
+was sent and may have cost. The count lives in a small ledger, ``<state>/token-usage.json`` (0600,
+written atomically off the event loop after each call): the local date, the agent's total, each
+person's total and which admin notices were sent. The day ends at local midnight: the first look
+after it starts a fresh ledger.
 
-When a budget is spent, :meth:`TokenBudget.refusal` gives the reply for a model turn (how much was
-used, the budget, when it resets) and the model is not called; commands, rules, schedules and
-interlocks never pass through here. Admins are told once at 80 % and once at 100 % of the agent's
-budget.
+A call is refused when the agent's or the person's count, calls in flight included, has reached
+its budget: so nobody passes a budget by more than one call. :meth:`TokenBudget.refusal` gives
+the reply (how much was used, the budget, when it resets); a turn refused before its first call
+is answered with it, one refused mid-way ends with what it has and says so
+(:class:`BudgetSpent`). Commands, rules, schedules and interlocks never pass through here.
+Admins are told once at 80 % and once at 100 % of the agent's budget.
 
->>> import tempfile, pathlib
+>>> import asyncio, tempfile, pathlib
 >>> from datetime import datetime
 >>> budget = TokenBudget(BudgetLimits(agent=100), pathlib.Path(tempfile.mkdtemp()) / "t.json",
 ...                      now=lambda: datetime(2026, 11, 26, 12, 0))
->>> budget.add("telegram:42", 120)
-[80, 100]
->>> print(budget.refusal("telegram:42"))
-Today's model budget is spent: 120 of 100 tokens used. It resets at 00:00 (local midnight); \
-commands such as /status and /gpio still work.
+>>> first = budget.reserve("telegram:42", 90)
+>>> second = budget.reserve("telegram:42", 90)  # 90 held, under 100: one more call may start
+>>> budget.reserve("telegram:42", 90)
+Traceback (most recent call last):
+...
+edge.agent.budget.BudgetSpent: Today's model budget is spent: 180 of 100 tokens used (180 of \
+them held by calls still running). It resets at 00:00 (local midnight); commands such as /status \
+and /gpio still work.
+>>> asyncio.run(budget.settle(first, 30))  # the wire said 30
+>>> budget.used(), budget.reserved()
+(30, 90)
 """
 
 from __future__ import annotations
@@ -29,24 +41,24 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from edge.core.exc import EdgeError
 from edge.core.files import write_json_atomically
-from edge.core.messages import ChatMessage, ToolSpec
-from edge.providers.base import ChatResponse, Provider, StreamDone, StreamEvent
 
 log = logging.getLogger(__name__)
 
 LEDGER_NAME = "token-usage.json"
-CHARS_PER_TOKEN = 4
-"""The estimate for a provider that reports no usage: about four characters a token."""
 THRESHOLDS = (80, 100)
 """Percentages of the agent's budget at which the admins are told, once each a day."""
 RESETS_AT = "00:00"
+REPLY_ALLOWANCE_TOKENS = 1_000
+"""What a call reserves for its reply when ``[provider] max_tokens`` is not set (about 4,000
+characters: a long chat answer, or several tool calls)."""
 
 Notify = Callable[[str], Awaitable[object]]
 """Sends a notice to the admins (the automation's notifier, target ``admins``)."""
@@ -56,21 +68,9 @@ def local_now() -> datetime:
     return datetime.now().astimezone()
 
 
-def tokens_of(messages: Sequence[ChatMessage], response: ChatResponse) -> int:
-    """The call's tokens: the provider's figures, else ~4 characters a token over prompt + reply.
-
-    >>> from edge.providers.base import Usage
-    >>> tokens_of([ChatMessage.user("x" * 40)], ChatResponse("y" * 8, usage=Usage(11, 7)))
-    18
-    >>> tokens_of([ChatMessage.user("x" * 40)], ChatResponse("y" * 8))
-    12
-    """
-    reported = response.usage.input_tokens + response.usage.output_tokens
-    if reported > 0:
-        return reported
-    chars = sum(len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in messages)
-    chars += len(response.text) + sum(len(c.name) + len(c.arguments) for c in response.tool_calls)
-    return max(1, -(-chars // CHARS_PER_TOKEN))
+class BudgetSpent(EdgeError):
+    """A model call was refused: the agent's or the person's budget for today is spent. The
+    message is the reply to give (how much was used, the budget, when it resets)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,16 @@ class BudgetLimits:
     """Tokens a day for the whole agent; None: no cap."""
     per_user: int | None = None
     """Tokens a day for each person (``channel:sender``); None: no cap."""
+
+
+@dataclass
+class Reservation:
+    """One model call's estimate, held for ``person`` from before the call until it is settled
+    with the wire's figures or kept as it is."""
+
+    person: str
+    tokens: int
+    open: bool = True
 
 
 @dataclass
@@ -95,13 +105,19 @@ class Ledger:
 
 
 class TokenBudget:
-    """Counts the model's tokens per local day and says when a budget is spent."""
+    """Counts the model's tokens per local day, holds the calls in flight, and refuses a call
+    when a budget is spent."""
 
     def __init__(self, limits: BudgetLimits, path: Path, *, notify: Notify | None = None,
-                 now: Callable[[], datetime] = local_now):
+                 now: Callable[[], datetime] = local_now, reply_allowance: int | None = None):
+        """``reply_allowance``: the tokens reserved for each call's reply (``[provider]
+        max_tokens``; default :data:`REPLY_ALLOWANCE_TOKENS`)."""
         self.limits, self.path, self.notify, self.now = limits, path, notify, now
+        self.reply_allowance = reply_allowance or REPLY_ALLOWANCE_TOKENS
         self._ledger = self._load()
+        self._open: list[Reservation] = []
         self._writing = asyncio.Lock()
+        self._publishing: set[asyncio.Task[None]] = set()
 
     def _today(self) -> str:
         return self.now().date().isoformat()
@@ -132,34 +148,84 @@ class TokenBudget:
         return self._ledger
 
     def used(self, person: str | None = None) -> int:
+        """Tokens counted today (calls answered, and calls ended without an answer at their
+        estimate), for the agent or ``person``; calls in flight are :meth:`reserved`."""
         ledger = self.ledger
         return ledger.agent if person is None else ledger.people.get(person, 0)
 
+    def reserved(self, person: str | None = None) -> int:
+        """Tokens held by calls in flight, the agent's or ``person``'s (a call in flight at
+        midnight holds, and is counted, in the new day)."""
+        return sum(r.tokens for r in self._open if person is None or r.person == person)
+
     def refusal(self, person: str) -> str | None:
-        """The reply to a model turn when the agent's or ``person``'s budget is spent, else None."""
+        """The reply to a model turn when the agent's or ``person``'s budget is spent (calls in
+        flight included), else None."""
         spent = self._spent(person)
         if spent is None:
             return None
-        whose, used, budget = spent
-        log.warning("token_budget_spent by=%s budget=%s used=%d limit=%d", person, whose, used, budget)
+        whose, counted, held, budget = spent
+        log.warning("token_budget_spent by=%s budget=%s used=%d in_flight=%d limit=%d", person,
+                    whose, counted, held, budget)
         opening = ("Your model budget for today" if whose == "person"
                    else "Today's model budget")
-        return (f"{opening} is spent: {used} of {budget} tokens used. It resets at {RESETS_AT} "
-                "(local midnight); commands such as /status and /gpio still work.")
+        flight = f" ({held} of them held by calls still running)" if held else ""
+        return (f"{opening} is spent: {counted} of {budget} tokens used{flight}. It resets at "
+                f"{RESETS_AT} (local midnight); commands such as /status and /gpio still work.")
 
-    def _spent(self, person: str) -> tuple[str, int, int] | None:
-        if self.limits.agent is not None and self.used() >= self.limits.agent:
-            return "agent", self.used(), self.limits.agent
-        if self.limits.per_user is not None and self.used(person) >= self.limits.per_user:
-            return "person", self.used(person), self.limits.per_user
+    def _spent(self, person: str) -> tuple[str, int, int, int] | None:
+        for whose, key, limit in (("agent", None, self.limits.agent),
+                                  ("person", person, self.limits.per_user)):
+            if limit is None:
+                continue
+            held = self.reserved(key)
+            if self.used(key) + held >= limit:
+                return whose, self.used(key) + held, held, limit
         return None
 
-    def add(self, person: str, tokens: int) -> list[int]:
-        """Count ``tokens`` for ``person`` and the agent and write the ledger; returns the
-        thresholds (percent of the agent's budget) crossed for the first time today."""
-        crossed = self._count(person, tokens)
-        write_json_atomically(self.path, self.ledger.as_dict())
+    def reserve(self, person: str, tokens: int) -> Reservation:
+        """Hold ``tokens`` for one call of ``person``'s, or raise :class:`BudgetSpent` when the
+        agent's or the person's count (calls in flight included) has reached its budget. Check
+        and hold are one step (no await between them): concurrent calls see each other."""
+        refusal = self.refusal(person)
+        if refusal is not None:
+            raise BudgetSpent(refusal)
+        reservation = Reservation(person, max(1, tokens))
+        self._open.append(reservation)
+        return reservation
+
+    async def settle(self, reservation: Reservation, tokens: int) -> None:
+        """The call answered: count ``tokens`` (the wire's figures) in place of its estimate."""
+        crossed = self._close(reservation, tokens)
+        if reservation.tokens != tokens:
+            log.info("tokens_settled by=%s reserved=%d used=%d", reservation.person,
+                     reservation.tokens, tokens)
+        await self._publish(reservation.person, tokens, crossed)
+
+    def keep(self, reservation: Reservation) -> list[int]:
+        """The call ended without an answer (cancelled, failed, cut mid-stream): its estimate
+        stays counted. Synchronous, for a ``finally`` of a cancelled task; the ledger is written
+        and the admins told in the background. Returns the thresholds crossed."""
+        if not reservation.open:
+            return []
+        crossed = self._close(reservation, reservation.tokens)
+        log.info("tokens_kept by=%s tokens=%d (the call ended without an answer)",
+                 reservation.person, reservation.tokens)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a stream finalised after its loop: counted in memory
+            return crossed
+        task = loop.create_task(self._publish(reservation.person, reservation.tokens, crossed))
+        self._publishing.add(task)
+        task.add_done_callback(self._publishing.discard)
         return crossed
+
+    def _close(self, reservation: Reservation, tokens: int) -> list[int]:
+        if not reservation.open:
+            return []
+        reservation.open = False
+        self._open.remove(reservation)
+        return self._count(reservation.person, tokens)
 
     def _count(self, person: str, tokens: int) -> list[int]:
         ledger = self.ledger
@@ -173,9 +239,12 @@ class TokenBudget:
         return crossed
 
     async def record(self, person: str, tokens: int) -> None:
-        """Count on the event loop, write off it (the write fsyncs; one write at a time, each of
-        the newest figures), then tell the admins."""
-        crossed = self._count(person, tokens)
+        """Count ``tokens`` for ``person`` outside any reservation, then write and tell."""
+        await self._publish(person, tokens, self._count(person, tokens))
+
+    async def _publish(self, person: str, tokens: int, crossed: list[int]) -> None:
+        """Write the ledger off the event loop (the write fsyncs; one write at a time, each of
+        the newest figures), then tell the admins of the thresholds crossed. Never raises."""
         async with self._writing:
             try:
                 await asyncio.to_thread(write_json_atomically, self.path, self.ledger.as_dict())
@@ -194,6 +263,11 @@ class TokenBudget:
                 except Exception as exc:  # a notice that cannot be sent must not fail the turn
                     log.error("token_budget_notify_failed error=%r", str(exc))
 
+    async def flush(self) -> None:
+        """Wait for the ledger writes and notices of calls kept in the background."""
+        while self._publishing:
+            await asyncio.gather(*list(self._publishing), return_exceptions=True)
+
     def today(self) -> dict[str, Any]:
         """Today's use, for status and ``edge-cli models``."""
         ledger = self.ledger
@@ -201,48 +275,13 @@ class TokenBudget:
                 "per_user_budget": self.limits.per_user, "people": dict(ledger.people),
                 "resets_at": RESETS_AT}
 
-    def meter(self, provider: Provider, person: str) -> MeteredProvider:
-        return MeteredProvider(provider, self, person)
-
 
 def budget_from_config(daily_token_budget: int | None, per_user_daily_tokens: int | None,
-                       state_dir: Path, notify: Notify | None = None) -> TokenBudget | None:
-    """The budget for ``[provider]``, or None when it sets no cap."""
+                       state_dir: Path, notify: Notify | None = None,
+                       reply_allowance: int | None = None) -> TokenBudget | None:
+    """The budget for ``[provider]``, or None when it sets no cap; ``reply_allowance``: its
+    ``max_tokens``."""
     if daily_token_budget is None and per_user_daily_tokens is None:
         return None
     return TokenBudget(BudgetLimits(daily_token_budget, per_user_daily_tokens),
-                       state_dir / LEDGER_NAME, notify=notify)
-
-
-class MeteredProvider(Provider):
-    """Wraps the turn's provider: every answered call is counted for ``person``."""
-
-    def __init__(self, inner: Provider, budget: TokenBudget, person: str):
-        self.inner, self.budget, self.person = inner, budget, person
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    async def chat(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
-                   *, model: str | None = None) -> ChatResponse:
-        response = await self.inner.chat(messages, tools, model=model)
-        await self.budget.record(self.person, tokens_of(messages, response))
-        return response
-
-    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec] | None = None,
-                     *, model: str | None = None) -> AsyncIterator[StreamEvent]:
-        async for event in self.inner.stream(messages, tools, model=model):
-            if isinstance(event, StreamDone):
-                await self.budget.record(self.person, tokens_of(messages, event.response))
-            yield event
-
-    def is_context_overflow(self, error: Exception) -> bool:
-        return self.inner.is_context_overflow(error)
-
-    def rotate_key(self) -> bool:
-        return self.inner.rotate_key()
+                       state_dir / LEDGER_NAME, notify=notify, reply_allowance=reply_allowance)

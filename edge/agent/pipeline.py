@@ -2,7 +2,9 @@
 happen before this, in :mod:`edge.agent.dispatch`.
 
 1. rate limit per sender; the daily token budget (spent: the turn is refused, the model is not
-   called; otherwise every model call of the turn is counted, :mod:`edge.agent.budget`);
+   called; otherwise every model call of the turn is reserved before it is made and counted
+   however it ends, and a call the budget refuses mid-turn ends the turn with what it has,
+   :mod:`edge.agent.budget`, :mod:`edge.agent.metering`);
 2. open the session (resets: /new, daily hour, idle timeout) and add the user turn;
 3. history hygiene: merge same-role turns, strip stale tool results, cap 50, trim 400,000 chars;
 4. context window guard and pruning to the history share;
@@ -166,17 +168,19 @@ class Agent:
             return NO_PROVIDER_REPLY
         if not self.preflight.within_rate(msg):
             return RATE_LIMITED_REPLY
+        # the turn's steps load with the first turn: an idle agent does not hold them in memory
+        from edge.agent.budget import BudgetSpent
+        from edge.agent.context import evaluate_guard
+        from edge.agent.metering import MeteredProvider
+        from edge.agent.sanitize import sanitize_response
+        from edge.providers.base import ProviderError
+
         provider: Provider = self.provider
         if self.budget is not None:
             spent = self.budget.refusal(msg.caller)
             if spent is not None:
                 return spent
-            provider = self.budget.meter(provider, msg.caller)
-        # the turn's steps load with the first turn: an idle agent does not hold them in memory
-        from edge.agent.context import evaluate_guard
-        from edge.agent.sanitize import sanitize_response
-        from edge.providers.base import ProviderError
-
+            provider = MeteredProvider(provider, self.budget, msg.caller)
         guard = evaluate_guard(self.settings.context_window_tokens)
         if guard.should_block:
             return (f"The model's context window ({guard.tokens} tokens) is below the 16,000 "
@@ -200,6 +204,8 @@ class Agent:
             log.error("provider_failed by=%s error=%s", msg.caller, exc)
             await self.sessions.append(session, [user_turn, ChatMessage.assistant(FAILED_TURN)])
             return f"The language model could not answer: {exc}"
+        except BudgetSpent as spent:  # refused outside the tool loop (compaction): nothing kept
+            return str(spent)
         self.provider_failure = None
         reply = sanitize_response(reply) or "(no reply)"
         await self.sessions.append(session, [user_turn, ChatMessage.assistant(reply)])

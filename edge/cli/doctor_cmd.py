@@ -72,6 +72,7 @@ def run_checks(config_path: str | None, user: str) -> list[Check]:
     checks.append(remote.check_provider(raw, agent.running_provider(loaded)))
     checks.extend(remote.check_channels(raw))
     checks.append(mqtt.check_mqtt(loaded))
+    checks.append(mqtt.check_fleet(loaded))
     checks.extend(mcp_servers.check_mcp_servers(loaded))
     checks.append(host.check_disk(state_dir(configured_state if isinstance(configured_state, str)
                                             else None)))

@@ -23,6 +23,8 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from edge.cli import fleet_keys_cmd
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
@@ -43,8 +45,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
         "fleet", parents=[common], help="the edge-agent nodes on the broker",
         description="Every node on the [mqtt] broker, from its retained topics: online or since "
         "when offline, version, uptime, boards, pins, sensors and its last error. "
-        "`edge-cli --node NAME status|pins|gpio|sensors|history` runs a command on one of them.")
+        "`edge-cli --node NAME status|pins|gpio|sensors|history` runs a command on one of them, "
+        "once this machine and NAME are paired (`edge-cli fleet pair NAME`).")
     parser.set_defaults(handler=run)
+    fleet_keys_cmd.register(parser, common)
 
 
 def on_broker(args: argparse.Namespace,

@@ -298,9 +298,16 @@ def run(args: argparse.Namespace) -> int:
 def _via_node(args: argparse.Namespace, op: str, op_args: dict[str, Any]) -> OpResult:
     """``op`` on node ``args.node``, asked through the broker of this config's ``[mqtt]``."""
     from edge.cli.fleet_cmd import on_broker
+    from edge.config.loader import load_config
+    from edge.core.paths import state_dir
+    from edge.fleet.keys import FleetKeys
     from edge.fleet.remote import ask
 
-    return on_broker(args, lambda _cfg, broker: ask(broker, args.node, op, op_args))
+    config = load_config(args.config).config
+    keys = FleetKeys.of(config.mqtt.fleet_keys, state_dir(config.paths.state_dir))
+    return on_broker(args, lambda cfg, broker: ask(
+        broker, args.node, op, op_args, keys=keys, me=cfg.node_id,
+        allow_unauthenticated=cfg.allow_unauthenticated))
 
 
 def _status_outcome(result: OpResult) -> OpResult:

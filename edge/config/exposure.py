@@ -26,4 +26,9 @@ def exposure_warnings(config: Config) -> list[str]:
                          "bot can talk to the agent and drive its pins; list "
                          f"{'user ids' if channel == 'telegram' else 'numbers'} instead (or pair "
                          f"them: `edge-cli channel pair {channel}`)")
+    if config.mqtt.enabled and config.mqtt.allow_unauthenticated:
+        found.append("mqtt.allow_unauthenticated = true: anyone the broker admits can run "
+                     "requests on this node (as mqtt:unverified:<any name>) and answer for the "
+                     "nodes it asks without a key; pair the agents instead (`edge-cli fleet "
+                     "pair NAME`) and remove it")
     return found

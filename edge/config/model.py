@@ -108,6 +108,8 @@ class EndpointConfig(Section):
     temperature: float = Field(default=0.3, ge=0.0, le=2.0)
     timeout_seconds: Seconds = Field(default=120.0, gt=0)
     max_tokens: int | None = Field(default=None, ge=1)
+    """The longest reply asked for; the spend cap reserves as much for each call's reply
+    (``[provider]``'s; 1,000 tokens when unset)."""
     tool_mode: Literal["auto", "native", "prompt"] = "auto"
     """auto: native tools, falling back to the <tool_call> text protocol if the endpoint refuses."""
     fallback_models: list[str] = []
@@ -176,8 +178,9 @@ class ProviderConfig(EndpointConfig):
     fallbacks: list[EndpointConfig] = []
     routes: dict[str, RouteConfig] = {}
     daily_token_budget: int | None = Field(default=None, ge=1, le=10_000_000_000)
-    """Tokens the whole agent may spend a local day (input + output, every call); then model
-    turns are refused until midnight. None: no cap."""
+    """Tokens the whole agent may spend a local day (input + output, every call, a cancelled or
+    failed one at its estimate); checked before each call, so it is passed by one call at most;
+    then model turns are refused until midnight. None: no cap."""
     per_user_daily_tokens: int | None = Field(default=None, ge=1, le=10_000_000_000)
     """Tokens each person (``channel:sender``) may spend a local day. None: no cap."""
 

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, SecretStr, field_validator, model_validator
 
 from edge.config.section import Seconds, Section
+from edge.core.keycodes import decode_code
 
 NODE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Home Assistant's node_id and object_id alphabet; also safe in any MQTT topic."""
@@ -135,6 +136,16 @@ class MqttConfig(Section):
     """Keep pin states and readings on the broker for subscribers that come later."""
     allow_commands: bool = True
     """false: publish only; ``<base>/<pin>/set`` is not even subscribed."""
+    fleet_keys: dict[str, SecretStr] = {}
+    """``[mqtt.fleet_keys] NAME = "CODE"``: the key shared with the agent whose node_id is NAME
+    (a pairing code, :mod:`edge.fleet.keys`); better in the environment
+    (``EDGE_MQTT__FLEET_KEYS__SHED``) or made by ``edge-cli fleet pair``, which keeps it in the
+    state directory. Every fleet request and answer is sealed with it."""
+    allow_unauthenticated: bool = False
+    """true: a node also runs requests that carry no seal (as ``mqtt:unverified:<name they
+    give>``, never status or history), and a controller takes an unsealed answer from a node it
+    has no key for, saying so in its receipts: only for a private broker; ``doctor`` and
+    ``config check`` warn."""
     chat: bool = False
     """Also take prompts on ``<base>/chat`` (answers on ``<base>/chat/reply``), as a chat channel
     whose person is ``mqtt:<base>/chat``: whoever the broker lets publish there. Needs
@@ -169,6 +180,18 @@ class MqttConfig(Section):
     health_interval_seconds: Seconds = Field(default=60.0, ge=1)
     """The retained ``<base>/health`` is published this often (on its own timer, whatever else
     is published), and when a board goes down or comes back."""
+
+    @field_validator("fleet_keys")
+    @classmethod
+    def _pairing_codes(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+        for name, code in value.items():
+            if not NODE_ID.match(name):
+                raise ValueError(f"{name!r} is not a node id (letters, digits, '_' and '-')")
+            try:
+                decode_code(code.get_secret_value())
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+        return value
 
     @model_validator(mode="after")
     def check(self) -> Self:

@@ -20,6 +20,7 @@ when the class lives elsewhere, then when it is raised::
         AgentRunning [edge.core.ownership]: another agent holds the state directory and the pins
         ProviderError [edge.providers.base]: a model call failed (status, retry_after, retryable)
             StreamInterrupted [edge.providers.base]: a stream ended before it finished
+        BudgetSpent [edge.agent.budget]: the day's token budget refused a model call
         MemoryFailure [edge.memory.base]: the memory store failed (locked or corrupt file, query)
             EmbeddingError [edge.memory.base]: the embedder cannot run (model missing, server down)
             NothingToReindex [edge.memory.base]: the backend keeps no vectors to re-embed (exit 2)

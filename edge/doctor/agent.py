@@ -46,8 +46,13 @@ def check_config(explicit: str | None) -> tuple[Check, LoadedConfig | None]:
                      ), loaded
     risks = exposure_warnings(loaded.config)
     if risks:
+        fixes = (["give each network channel an explicit list of allowed users"]
+                 if any(r.startswith("channels.") for r in risks) else [])
+        fixes += (["pair the agents (`edge-cli fleet pair NAME`) and remove "
+                   "mqtt.allow_unauthenticated"] if any(r.startswith("mqtt.") for r in risks)
+                  else [])
         return Check("config", "warn", f"{loaded.path} is valid, but " + "; ".join(risks),
-                     "give each network channel an explicit list of allowed users"), loaded
+                     "; ".join(fixes)), loaded
     return Check("config", "ok", f"{loaded.path} is valid"), loaded
 
 

@@ -47,6 +47,33 @@ def check_mqtt(loaded: LoadedConfig | None) -> Check:
     return _open(_round_trip_check(cfg, running), cfg)
 
 
+def check_fleet(loaded: LoadedConfig | None) -> Check:
+    """The running agent's fleet: node boards it has no key for, a node whose clock is further
+    from this one's than a request's expiry allows, and answers or requests it dropped."""
+    from edge.fleet.envelope import SKEW_SECONDS
+
+    if loaded is None or not loaded.config.mqtt.enabled:
+        return Check("fleet", "skip", "no [mqtt]")
+    running = running_mqtt(loaded)
+    fleet = (running or {}).get("fleet")
+    if not isinstance(fleet, dict):
+        return Check("fleet", "skip", "no agent running")
+    nodes = fleet.get("nodes") or {}
+    unpaired = [name for name, node in nodes.items() if not node.get("paired", True)]
+    apart = [f"{name} ({node['clock_offset_ms'] / 1000:+.1f} s)" for name, node in nodes.items()
+             if node.get("clock_warning")]
+    if unpaired:
+        return Check("fleet", "fail", f"no key shared with node {', '.join(unpaired)}: nothing "
+                     "is asked of it", f"on each, run `edge-cli fleet pair "
+                     f"{loaded.config.mqtt.node_id}` and here the command it prints")
+    if apart:
+        return Check("fleet", "warn", f"clocks apart by more than {SKEW_SECONDS:g} s: "
+                     f"{', '.join(apart)}; requests to them may be refused as expired",
+                     "synchronise the clocks (`timedatectl`; systemd-timesyncd or chrony)")
+    paired = (fleet.get("requests") or {}).get("paired") or []
+    return Check("fleet", "ok", f"paired with {', '.join(paired) or 'no agent'}")
+
+
 def _running_check(running: dict[str, Any]) -> Check:
     from edge.status import mqtt_line
 

@@ -1,11 +1,14 @@
 """The fleet on this agent's broker connection (the MQTT bridge owns the connection and hands
 the fleet its messages):
 
-- as a **node**: requests on ``<base>/request`` go to the :class:`~edge.fleet.responder.Responder`;
-  the retained ``<base>/node`` describes what the node has (:func:`describe_node`);
+- as a **node**: requests on ``edge-agent/_fleet/<node_id>/request`` go to the :class:`~edge.fleet.responder.Responder`,
+  which drops what is not sealed with a paired key before any work; the retained ``<base>/node``
+  describes what the node has (:func:`describe_node`);
 - as a **controller**: each ``node`` board (:class:`~edge.fleet.node_board.NodeBoard`) asks
-  through :meth:`FleetLink.ask`, its answers come back on ``<base>/response``, and the node's
-  availability, description, states and events reach its board.
+  through :meth:`FleetLink.ask`, sealed with the key shared with that node; its answers come
+  back on this agent's own answer topic (``edge-agent/_fleet/<node_id>/response``), taken only
+  when sealed by that node; and the node's availability, description, states and events reach
+  its board.
 
 A request is asked once: when the broker goes away before the answer came, the wait ends at
 once with a ConnectionError (the board says the command may not have run); it is never sent
@@ -25,20 +28,25 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from edge import __version__
 from edge.config.mqtt import MqttConfig
+from edge.fleet.envelope import (
+    SKEW_SECONDS,
+    answer_check,
+    correlation_of,
+    reply_topic,
+    request_properties,
+)
+from edge.fleet.keys import FleetKeys
 from edge.fleet.node_board import NodeBoard
 from edge.fleet.protocol import (
+    Answer,
     AwaitedAnswers,
     BoardRow,
     NodeDescription,
     PinRow,
     Request,
-    Response,
     SensorRow,
-    correlation_of,
     new_correlation,
-    request_properties,
     request_topic,
-    response_topic,
 )
 from edge.fleet.responder import Responder
 from peripherals.base import Board, BoardStatus
@@ -51,15 +59,20 @@ log = logging.getLogger(__name__)
 
 
 class FleetLink:
-    def __init__(self, config: MqttConfig, boards: Mapping[str, Board]):
+    def __init__(self, config: MqttConfig, boards: Mapping[str, Board], keys: FleetKeys):
         self.config = config
+        self.keys = keys
         self.base = config.topic_base
-        self.request_topic = request_topic(self.base)
-        self.response_topic = response_topic(self.base)
+        self.request_topic = request_topic(config.node_id)
+        self.response_topic = reply_topic(config.node_id)
         self.nodes = [b for b in boards.values() if isinstance(b, NodeBoard)]
         self.answers = AwaitedAnswers()
-        self.responder = Responder(config, self._publish_answer)
+        self.responder = Responder(config, self._publish_answer, keys, self.request_topic)
         self.counts = {"asked": 0, "answered": 0, "no_answer": 0}
+        self._requests: set[asyncio.Task[None]] = set()
+        """Requests being run (a reference each, until done)."""
+        self.clock_offsets: dict[str, int] = {}
+        """Each node's clock minus ours (ms), from its last sealed answer."""
         self._client: aiomqtt.Client | None = None
         for board in self.nodes:
             board.attach(self)
@@ -89,6 +102,12 @@ class FleetLink:
     def connected_to(self, client: aiomqtt.Client) -> None:
         self._client = client
 
+    async def close(self) -> None:
+        """Stop the requests being run (the agent is stopping)."""
+        for task in self._requests:
+            task.cancel()
+        await asyncio.gather(*self._requests, return_exceptions=True)
+
     def lost(self, why: str) -> None:
         """The connection is gone: waiting requests end now, node boards go down."""
         self._client = None
@@ -98,22 +117,29 @@ class FleetLink:
 
     # messages ---------------------------------------------------------------------------------
 
-    def on_message(self, message: aiomqtt.Message, tasks: set[asyncio.Task[None]]) -> bool:
-        """Take ``message`` if it is the fleet's (True); a request runs in a task added to
-        ``tasks``."""
+    def intercept(self, topic: str, payload: bytes, properties: Properties | None,
+                  retained: bool) -> bool:
+        """Take a request to this node or an answer to this agent as it arrives, before the
+        connection queues it (:func:`edge.mqtt.link.make_client`): what a stranger floods is
+        dropped by a cheap check and never delays the agent's own messages. True when taken."""
+        if topic == self.request_topic:
+            work = self.responder.admit(payload or b"", properties, retained)
+            if work is not None:
+                task = asyncio.create_task(work(), name="fleet-request")
+                self._requests.add(task)
+                task.add_done_callback(self._requests.discard)
+            return True
+        if topic == self.response_topic and self.nodes:
+            if not self.answers.deliver(correlation_of(properties), payload or b"", properties):
+                log.debug("fleet_answer_unclaimed (late, repeated, forged or not ours)")
+            return True
+        return False
+
+    def on_message(self, message: aiomqtt.Message) -> bool:
+        """Take ``message`` if it is from a node this agent has as a board (True)."""
         topic = message.topic.value
         payload = message.payload if isinstance(message.payload, bytes) else str(
             message.payload or "").encode()
-        if topic == self.request_topic:
-            task = asyncio.create_task(self.responder.on_request(
-                payload, message.properties, bool(message.retain)), name="fleet-request")
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-            return True
-        if topic == self.response_topic and self.nodes:
-            if not self.answers.deliver(correlation_of(message.properties), payload):
-                log.info("fleet_answer_unclaimed (late, repeated or not ours)")
-            return True
         for board in self.nodes:
             if topic.startswith(board.topic_prefix()):
                 board.on_message(topic, payload)
@@ -122,22 +148,30 @@ class FleetLink:
 
     # asking -----------------------------------------------------------------------------------
 
-    async def ask(self, base: str, op: str, args: dict[str, Any], timeout: float) -> Response:
-        """Ask the node at ``base`` to run ``op``; its answer. TimeoutError when none came in
-        ``timeout`` seconds (the request's expiry too: it never acts later), ConnectionError
-        when the broker is not there or went away meanwhile."""
+    async def ask(self, node_id: str, op: str, args: dict[str, Any], timeout: float) -> Answer:
+        """Ask the node ``node_id`` to run ``op``, sealed with the key shared with
+        it; its answer, sealed by it. TimeoutError when none came in ``timeout`` seconds (the
+        request's expiry too: it never acts later), ConnectionError when the broker is not
+        there or went away meanwhile, or the node was never paired with this agent."""
         client = self._client
         if client is None:
             raise ConnectionError("this agent is not connected to the broker")
+        key = self.keys.get(node_id)
+        if key is None and not self.config.allow_unauthenticated:
+            raise ConnectionError(
+                f"this agent is not paired with node {node_id}: on {node_id} run `edge-cli fleet "
+                f"pair {self.config.node_id}`, then here the command it prints")
         correlation = new_correlation()
-        waiting = self.answers.expect(correlation)
-        props = request_properties(self.response_topic, correlation, self.config.node_id,
-                                   max(1, round(timeout)))
+        waiting = self.answers.expect(correlation, answer_check(
+            key, topic=self.response_topic, node=node_id))
+        topic, payload = request_topic(node_id), Request(op=op, args=args).encode()
+        props = request_properties(key, topic=topic, reply_to=self.response_topic,
+                                   correlation=correlation, caller=self.config.node_id,
+                                   via="agent", expiry=max(1, round(timeout)), payload=payload)
         self.counts["asked"] += 1
         try:
-            async with asyncio.timeout(timeout):
-                await client.publish(request_topic(base), Request(op=op, args=args).encode(),
-                                     qos=1, retain=False, properties=props)
+            async with asyncio.timeout(timeout + SKEW_SECONDS):  # as long as the node may start it
+                await client.publish(topic, payload, qos=1, retain=False, properties=props)
                 answer = await waiting
         except TimeoutError:
             self.counts["no_answer"] += 1
@@ -148,6 +182,8 @@ class FleetLink:
         finally:
             self.answers.forget(correlation)
         self.counts["answered"] += 1
+        if answer.clock_offset_ms is not None:
+            self.clock_offsets[node_id] = answer.clock_offset_ms
         return answer
 
     async def _publish_answer(self, topic: str, payload: bytes, props: Properties) -> None:
@@ -157,9 +193,19 @@ class FleetLink:
         await client.publish(topic, payload, qos=1, retain=False, properties=props)
 
     def status(self) -> dict[str, Any]:
+        """The fleet's figures, and each node board with its pairing and the clocks' offset
+        (``clock_warning`` beyond what a request's expiry allows)."""
+        nodes = {}
+        for board in self.nodes:
+            offset = self.clock_offsets.get(board.node_id)
+            nodes[board.name] = {
+                "node_id": board.node_id, "connected": board.connected,
+                "availability": board.availability,
+                "paired": self.keys.get(board.node_id) is not None,
+                "clock_offset_ms": offset,
+                "clock_warning": offset is not None and abs(offset) > SKEW_SECONDS * 1000}
         return {"requests": self.responder.status(), **self.counts,
-                "nodes": {b.name: {"node_id": b.node_id, "connected": b.connected,
-                                   "availability": b.availability} for b in self.nodes}}
+                "forged_answers": self.answers.forged, "nodes": nodes}
 
 
 def describe_node(config: MqttConfig, boards: Iterable[BoardStatus], pins: NodePins,

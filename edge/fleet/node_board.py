@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Protocol
 
-from edge.fleet.protocol import NodeDescription, Response
+from edge.fleet.protocol import Answer, NodeDescription, Response
 from peripherals.base import BoardEvent, BoardListener, BoardStatus, PinInfo, PinMode, PinState, Pull
 from peripherals.exc import BoardError, BoardUnavailable, UnknownPin
 
@@ -46,9 +46,9 @@ class FleetAsker(Protocol):
     @property
     def connected(self) -> bool: ...
 
-    async def ask(self, base: str, op: str, args: dict[str, Any], timeout: float) -> Response:
+    async def ask(self, node_id: str, op: str, args: dict[str, Any], timeout: float) -> Answer:
         """The node's answer; TimeoutError when none came in ``timeout`` seconds,
-        ConnectionError when the broker is not there."""
+        ConnectionError when the broker is not there (or the node is not paired)."""
         ...
 
 
@@ -78,6 +78,8 @@ class NodeBoard:
         self.availability_since: float | None = None
         self.description: NodeDescription | None = None
         self.last_error: str | None = None
+        self.authenticated: bool | None = None
+        """Whether the node's last answer was sealed with the pair's key (None: none yet)."""
         self._connected = False
         self._states: dict[str, float] = {}
         """Remote pin name (on the broker) -> the value its state topic shows."""
@@ -271,7 +273,9 @@ class NodeBoard:
 
     def _detail(self) -> str:
         if self.connected:
-            return f"node {self.node_id} online on the broker ({self.base})"
+            unsealed = "; its answers are UNAUTHENTICATED (no key shared with it)" \
+                if self.authenticated is False else ""
+            return f"node {self.node_id} online on the broker ({self.base}){unsealed}"
         if self.asker is None:
             return f"node {self.node_id}: waiting for this agent to connect to the broker"
         if not self.asker.connected:
@@ -294,7 +298,7 @@ class NodeBoard:
         if not self.connected or self.asker is None:
             raise BoardUnavailable(f"board {self.name}: {self._detail()}")
         try:
-            answer = await self.asker.ask(self.base, op, args, self.timeout)
+            taken = await self.asker.ask(self.node_id, op, args, self.timeout)
         except TimeoutError:
             raise BoardUnavailable(
                 f"no answer from node {self.node_id} within {self.timeout:g} s; it may not have "
@@ -302,6 +306,8 @@ class NodeBoard:
         except ConnectionError as exc:
             raise BoardUnavailable(f"node {self.node_id}: {exc}; it may not have run — check "
                                    f"`edge-cli --node {self.node_id} pins`") from None
+        self.authenticated = taken.authenticated
+        answer = taken.response
         if not answer.ok:
             raise BoardError(f"{self.node_id} refused: {answer.error or 'no reason given'}")
         return answer

@@ -1,23 +1,18 @@
 """The fleet's wire protocol: one edge-agent asks another to run a control operation over MQTT 5.
 
-A **request** is a PUBLISH (QoS 1, never retained) to ``<target base>/request`` (the base is the
-target's ``[mqtt] base_topic``, default ``edge-agent/<node_id>``) with the MQTT 5 properties
+A **request** is a PUBLISH (QoS 1, never retained) to ``edge-agent/_fleet/<target node_id>/request``
+(the fleet's own namespace, beside the answer topics: a controller that listens to a node's
+``<base>/+`` hears none of the requests sent to it) whose MQTT 5 properties say who
+asks, where the answer goes, when it was sent and until when it holds, sealed with the key the
+two agents share (:mod:`edge.fleet.envelope`, :mod:`edge.fleet.keys`), and whose payload is
+``{"op": NAME, "args": {...}}``, NAME one of :data:`REMOTE_OPS` (the control socket's operations,
+:mod:`edge.control.ops`, with the same arguments). The node runs it through its own door (its
+allowlist, modes, interlocks, rate limits, approvals, audit trail) as ``mqtt:<caller>``, the
+caller named by the key that verified it; operator-only operations are refused.
 
-- ``ResponseTopic``: where the answer goes (a controller: ``<its base>/response``; edge-cli:
-  ``edge-agent/_cli/<random>/response``),
-- ``CorrelationData``: 16 random bytes the answer carries back,
-- ``MessageExpiryInterval``: seconds (default 5, at most 60); the broker drops an expired one and
-  the node does not start one whose time ran out while it waited,
-- a user property ``caller``: the asking node's id (``kitchen``), or ``cli:<user>@<host>``;
-
-and the payload ``{"op": NAME, "args": {...}}``, NAME one of :data:`REMOTE_OPS` (the control
-socket's operations, :mod:`edge.control.ops`, with the same arguments). The node runs it through
-its own door (its allowlist, modes, interlocks, rate limits, approvals, audit trail) as
-``mqtt:<caller>``; operator-only operations are refused.
-
-The **response** is a PUBLISH (QoS 1, not retained) to the ResponseTopic with the same
-CorrelationData; its payload is the operation's result as ``edge-cli --json`` shows it
-(:class:`Response`, the shape of :meth:`OpResult.as_dict`).
+The **answer** is a PUBLISH (QoS 1, not retained) to the asker's own answer topic with the same
+CorrelationData, sealed with the same key; its payload is the operation's result as
+``edge-cli --json`` shows it (:class:`Response`, the shape of :meth:`OpResult.as_dict`).
 
 The node also keeps a retained **description** on ``<base>/node`` (:class:`NodeDescription`):
 its version, boards, pins and sensors.
@@ -29,15 +24,14 @@ True
 'resume is not asked over the broker (an operator-only or unknown operation)'
 >>> refusal("gpio.write") is None
 True
->>> request_topic("edge-agent/shed"), response_topic("edge-agent/kitchen")
-('edge-agent/shed/request', 'edge-agent/kitchen/response')
+>>> request_topic("shed")
+'edge-agent/_fleet/shed/request'
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import secrets
 import time
 from collections import OrderedDict
@@ -45,20 +39,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from edge.control.ops import OpResult
 
-REQUEST_SUFFIX = "request"
-RESPONSE_SUFFIX = "response"
+FLEET_BASE = "edge-agent/_fleet"
+"""Requests to and answers for each agent, by node_id."""
 NODE_SUFFIX = "node"
-CLI_BASE = "edge-agent/_cli"
-CALLER_PROPERTY = "caller"
 CORRELATION_BYTES = 16
 DEFAULT_EXPIRY_SECONDS = 5
 MAX_EXPIRY_SECONDS = 60
+MAX_REQUEST_BYTES = 64 * 1024
+"""A larger request is dropped unread (before its seal is checked)."""
 REMOTE_OPS = frozenset({"status", "pins", "gpio.read", "gpio.write", "gpio.pwm", "gpio.servo",
                         "sensors", "sensors.history", "history"})
 """What another node (or edge-cli on another machine) may ask; the rest is the local operator's.
@@ -66,31 +58,16 @@ A sensor's history is asked of its node (summaries and at most 1,000 points); it
 a chart is drawn where the history is, and a picture is no answer to carry through the broker."""
 ACTUATING_OPS = frozenset({"gpio.write", "gpio.pwm", "gpio.servo"})
 """Refused by a node whose ``[mqtt] allow_commands = false``."""
-CALLER = re.compile(r"[A-Za-z0-9_-]{1,64}|cli:[A-Za-z0-9_.-]{1,64}@[A-Za-z0-9_.-]{1,253}")
-"""A node id (``[mqtt] node_id``'s alphabet), or ``cli:<user>@<host>``."""
 
 
-def request_topic(base: str) -> str:
-    return f"{base}/{REQUEST_SUFFIX}"
-
-
-def response_topic(base: str) -> str:
-    """A controller's answers come back here (``<its base>/response``)."""
-    return f"{base}/{RESPONSE_SUFFIX}"
+def request_topic(node_id: str) -> str:
+    """Where requests to the agent ``node_id`` go."""
+    return f"{FLEET_BASE}/{node_id}/request"
 
 
 def node_topic(base: str) -> str:
     """The node's retained description."""
     return f"{base}/{NODE_SUFFIX}"
-
-
-def cli_response_topic() -> str:
-    """A fresh topic for one edge-cli run's answers.
-
-    >>> cli_response_topic().startswith("edge-agent/_cli/"), cli_response_topic().endswith("/response")
-    (True, True)
-    """
-    return f"{CLI_BASE}/{secrets.token_hex(8)}/{RESPONSE_SUFFIX}"
 
 
 def new_correlation() -> bytes:
@@ -220,70 +197,6 @@ def _decode(model: type[W], payload: bytes, what: str) -> W:
         raise ValueError(f"{head}: {detail}" + (f" ({tail}" if tail else "")) from None
 
 
-# MQTT 5 properties ---------------------------------------------------------------------------
-
-def request_properties(reply_to: str, correlation: bytes, caller: str,
-                       expiry: int = DEFAULT_EXPIRY_SECONDS) -> Properties:
-    """The PUBLISH properties of a request.
-
-    >>> props = request_properties("edge-agent/kitchen/response", b"x" * 16, "kitchen")
-    >>> props.ResponseTopic, props.MessageExpiryInterval, props.UserProperty
-    ('edge-agent/kitchen/response', 5, [('caller', 'kitchen')])
-    """
-    if not CALLER.fullmatch(caller):
-        raise ValueError(f"caller {caller!r} must be a node id or cli:<user>@<host>")
-    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-    props.ResponseTopic = reply_to
-    props.CorrelationData = correlation
-    props.MessageExpiryInterval = max(1, min(int(expiry), MAX_EXPIRY_SECONDS))
-    props.UserProperty = [(CALLER_PROPERTY, caller)]
-    return props
-
-
-def response_properties(correlation: bytes) -> Properties:
-    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-    props.CorrelationData = correlation
-    return props
-
-
-@dataclass(frozen=True)
-class Envelope:
-    """What a request's properties say: who asks, where to answer, for how long."""
-
-    reply_to: str
-    correlation: bytes
-    caller: str
-    expiry: int
-
-    @classmethod
-    def read(cls, properties: Properties | None) -> Envelope:
-        """A ValueError naming what is missing: a request without somewhere to answer, a
-        correlation, a caller or an expiry (one that never expires could act at any time)."""
-        def get(name: str) -> Any:
-            return getattr(properties, name, None) if properties is not None else None
-
-        reply_to, correlation, expiry = (get("ResponseTopic"), get("CorrelationData"),
-                                         get("MessageExpiryInterval"))
-        callers = [v for k, v in (get("UserProperty") or []) if k == CALLER_PROPERTY]
-        if not reply_to or any(c in reply_to for c in "#+"):
-            raise ValueError("a request needs a ResponseTopic (without wildcards)")
-        if not isinstance(correlation, bytes) or not correlation:
-            raise ValueError("a request needs CorrelationData")
-        if not callers or not CALLER.fullmatch(callers[0]):
-            raise ValueError("a request needs a user property caller (a node id or "
-                                "cli:<user>@<host>)")
-        if not isinstance(expiry, int) or expiry <= 0:
-            raise ValueError("a request needs a MessageExpiryInterval (seconds, at most "
-                                f"{MAX_EXPIRY_SECONDS}): one that never expires could act at "
-                                "any later time")
-        return cls(reply_to, correlation, callers[0], min(expiry, MAX_EXPIRY_SECONDS))
-
-
-def correlation_of(properties: Properties | None) -> bytes | None:
-    value = getattr(properties, "CorrelationData", None) if properties is not None else None
-    return value if isinstance(value, bytes) else None
-
-
 # both ends' bookkeeping ----------------------------------------------------------------------
 
 class RecentRequests:
@@ -333,36 +246,66 @@ class RecentRequests:
         return entry[1] if entry is not None else None
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A node's answer as the asker took it."""
+
+    response: Response
+    authenticated: bool
+    """Sealed with the key shared with that node (False only from a node that takes
+    unauthenticated requests, ``[mqtt] allow_unauthenticated``)."""
+    clock_offset_ms: int | None = None
+    """The node's clock minus ours as the answer arrived (its send time: within the round trip)."""
+
+
+AnswerCheck = Callable[[Any, bytes], "Answer | None"]
+"""The asker's judgement of an arrival (its properties, its payload): the answer, or None for
+one that is not the node's (a forgery, a stranger's)."""
+
+
 class AwaitedAnswers:
-    """The asker's side: a future per correlation, settled when the answer comes.
+    """The asker's side: a future per correlation, settled by the first arrival its check takes
+    for the node's answer; anything else on the topic (a stranger's forgery, a late or repeated
+    answer) is counted and dropped, and the real answer may still come.
 
     >>> async def demo():
     ...     answers = AwaitedAnswers()
-    ...     waiting = answers.expect(b"c")
-    ...     answers.deliver(b"c", Response(ok=True, message="done").encode())
-    ...     return (await waiting).message
+    ...     real = lambda props, payload: Answer(Response.decode(payload), props == "sealed")
+    ...     waiting = answers.expect(b"c", lambda p, b: real(p, b) if p == "sealed" else None)
+    ...     answers.deliver(b"c", Response(ok=True, message="forged").encode(), "stranger")
+    ...     answers.deliver(b"c", Response(ok=True, message="done").encode(), "sealed")
+    ...     return (await waiting).response.message, answers.forged
     >>> asyncio.run(demo())
-    'done'
+    ('done', 1)
     """
 
     def __init__(self) -> None:
-        self._waiting: dict[bytes, asyncio.Future[Response]] = {}
+        self._waiting: dict[bytes, tuple[asyncio.Future[Answer], AnswerCheck]] = {}
+        self.forged = 0
 
-    def expect(self, correlation: bytes) -> asyncio.Future[Response]:
-        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
-        self._waiting[correlation] = future
+    def expect(self, correlation: bytes, check: AnswerCheck) -> asyncio.Future[Answer]:
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._waiting[correlation] = (future, check)
         return future
 
-    def deliver(self, correlation: bytes | None, payload: bytes) -> bool:
-        """Settle the request this answers; False for an answer nobody waits for (late, a
-        repeat, or not ours)."""
-        future = self._waiting.pop(correlation, None) if correlation is not None else None
-        if future is None or future.done():
+    def deliver(self, correlation: bytes | None, payload: bytes, properties: Any) -> bool:
+        """Settle the request this answers; False for an arrival nobody waits for (late, a
+        repeat, not ours) or that its check refuses (not the node's)."""
+        entry = self._waiting.get(correlation) if correlation is not None else None
+        if entry is None or entry[0].done():
             return False
+        future, check = entry
         try:
-            future.set_result(Response.decode(payload))
-        except ValueError as exc:
+            answer = check(properties, payload)
+        except ValueError as exc:  # sealed by the node, but unreadable
+            del self._waiting[correlation]  # type: ignore[arg-type]
             future.set_exception(exc)
+            return True
+        if answer is None:
+            self.forged += 1
+            return False
+        del self._waiting[correlation]  # type: ignore[arg-type]
+        future.set_result(answer)
         return True
 
     def forget(self, correlation: bytes) -> None:
@@ -371,6 +314,6 @@ class AwaitedAnswers:
     def fail_all(self, why: str) -> None:
         """The connection is gone: every waiting request ends with ``why``."""
         waiting, self._waiting = self._waiting, {}
-        for future in waiting.values():
+        for future, _ in waiting.values():
             if not future.done():
                 future.set_exception(ConnectionError(why))

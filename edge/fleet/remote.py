@@ -35,15 +35,20 @@ import aiomqtt
 
 from edge.control.ops import OpResult
 from edge.core.exc import EdgeError
+from edge.fleet.envelope import (
+    SKEW_SECONDS,
+    answer_check,
+    correlation_of,
+    reply_topic,
+    request_properties,
+)
+from edge.fleet.keys import FleetKeys
 from edge.fleet.protocol import (
     DEFAULT_EXPIRY_SECONDS,
     NODE_SUFFIX,
+    AnswerCheck,
     Request,
-    Response,
-    cli_response_topic,
-    correlation_of,
     new_correlation,
-    request_properties,
     request_topic,
 )
 
@@ -86,8 +91,8 @@ class NodeSeen:
 
 
 def caller() -> str:
-    """``cli:<user>@<host>``: who asks, as the node's audit trail records it (both kept to the
-    protocol's alphabet)."""
+    """``cli:<user>@<host>``: on whose behalf this key holder asks, as the node's audit trail
+    notes beside the key's name (both kept to the protocol's alphabet)."""
     def safe(text: str, size: int) -> str:
         return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:size] or "unknown"
 
@@ -193,13 +198,22 @@ def no_answer(name: str, expiry: int) -> OpResult:
                     "have run", exit_code=1)
 
 
+class NotPaired(EdgeError):
+    """No key is shared with that node (exit 1); the message says how to pair."""
+
+
 async def ask(connect: Callable[[], aiomqtt.Client], name: str, op: str, args: dict[str, Any], *,
+              keys: FleetKeys, me: str, allow_unauthenticated: bool = False,
               expiry: int = DEFAULT_EXPIRY_SECONDS) -> OpResult:
-    """Run ``op`` on node ``name`` through the broker, once: its result, or a failure saying it
-    is unknown (NodeUnknown), offline (nothing sent), did not answer within ``expiry``, or the
-    connection broke after the request went out."""
+    """Run ``op`` on node ``name`` through the broker, once, sealed with the key this machine
+    shares with it (``me``: this machine's node_id, the name the node files the key under):
+    its result, taken only when sealed by the node, or a failure saying it is not paired
+    (NotPaired), unknown (NodeUnknown), offline (nothing sent), did not answer within
+    ``expiry``, or the connection broke after the request went out."""
+    key = keys.get(name)
     found = Survey()
-    reply_to, correlation = cli_response_topic(), new_correlation()
+    reply_to, correlation = reply_topic(me, new_correlation().hex()[:16]), new_correlation()
+    check = answer_check(key, topic=reply_to, node=name)
     sent = False
     try:
         async with connect() as client:
@@ -213,16 +227,24 @@ async def ask(connect: Callable[[], aiomqtt.Client], name: str, op: str, args: d
             if not node.online:
                 return OpResult(False, f"node {name} is offline; nothing was sent (`edge-cli "
                                 "fleet` says since when)", exit_code=1)
-            properties = request_properties(reply_to, correlation, caller(), expiry)
-            await client.publish(request_topic(node.base), Request(op=op, args=args).encode(),
-                                 qos=1, retain=False, properties=properties)
+            if key is None and not allow_unauthenticated:
+                raise NotPaired(f"this machine ({me}) is not paired with node {name}: on {name} "
+                                f"run `edge-cli fleet pair {me}`, then here the command it "
+                                "prints (or run this as the agent's user, whose state "
+                                "directory keeps its keys); nothing was sent")
+            topic, payload = request_topic(name), Request(op=op, args=args).encode()
+            properties = request_properties(key, topic=topic, reply_to=reply_to,
+                                            correlation=correlation, caller=me, via=caller(),
+                                            expiry=expiry, payload=payload)
+            await client.publish(topic, payload, qos=1, retain=False, properties=properties)
             sent = True
             try:
-                async with asyncio.timeout(expiry):
+                async with asyncio.timeout(expiry + SKEW_SECONDS):  # as long as the node may start it
                     async for message in messages:
                         if (message.topic.value == reply_to
-                                and correlation_of(message.properties) == correlation):
-                            return _answer(name, message)
+                                and correlation_of(message.properties) == correlation
+                                and (result := _answer(name, message, check)) is not None):
+                            return result
             except TimeoutError:
                 pass
             return no_answer(name, expiry)
@@ -233,11 +255,19 @@ async def ask(connect: Callable[[], aiomqtt.Client], name: str, op: str, args: d
                         f"to node {name} ({exc}); it may or may not have run", exit_code=1)
 
 
-def _answer(name: str, message: aiomqtt.Message) -> OpResult:
+def _answer(name: str, message: aiomqtt.Message, check: AnswerCheck) -> OpResult | None:
+    """The node's result, or None for an arrival that is not the node's (not sealed by it)."""
     payload = message.payload
     try:
-        return Response.decode(payload if isinstance(payload, bytes) else
-                               _text(message).encode()).result()
+        answer = check(message.properties, payload if isinstance(payload, bytes) else
+                       _text(message).encode())
     except ValueError as exc:
         return OpResult(False, f"node {name} answered something unreadable ({exc}); the command "
                         "may or may not have run", exit_code=1)
+    if answer is None:
+        return None
+    result = answer.response.result()
+    if not answer.authenticated:
+        result.message += f" (node {name}'s answer is UNAUTHENTICATED: no key is shared with it)"
+        result.data["authenticated"] = False
+    return result

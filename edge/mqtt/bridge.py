@@ -22,7 +22,7 @@ A retained command is ignored unless ``accept_retained_commands``: a ``/set`` le
 must not act again after a restart.
 
 The fleet (:mod:`edge.fleet`) rides on the same connection: requests from other agents on
-``<base>/request`` (subscribed whatever ``allow_commands`` says: reads are answered, actuations
+``edge-agent/_fleet/<node_id>/request`` (subscribed whatever ``allow_commands`` says: reads are answered, actuations
 refused when it is false) run through the runtime's control operations once it hands them over
 (:meth:`MqttBridge.serve_requests`); the retained ``<base>/node`` describes the node; this
 agent's ``node`` boards are asked through it and hear their nodes' topics.
@@ -48,6 +48,7 @@ from edge.config.mqtt import EXPOSURE_FIX, MqttConfig
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
+from edge.fleet.keys import FleetKeys
 from edge.fleet.link import FleetLink, describe_node
 from edge.fleet.protocol import node_topic
 from edge.hardware import Hardware
@@ -102,7 +103,7 @@ class MqttBridge:
         self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate,
                                    config.inputs)
         self.identifier = client_identifier(config.node_id, state_dir)
-        self.fleet = FleetLink(config, hardware.boards)
+        self.fleet = FleetLink(config, hardware.boards, FleetKeys.of(config.fleet_keys, state_dir))
         """Requests from other agents, and this agent's ``node`` boards (:mod:`edge.fleet`)."""
         self.connected = False
         self.since: float | None = None
@@ -152,7 +153,7 @@ class MqttBridge:
                 "mqtt-analog", partial(self._analog.follow, self._is_connected)).start())
 
     def serve_requests(self, target: OpTarget) -> None:
-        """Answer requests on ``<base>/request`` (other agents, ``edge-cli --node``) by running
+        """Answer requests on ``edge-agent/_fleet/<node_id>/request`` (other agents, ``edge-cli --node``) by running
         them on ``target``, the runtime's control operations; until then they are refused."""
         self.fleet.serve(target)
 
@@ -171,6 +172,7 @@ class MqttBridge:
         for task in self._commands:
             task.cancel()
         await asyncio.gather(*self._commands, return_exceptions=True)
+        await self.fleet.close()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
@@ -239,7 +241,8 @@ class MqttBridge:
 
     async def _session(self, backoff: Backoff) -> None:
         will = aiomqtt.Will(self.topics.availability, b"offline", qos=1, retain=True)
-        async with make_client(self.config, self.identifier, will=will) as client:
+        async with make_client(self.config, self.identifier, will=will,
+                               intercept=self.fleet.intercept) as client:
             while not self._outbox.empty():  # older than what the announcement publishes
                 self._outbox.get_nowait()
                 self._outbox.task_done()
@@ -384,7 +387,7 @@ class MqttBridge:
     # commands --------------------------------------------------------------------------------
 
     def _on_message(self, message: aiomqtt.Message) -> None:
-        if self.fleet.on_message(message, self._commands):
+        if self.fleet.on_message(message):
             return
         topic = message.topic.value
         slug = ("chat" if topic == self.topics.chat

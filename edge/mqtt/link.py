@@ -15,6 +15,7 @@ import secrets
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +51,18 @@ def tls_context(cfg: MqttConfig) -> ssl.SSLContext | None:
     return context
 
 
+Intercept = Callable[[str, bytes, Any, bool], bool]
+"""Takes an arriving message (topic, payload, properties, retained) before aiomqtt queues it:
+True when it took it (nothing is queued), False to let it through."""
+
+
 def make_client(cfg: MqttConfig, identifier: str, *, will: aiomqtt.Will | None = None,
-                timeout: float = CONNECT_TIMEOUT_SECONDS) -> aiomqtt.Client:
+                timeout: float = CONNECT_TIMEOUT_SECONDS,
+                intercept: Intercept | None = None) -> aiomqtt.Client:
     """MQTT 5, so that the broker learns the largest packet we take (``max_payload_bytes`` plus
     room for the topic) and drops bigger ones before they reach the Pi's memory; payloads between
-    the two are refused by the bridge, and said so on ``<base>/refused``."""
+    the two are refused by the bridge, and said so on ``<base>/refused``. ``intercept``: see
+    :func:`_intercepted`."""
     password = cfg.password.get_secret_value() if cfg.password else None
     # paho-mqtt's Properties.__init__ carries no annotations
     connect = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
@@ -65,7 +73,31 @@ def make_client(cfg: MqttConfig, identifier: str, *, will: aiomqtt.Will | None =
                             protocol=aiomqtt.ProtocolVersion.V5, properties=connect,
                             max_queued_incoming_messages=1000)
     _send_without_delay(client)
+    if intercept is not None:
+        _intercepted(client, intercept)
     return client
+
+
+def _intercepted(client: aiomqtt.Client, intercept: Intercept) -> None:
+    """Offer each arriving message to ``intercept`` before aiomqtt makes it a message object,
+    a task and a queue entry: a flood a cheap check drops (a stranger's unsealed fleet requests)
+    then costs none of those, and never fills the queue that the agent's own traffic needs
+    (aiomqtt drops what arrives while it is full). paho's ``on_message`` (aiomqtt's) is wrapped,
+    as :func:`_send_without_delay` wraps ``on_socket_open``; both run on the event loop."""
+    paho = client._client  # noqa: SLF001 (aiomqtt keeps its paho client here, and no hook)
+    queue = paho.on_message
+
+    def arrived(paho_client: Any, userdata: Any, message: Any) -> None:
+        try:
+            taken = intercept(message.topic, message.payload, message.properties,
+                              bool(message.retain))
+        except Exception:  # a bug in the check must not stop the connection's reading
+            log.exception("mqtt_intercept_failed topic=%r", message.topic)
+            taken = False
+        if not taken and queue is not None:
+            queue(paho_client, userdata, message)
+
+    paho.on_message = arrived
 
 
 def _send_without_delay(client: aiomqtt.Client) -> None:

@@ -6,7 +6,9 @@ answering a previous assistant tool call) and records every request body for ass
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeAlias
@@ -51,7 +53,8 @@ def stream_chunks(reply: dict[str, Any]) -> list[dict[str, Any]]:
         chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + 10]}}]})
                    for i in range(0, len(args), 10)]
     chunks.append(chunk({}, reply["choices"][0]["finish_reason"]))
-    chunks.append({**base, "choices": [], "usage": reply["usage"]})
+    if reply.get("usage"):
+        chunks.append({**base, "choices": [], "usage": reply["usage"]})
     return chunks
 
 
@@ -64,11 +67,15 @@ class OpenAIServer(LoopbackServer):
     with ``"stream": true`` gets the same reply as server-sent chunks, as the real API sends."""
 
     def __init__(self, replies: list[Reply] | None = None, api_key: str | None = None,
-                 responder: Callable[[dict[str, Any]], Reply] | None = None):
+                 responder: Callable[[dict[str, Any]], Reply] | None = None, *,
+                 chunk_delay: float = 0.0, cut_after_chunks: int | None = None):
         """``responder(body) -> (status, reply)``, when given, answers instead of ``replies``
-        (it may sleep to play a slow model)."""
+        (it may sleep to play a slow model). A stream waits ``chunk_delay`` seconds before each
+        chunk (a model writing), and with ``cut_after_chunks`` the connection is closed after
+        that many chunks, without the end of the stream. A client that hangs up is no error."""
         self.replies = list(replies or [])
         self.responder = responder
+        self.chunk_delay, self.cut_after_chunks = chunk_delay, cut_after_chunks
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.api_key = api_key
@@ -84,14 +91,20 @@ class OpenAIServer(LoopbackServer):
                 server.requests.append(body)
                 server.headers.append(dict(self.headers))
                 status, reply = server.answer(self.path, dict(self.headers), body)
-                if status != 200 or not body.get("stream"):
-                    return reply_json(self, status, reply)
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-                for part in stream_chunks(reply):
-                    self.wfile.write(f"data: {json.dumps(part)}\n\n".encode())
-                self.wfile.write(b"data: [DONE]\n\n")
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    if status != 200 or not body.get("stream"):
+                        return reply_json(self, status, reply)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    for count, part in enumerate(stream_chunks(reply)):
+                        if count == server.cut_after_chunks:
+                            self.close_connection = True
+                            return
+                        time.sleep(server.chunk_delay)
+                        self.wfile.write(f"data: {json.dumps(part)}\n\n".encode())
+                        self.wfile.flush()
+                    self.wfile.write(b"data: [DONE]\n\n")
 
         self.serve(Handler)
 

@@ -1,5 +1,6 @@
 """A fleet on one real Mosquitto: agents (real Runtimes on gpiozero's mock pins) in the test's
-own event loop, each with its own config and state directory."""
+own event loop, each with its own config and state directory, each pair of them paired as a
+person pairs them (:func:`pair`: one side makes the key, the other types its code)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from typing import Any
 import pytest
 
 from edge.config.loader import load_config
+from edge.fleet.keys import FleetKeys, new_code
 from edge.runtime import Runtime
 from tests.fakes.mosquitto import Mosquitto
+from tests.fleet.wire import TESTER, TESTER_CODE
 
 MQTT = """
 [paths]
@@ -31,8 +34,19 @@ allow_commands = {allow}
 """
 
 
+def pair(one: Path, other: Path, one_name: str, other_name: str) -> str:
+    """Pair the agents whose state directories are ``one`` and ``other`` as ``edge-cli fleet
+    pair`` does on each machine: ``one`` makes a key for ``other_name``, ``other`` files the
+    code under ``one_name``. The code."""
+    code = new_code()
+    FleetKeys(one).file(other_name, code)
+    FleetKeys(other).file(one_name, code)
+    return code
+
+
 class FleetAgent:
-    def __init__(self, runtime: Runtime, task: asyncio.Task[None], state: Path):
+    def __init__(self, name: str, runtime: Runtime, task: asyncio.Task[None], state: Path):
+        self.name = name
         self.runtime = runtime
         self.task = task
         self.state = state
@@ -63,10 +77,20 @@ async def fleet_agent(tmp_path, isolated_env, mock_factory, monkeypatch):
     started: list[FleetAgent] = []
     with contextlib.ExitStack() as stdins:
 
-        async def start(node: str, tail: str, url: str, *,
-                        allow_commands: bool = True) -> FleetAgent:
+        async def start(node: str, tail: str, url: str, *, allow_commands: bool = True,
+                        paired: bool = True, again: bool = False) -> FleetAgent:
+            """``paired``: with every agent started before it, and with the raw asker;
+            ``again``: the agent ``node`` (stopped) started anew on its state directory, keys
+            and audit trail (a restart)."""
             folder = tmp_path / node
-            folder.mkdir()
+            if again:
+                assert folder.is_dir(), f"{node} was never started"
+            else:
+                folder.mkdir()
+            if paired and not again:
+                for other in started:
+                    pair(other.state, folder / "state", other.name, node)
+                FleetKeys(folder / "state").file(TESTER, TESTER_CODE)
             config = folder / "config.toml"
             config.write_text(MQTT.format(url=url, node=node, allow=str(allow_commands).lower(),
                                           state=folder / "state")
@@ -78,7 +102,7 @@ async def fleet_agent(tmp_path, isolated_env, mock_factory, monkeypatch):
             while not runtime.ready.is_set():
                 assert not task.done(), task.exception()
                 await asyncio.sleep(0.01)
-            agent = FleetAgent(runtime, task, folder / "state")
+            agent = FleetAgent(node, runtime, task, folder / "state")
             agent.bridge.serve_requests(runtime)  # idempotent where the assembly does it too
             started.append(agent)
             while not agent.bridge.connected:

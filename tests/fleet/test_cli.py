@@ -19,7 +19,8 @@ import pytest
 
 from edge.control import client
 from tests.fakes.mosquitto import Mosquitto, Watcher, free_port
-from tests.helpers import EDGE_CLI, ROOT, cli, wait_for
+from tests.fleet.processes import node_env, start_node, stop_node
+from tests.helpers import cli, wait_for
 
 AGENT = """
 [memory]
@@ -57,13 +58,6 @@ node_id = "laptop"
 """
 
 
-def node_env(base_env: dict[str, str], folder: Path, text: str) -> dict[str, str]:
-    folder.mkdir(parents=True, exist_ok=True)
-    config = folder / "config.toml"
-    config.write_text(text)
-    return dict(base_env, EDGE_CONFIG=str(config), EDGE_STATE_DIR=str(folder / "state"))
-
-
 @dataclass
 class Fleet:
     broker: Mosquitto
@@ -86,22 +80,6 @@ class Fleet:
         proc.wait(30)
 
 
-def start(env: dict[str, str]) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([*EDGE_CLI, "run"], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    sock = Path(env["EDGE_STATE_DIR"]) / "control.sock"
-
-    def connected() -> bool:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "agent exited"
-        if not sock.exists():
-            return False
-        mqtt = client.request([sock], "status")["data"].get("mqtt") or {}
-        return bool(mqtt.get("connected"))
-
-    wait_for(connected, 60, 0.05)
-    return proc
-
-
 @contextlib.contextmanager
 def fleet(tmp_path: Path, env: dict[str, str]) -> Iterator[Fleet]:
     with Mosquitto(tmp_path / "broker") as broker:
@@ -110,22 +88,28 @@ def fleet(tmp_path: Path, env: dict[str, str]) -> Iterator[Fleet]:
                 for name, pins, extra in (("kitchen", KITCHEN, 'base_topic = "home/kitchen"'),
                                           ("shed", SHED, ""))}
         laptop = node_env(env, tmp_path / "laptop", LAPTOP.format(url=broker.url))
+        for name, node in envs.items():
+            pair_over_ssh(node, name, laptop, "laptop")
         agents: dict[str, subprocess.Popen[str]] = {}
         try:
             for name, node in envs.items():
-                agents[name] = start(node)
+                agents[name] = start_node(node)
             yield Fleet(broker, laptop, envs, agents)
         finally:
             for proc in agents.values():
-                if proc.poll() is None:
-                    with contextlib.suppress(ValueError):
-                        proc.send_signal(signal.SIGCONT)
-                    proc.send_signal(signal.SIGTERM)
-                    try:
-                        proc.wait(20)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
-                        proc.wait()
+                stop_node(proc)
+
+
+def pair_over_ssh(node: dict[str, str], node_name: str, other: dict[str, str],
+                  other_name: str) -> None:
+    """The README's pairing, as a person does it: ``edge-cli fleet pair OTHER`` on the node
+    prints the command to run on the other machine, with the code; it is run there."""
+    made = cli("fleet", "pair", other_name, "--json", env=node)
+    assert made.returncode == 0, made.stderr
+    command = json.loads(made.stdout)["data"]["command"].split()
+    assert command[:4] == ["edge-cli", "fleet", "pair", node_name], command
+    typed = cli(*command[1:], env=other)
+    assert typed.returncode == 0, typed.stderr
 
 
 async def other_devices(broker: Mosquitto) -> None:

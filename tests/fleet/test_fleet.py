@@ -15,12 +15,16 @@ from edge.agent.sessions import SessionStore
 from edge.audit import AUDIT_FILE, read_history
 from edge.core.messages import ToolCall
 from edge.core.requester import Requester
+from edge.fleet.protocol import request_topic
 from edge.providers.base import ChatResponse
 from edge.tools.gpio import hardware_tools
 from tests.fakes.scripted_provider import ScriptedProvider
 from tests.fleet.conftest import FleetAgent
 from tests.fleet.wire import RawAsker
 from tests.helpers import msg, until
+
+REQUEST_B = request_topic("b")
+"""Where requests to node b go."""
 
 NODE_A = """
 [boards.gpio]
@@ -217,20 +221,22 @@ async def test_a_redelivered_request_acts_once_and_gets_the_first_answer(
     assert first == again and first["ok"] and first["data"]["value"] == 1.0
     assert node_b.bridge.fleet.responder.counts["repeats"] == 1
     rows = await until(lambda: actuations(node_b, "pump"))
-    assert len(rows) == 1 and rows[0].caller == "mqtt:cli:tester@bench"
+    assert len(rows) == 1 and rows[0].caller == "mqtt:tester"  # named by its key
 
 
 async def test_retained_and_unexpiring_requests_are_not_run(
         fleet_agent: Any, broker: Any, mock_factory: Any) -> None:
     node_b = await fleet_agent("b", NODE_B, broker.url)
-    counts = node_b.bridge.fleet.responder.counts
+    dropped = node_b.bridge.fleet.responder.dropped
     async with RawAsker(broker.url) as asker:
         await asker.send("edge-agent/b", "gpio.write", {"pin": "pump", "value": "on"}, retain=True)
-        await until(lambda: counts["ignored"] == 1)
-        unexpiring = await asker.ask("edge-agent/b", "gpio.write", {"pin": "pump", "value": "on"},
-                                     expiry=None)
-        assert unexpiring["exit_code"] == 2 and "MessageExpiryInterval" in unexpiring["error"]
-        await asker.clear_retained("edge-agent/b/request")
+        await until(lambda: dropped["retained"] == 1)
+        await asker.send("edge-agent/b", "gpio.write", {"pin": "pump", "value": "on"},
+                         expiry=None)
+        await until(lambda: dropped["malformed"] == 1)  # answered to nobody
+        await asker.clear_retained(REQUEST_B)
+        await asyncio.sleep(0.3)
+        assert asker.arrivals == []
     assert mock_factory.pin(22).state == 0
     assert actuations(node_b, "pump") == []
 
@@ -283,24 +289,31 @@ async def test_the_node_stands_alone_its_auto_off_runs_without_broker_or_control
 
 async def test_a_request_whose_expiry_ran_out_before_it_could_start_is_not_run(
         fleet_agent: Any, broker: Any, mock_factory: Any) -> None:
-    """The node's own clock: the request waited past its expiry (behind others, or while the
-    node was busy announcing itself), so its asker has given up; it neither acts nor answers."""
-    from edge.fleet.protocol import Request, request_properties
-    from edge.fleet.responder import Responder
+    """By the node's own clock: a request sent too long ago is dropped as it arrives; one that
+    waited its turn (the node busy) past its expiry and the clocks' allowance is not started,
+    and answered to nobody (its asker has given up)."""
+    from edge.fleet.envelope import SKEW_SECONDS, now_ms
+    from edge.fleet.responder import RUNNING
 
     node_b = await fleet_agent("b", NODE_B, broker.url)
-    sent: list[bytes] = []
-
-    async def publish(topic: str, payload: bytes, props: Any) -> None:
-        sent.append(payload)
-
-    times = iter([0.0])  # taken at 0 s; about to run at 6 s, past its 5 s expiry
-    responder = Responder(node_b.bridge.config, publish, clock=lambda: next(times, 6.0))
-    responder.serve(node_b.runtime)
-    props = request_properties("edge-agent/ctl/response", b"c" * 16, "ctl", 5)
-    await responder.on_request(Request(op="gpio.write", args={"pin": "pump", "value": "on"}).encode(),
-                               props, retained=False)
-    assert responder.counts["ignored"] == 1 and sent == []
+    responder = node_b.bridge.fleet.responder
+    async with RawAsker(broker.url) as asker:
+        await asker.send("edge-agent/b", "gpio.write", {"pin": "pump", "value": "on"}, expiry=1,
+                         sent_ms=now_ms() - int((1 + SKEW_SECONDS) * 1000) - 100)
+        await until(lambda: responder.dropped["expired"] == 1)
+        for _ in range(RUNNING):  # the node is busy: every turn taken
+            await responder._turns.acquire()
+        try:
+            await asker.send("edge-agent/b", "gpio.write", {"pin": "pump", "value": "on"},
+                             expiry=1)
+            await until(lambda: responder._in_flight)
+            await asyncio.sleep(1 + SKEW_SECONDS + 0.2)
+        finally:
+            for _ in range(RUNNING):
+                responder._turns.release()
+        await until(lambda: responder.counts["expired"] == 1)
+        await asyncio.sleep(0.2)
+        assert asker.arrivals == []
     assert mock_factory.pin(22).state == 0 and actuations(node_b, "pump") == []
 
 
