@@ -191,7 +191,9 @@ class Responder:
             return OpResult(False, why, exit_code=1)
         assert self.target is not None
         via = "" if envelope.via == "agent" else f" ({envelope.via}, as its key holder says)"
-        requester = Requester("mqtt", caller, why=f"fleet request{via}")
+        verified = not caller.startswith("unverified:")  # else only the name it gave itself
+        requester = Requester("mqtt", caller, why=f"fleet request{via}",
+                              identity=f"key:{caller}" if verified else "")
         log.info("fleet_request op=%s by=%s", request.op, requester.caller)
         try:
             return await run_op(self.target, request.op, dict(request.args), requester)
