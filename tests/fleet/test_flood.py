@@ -129,4 +129,6 @@ async def test_the_controller_commands_its_node_through_a_strangers_flood(
     # nothing of the flood stays: no request in flight or remembered, no task left behind
     assert not responder._in_flight and not link.answers._waiting
     assert len(responder.recent._seen) == link.counts["asked"]
-    await until(lambda: len(asyncio.all_tasks()) <= tasks)
+    # (a few of the agents' own short-lived tasks, a timer or a state publish, may be running
+    # at either moment; a task per request would be thousands)
+    await until(lambda: len(asyncio.all_tasks()) <= tasks + 3)
