@@ -12,6 +12,7 @@ when the class lives elsewhere, then when it is raised::
             InterlockKeyError [edge.automation.interlocks]: one key of an interlock is wrong
         UsageError: a command, or a job added at runtime, was given wrongly (exit 2)
             CommandLineError [edge.cli.main]: argparse refused the command line; carries the usage
+            PairingCodeError(ValueError) [edge.core.keycodes]: a pairing code that is not one (a typo)
         PolicyDenied: the security policy refused an action (a pin, a rate limit, an admin's job)
             InterlockRefused [edge.automation.interlocks]: an interlock refused an actuation
         DaemonUnavailable: no running agent answered on the control socket
@@ -41,6 +42,7 @@ when the class lives elsewhere, then when it is raised::
             CallTimedOut [edge.mcp.client]: the server gave no answer within timeout_seconds
         ServerLost [edge.mcp.client]: an MCP server's session ended; its link is restarted
         NodeUnknown [edge.fleet.remote]: no node of that name on the broker (edge-cli --node)
+        NotPaired [edge.fleet.remote]: this machine shares no key with that node (edge-cli --node)
     BoardError [peripherals.exc]: a board or sensor failed; its tree is drawn in peripherals.exc
 
 A builtin is mixed in where a caller may fairly catch it (gpiozero's way): ``ValueError`` for a

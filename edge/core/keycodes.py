@@ -12,11 +12,13 @@ import base64
 import re
 import secrets
 
+from edge.core.exc import UsageError
+
 KEY_BYTES = 20
 """160 bits: 32 base32 characters, typed as eight groups of four."""
 
 
-class PairingCodeError(ValueError):
+class PairingCodeError(UsageError, ValueError):
     """A pairing code that is not one (a typo): the message says what one looks like."""
 
 
