@@ -14,10 +14,8 @@ flight always counts as made.
 
 >>> groups = AtomicGroups([[("gpio", "A"), ("gpio", "B")], [("gpio", "B"), ("gpio", "C")],
 ...                        [("gpio", "D")]])
->>> groups.shared(("gpio", "A")) is groups.shared(("gpio", "C")), groups.shared(("gpio", "E"))
-(True, None)
->>> groups.members(("gpio", "C"))
-(('gpio', 'A'), ('gpio', 'B'), ('gpio', 'C'))
+>>> groups.members(("gpio", "C")), groups.members(("gpio", "D")), groups.members(("gpio", "E"))
+((('gpio', 'A'), ('gpio', 'B'), ('gpio', 'C')), (), ())
 """
 
 from __future__ import annotations
@@ -54,10 +52,6 @@ class AtomicGroups:
         for key in parent:
             self._members[key] = tuple(k for k in parent if root(k) == root(key))
         self._running: set[asyncio.Task[object]] = set()
-
-    def shared(self, key: Key) -> asyncio.Lock | None:
-        """The lock ``key`` shares with the outputs its interlocks see, or None."""
-        return self._locks.get(key)
 
     def members(self, key: Key) -> tuple[Key, ...]:
         """Every output in ``key``'s group (itself included); empty when it has none."""

@@ -33,15 +33,13 @@ from typing import Any
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from edge.config.mqtt import NODE_ID
 from edge.fleet.keys import Seal, seal, verify
-from edge.fleet.protocol import FLEET_BASE, Answer, AnswerCheck, Response
+from edge.fleet.protocol import FLEET_BASE, MAX_EXPIRY_SECONDS, Answer, AnswerCheck, Response
 
-MAX_EXPIRY_SECONDS = 60
 SKEW_SECONDS = 2.0
 """How far apart the two machines' clocks may be; beyond it, requests are refused as too old
 or from the future, and ``doctor`` says so."""
-NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""A node id (``[mqtt] node_id``'s alphabet)."""
 VIA = re.compile(r"agent|cli:[A-Za-z0-9_.-]{1,64}@[A-Za-z0-9_.-]{1,253}")
 
 
@@ -84,7 +82,7 @@ def request_properties(key: bytes | None, *, topic: str, reply_to: str, correlat
                        sent_ms: int | None = None) -> Properties:
     """A request's PUBLISH properties, sealed with ``key`` (unsealed without one: only for a
     node that takes unauthenticated requests)."""
-    if not NAME.fullmatch(caller) or not VIA.fullmatch(via):
+    if not NODE_ID.match(caller) or not VIA.fullmatch(via):
         raise ValueError(f"caller {caller!r} must be a node id and via {via!r} agent or "
                          "cli:<user>@<host>")
     expiry = max(1, min(int(expiry), MAX_EXPIRY_SECONDS))
@@ -152,7 +150,7 @@ class Envelope:
             raise ValueError("a request needs a ResponseTopic (without wildcards)")
         if not correlation:
             raise ValueError("a request needs CorrelationData")
-        if not NAME.fullmatch(caller) or not VIA.fullmatch(via):
+        if not NODE_ID.match(caller) or not VIA.fullmatch(via):
             raise ValueError("a request needs a user property caller (a node id)")
         if not sent.isdigit():
             raise ValueError("a request needs a user property sent (epoch milliseconds)")

@@ -30,22 +30,21 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import SecretStr
 
+from edge.config.mqtt import NODE_ID
 from edge.core.files import write_atomically
 from edge.core.keycodes import PairingCodeError, decode_code, new_code
 
-__all__ = ["KEY_FILE", "NAME", "FleetKeys", "PairingCodeError", "Seal", "decode_code",
+__all__ = ["KEY_FILE", "FleetKeys", "PairingCodeError", "Seal", "decode_code",
            "new_code", "seal", "verify"]
 
 KEY_FILE = "fleet-keys.json"
 PROTOCOL = b"edge-fleet-v1"
-NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -129,7 +128,7 @@ class FleetKeys:
 
     def file(self, name: str, code: str) -> None:
         """Keep ``code``'s key for ``name`` in the state directory (0600), replacing any."""
-        if not NAME.fullmatch(name):
+        if not NODE_ID.match(name):
             raise ValueError(f"{name!r} is not a node id (letters, digits, '_' and '-')")
         decode_code(code)
         assert self.path is not None

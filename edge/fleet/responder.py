@@ -35,7 +35,6 @@ from edge.config.mqtt import MqttConfig
 from edge.control.ops import OpResult, run_op
 from edge.core.requester import Requester
 from edge.fleet.envelope import (
-    MAX_EXPIRY_SECONDS,
     SKEW_SECONDS,
     Envelope,
     answer_properties,
@@ -45,6 +44,7 @@ from edge.fleet.envelope import (
 from edge.fleet.keys import FleetKeys
 from edge.fleet.protocol import (
     ACTUATING_OPS,
+    MAX_EXPIRY_SECONDS,
     MAX_REQUEST_BYTES,
     RecentRequests,
     Request,
