@@ -175,20 +175,3 @@ class StorageHealth:
 
 def _clock(moment: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(moment or 0))
-
-
-def storage_line(storage: dict[str, Any], *, full: bool = True) -> str | None:
-    """The status's line: None while all is well.
-
-    >>> storage_line({"state": "full", "since": "2026-05-01 07:00:00", "path": "/s/audit.db",
-    ...               "audit_missing": 3, "audit_missing_since": "2026-05-01 07:00:01"})
-    'storage: full since 2026-05-01 07:00:00 (/s/audit.db); audit: 3 rows not recorded since 2026-05-01 07:00:01'
-    """
-    parts = []
-    if storage.get("state", "ok") != "ok":
-        where = f" ({storage['path']})" if full and storage.get("path") else ""
-        parts.append(f"storage: {storage['state']} since {storage['since']}{where}")
-    if storage.get("audit_missing"):
-        parts.append(f"audit: {storage['audit_missing']} rows not recorded since "
-                     f"{storage['audit_missing_since']}")
-    return "; ".join(parts) or None
