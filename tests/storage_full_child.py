@@ -60,7 +60,8 @@ async def main(state: Path, mode: str) -> dict[str, object]:
         async def record(self, actuation: Actuation) -> None:
             if actuation.action == "auto-off":
                 auto_off.set()
-    hw.add_recorder(Watch())
+    watch = Watch()
+    stop_watching = hw.add_recorder(watch)
     await hw.start()
     owner = Requester("telegram", "42", why="turn 1")
     await hw.write("pump", True, owner)  # recorded: the disk has room
@@ -73,7 +74,9 @@ async def main(state: Path, mode: str) -> dict[str, object]:
         trail.close()
         subprocess.run(["mount", "-o", "remount,ro", str(state)], check=True)
         trail = AuditTrail(state / "audit.db", health=health)
+        stop_watching()
         hw.add_recorder(trail)
+        hw.add_recorder(watch)  # after the trail, as before: the trail has its record first
     await hw.write("pump", True, owner)
     level_after_write = factory.pin(22).state
     await asyncio.wait_for(auto_off.wait(), 10)  # the safety timer does not wait on the disk
