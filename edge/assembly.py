@@ -34,6 +34,7 @@ from edge.channels.registry import CHANNELS, admin_table, channel_spec
 from edge.channels.spec import ChannelContext
 from edge.charts.service import SensorCharts
 from edge.config.loader import LoadedConfig
+from edge.core.storage import StorageHealth
 from edge.core.supervision import SupervisedTask
 from edge.hardware import build_hardware
 from edge.mcp.server_approvals import approvers_with_mcp
@@ -87,13 +88,15 @@ class AgentAssembly:
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir,
                                        approvals=self.approvals)
+        self.storage = StorageHealth()
+        """The state directory's health as the stores find it (full, read-only, ok)."""
         self.audit = AuditTrail(loaded.state_dir / AUDIT_FILE, self.config.audit.keep_days,
-                                self.config.audit.max_megabytes)
+                                self.config.audit.max_megabytes, self.storage)
         self.hardware.add_recorder(self.audit)
         self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
                                      state_dir=loaded.state_dir, clock=clock)
         self.recorder = ReadingRecorder(ReadingStore.in_state_dir(loaded.state_dir),
-                                        self.automation.sensors)
+                                        self.automation.sensors, health=self.storage)
         """The sensor history: every reading kept (started by :meth:`start_recorder`)."""
         charts = SensorCharts(self.config, loaded.state_dir,
                               self.config.agent.outbox_dir(loaded.state_dir),
@@ -255,7 +258,7 @@ class AgentAssembly:
             status_text, settings, Preflight(self.access), self.memory,
             channel_capabilities={name: ch.capabilities for name, ch in self.channels.items()},
             admins=self.admins, budget=self._token_budget(),
-            receipts_by_channel=self._receipts_by_channel())
+            receipts_by_channel=self._receipts_by_channel(), storage=self.storage)
         return Dispatcher(agent, self.channels, hooks=self.hooks,
                           interrupt_on_new_message=cfg.interrupt_on_new_message,
                           debounce_seconds=cfg.debounce_ms / 1000,

@@ -10,8 +10,13 @@ committed (WAL, ``synchronous = FULL``) before that returns: a ``kill -9`` or a 
 no actuation anybody was told of. Writes run on one thread off the event loop; records that
 arrive while a commit is under way share the next one.
 
-Rows older than ``[audit] keep_days`` go, and the oldest go while the rows take more than
-``[audit] max_megabytes`` (checked at start and hourly, on the writer thread). The file is 0600.
+A caller's repeated refusal (same pin, action, value, door and reason, within a minute of the
+last) is one row with a ``count`` and its first and last time, so a flood of refusals is a few
+rows. ``[audit] keep_days`` and ``[audit] max_megabytes`` hold after every group commit, refusals
+going first and actuations, trips and safe states last (:mod:`edge.audit_space`). When the disk is
+full or read-only, the write is given up (the pin has already acted), counted, and said
+(:class:`~edge.core.storage.StorageHealth`); the trail writes again once the disk takes it. The
+file is 0600.
 
 >>> import asyncio, tempfile, pathlib, time
 >>> from edge.core.actuation import Actuation
@@ -26,26 +31,32 @@ Rows older than ``[audit] keep_days`` go, and the oldest go while the rows take 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from edge.audit_space import AuditSpace
 from edge.core.actuation import Actuation
 from edge.core.sqlite_files import prepare_sqlite_file
+from edge.core.storage import StorageHealth
 
 log = logging.getLogger(__name__)
 
 AUDIT_FILE = "audit.db"
-PRUNE_EVERY_SECONDS = 3600.0
+FOLD_SECONDS = 60.0
+"""A refusal like the caller's last one, within this long of it, adds to its count."""
+CALLERS_KEPT = 1024
+"""Callers whose last record is remembered for folding (the oldest is forgotten first)."""
 CACHE_KIB = -256
 """The page cache, in KiB (negative, as the pragma takes it): rows are appended and read back
 by ``edge-cli history`` in another process, so SQLite's default of 2 MB only fills up (the soak
 measured it full after about 30,000 rows) without speeding anything."""
-DAY = 86400.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS actuations (
@@ -62,14 +73,21 @@ CREATE TABLE IF NOT EXISTS actuations (
     caller TEXT NOT NULL,
     door TEXT NOT NULL,
     why TEXT NOT NULL,
-    detail TEXT NOT NULL DEFAULT ''
+    detail TEXT NOT NULL DEFAULT '',
+    count INTEGER NOT NULL DEFAULT 1,
+    first_at REAL
 );
 CREATE INDEX IF NOT EXISTS actuations_at ON actuations (at);
 """
 COLUMNS = ("at", "board", "pin", "label", "action", "asked", "read_back", "outcome", "reason",
-           "caller", "door", "why", "detail")
-ADDED_COLUMNS = {"detail": "TEXT NOT NULL DEFAULT ''"}
+           "caller", "door", "why", "detail", "count", "first_at")
+ADDED_COLUMNS = {"detail": "TEXT NOT NULL DEFAULT ''", "count": "INTEGER NOT NULL DEFAULT 1",
+                 "first_at": "REAL"}
 """Columns newer than the first trail: added to an older file when the agent opens it."""
+READ_AS = {"detail": "''", "count": "1", "first_at": "NULL"}
+"""How a column an older file lacks reads (read-only: it cannot be added)."""
+Fold = tuple[str, str, str, str, float | None, str]
+"""What makes two refusals the same: door, board, pin, action, value, reason."""
 
 
 def _columns(db: sqlite3.Connection) -> set[str]:
@@ -85,18 +103,24 @@ class AuditLimits:
 class AuditTrail:
     """An :class:`~edge.core.actuation.ActuationRecorder` that keeps every record in SQLite."""
 
-    def __init__(self, path: Path, keep_days: float = 365.0, max_megabytes: float = 50.0):
+    def __init__(self, path: Path, keep_days: float = 365.0, max_megabytes: float = 50.0,
+                 health: StorageHealth | None = None):
         self.path = Path(path)
         self.limits = AuditLimits(keep_days, max_megabytes)
+        self.space = AuditSpace(keep_days, max_megabytes)
+        self.health = health or StorageHealth()
+        """Where a write the disk refused is counted and said (the runtime's, when it runs)."""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit")
         self._db: sqlite3.Connection | None = None
         self._pending: list[tuple[Actuation, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
-        self._pruned_at = 0.0
         self._lock = threading.Lock()
+        self._last: OrderedDict[str, tuple[Fold | None, int, float]] = OrderedDict()
+        """Each caller's last row: what it refused (None: it was no refusal), its id, when."""
 
     async def record(self, actuation: Actuation) -> None:
-        """Return once ``actuation`` is committed (a cancelled caller does not stop the write)."""
+        """Return once ``actuation`` is committed (a cancelled caller does not stop the write),
+        or once the disk has refused it (counted in :attr:`health`)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
         self._pending.append((actuation, done))
@@ -111,11 +135,22 @@ class AuditTrail:
             try:
                 await loop.run_in_executor(self._executor, self._write, [a for a, _ in batch])
             except Exception as exc:
-                log.error("audit_write_failed records=%d error=%r", len(batch), str(exc))
+                refused = self.health.failed(exc, self.path)
+                if refused is not None:
+                    self.health.not_recorded(len(batch))
+                    log.warning("audit_not_recorded records=%d storage=%s missing=%d", len(batch),
+                                refused, self.health.audit_missing)
+                else:
+                    log.error("audit_write_failed records=%d error=%r", len(batch), str(exc))
                 for _, done in batch:
-                    if not done.done():
+                    if done.done():
+                        continue
+                    if refused is None:
                         done.set_exception(exc)
+                    else:  # the pin acted: its caller is not told the record failed
+                        done.set_result(None)
                 continue
+            self.health.recovered(self.path)
             for _, done in batch:
                 if not done.done():
                     done.set_result(None)
@@ -124,15 +159,20 @@ class AuditTrail:
         if self._db is None:
             prepare_sqlite_file(self.path)
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = FULL")
-            db.execute(f"PRAGMA cache_size = {CACHE_KIB}")
-            db.execute("PRAGMA journal_size_limit = 1048576")
-            db.executescript(SCHEMA)
-            present = _columns(db)
-            for column, kind in ADDED_COLUMNS.items():
-                if column not in present:
-                    db.execute(f"ALTER TABLE actuations ADD COLUMN {column} {kind}")
+            try:
+                self.space.configure(db)
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = FULL")
+                db.execute(f"PRAGMA cache_size = {CACHE_KIB}")
+                db.executescript(SCHEMA)
+                present = _columns(db)
+                for column, kind in ADDED_COLUMNS.items():
+                    if column not in present:
+                        db.execute(f"ALTER TABLE actuations ADD COLUMN {column} {kind}")
+                self.space.keep(db, aged=True)
+            except BaseException:
+                db.close()
+                raise
             self._db = db
         return self._db
 
@@ -141,37 +181,45 @@ class AuditTrail:
             db = self._connect()
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.executemany(
-                    f"INSERT INTO actuations ({', '.join(COLUMNS)}) VALUES "
-                    f"({', '.join('?' * len(COLUMNS))})",
-                    [tuple(getattr(a, c) for c in COLUMNS) for a in batch])
+                for actuation in batch:
+                    self._add(db, actuation)
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                self._last.clear()  # the ids it named may not be there
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
                 raise
-            if time.time() - self._pruned_at > PRUNE_EVERY_SECONDS:
-                self._prune(db, time.time())
+            self.space.keep(db)
+
+    def _add(self, db: sqlite3.Connection, a: Actuation) -> None:
+        """Insert ``a``, or count it into the caller's last row when it repeats that refusal."""
+        fold: Fold | None = ((a.door, a.board, a.pin, a.action, a.asked, a.reason)
+                             if a.outcome == "refused" else None)
+        last = self._last.get(a.caller)
+        repeated = (fold is not None and last is not None and last[0] == fold
+                    and a.at - last[2] <= FOLD_SECONDS)
+        if last is not None and repeated and db.execute(
+                "UPDATE actuations SET count = count + ?, at = max(at, ?) WHERE id = ?",
+                (a.count, a.at, last[1])).rowcount:
+            self._remember(a.caller, fold, last[1], a.at)
+            return
+        values = [getattr(a, c) for c in COLUMNS]
+        values[COLUMNS.index("first_at")] = a.first_at if a.first_at is not None else a.at
+        row = db.execute(f"INSERT INTO actuations ({', '.join(COLUMNS)}) VALUES "
+                         f"({', '.join('?' * len(COLUMNS))})", values).lastrowid
+        self._remember(a.caller, fold, int(row or 0), a.at)
+
+    def _remember(self, caller: str, fold: Fold | None, row: int, at: float) -> None:
+        self._last[caller] = (fold, row, at)
+        self._last.move_to_end(caller)
+        while len(self._last) > CALLERS_KEPT:
+            self._last.popitem(last=False)
 
     def prune(self, now: float | None = None) -> int:
-        """Drop rows past ``keep_days`` and the oldest beyond ``max_megabytes``; how many went."""
+        """Drop rows past ``keep_days`` and, beyond ``max_megabytes``, the least important
+        (:mod:`edge.audit_space`); how many went."""
         with self._lock:
-            return self._prune(self._connect(), time.time() if now is None else now)
-
-    def _prune(self, db: sqlite3.Connection, now: float) -> int:
-        self._pruned_at = now
-        gone = db.execute("DELETE FROM actuations WHERE at < ?",
-                          (now - self.limits.keep_days * DAY,)).rowcount
-        cap = self.limits.max_megabytes * 1024 * 1024
-        while _used_bytes(db) > cap:
-            count = db.execute("SELECT count(*) FROM actuations").fetchone()[0]
-            if not count:
-                break
-            gone += db.execute(
-                "DELETE FROM actuations WHERE id IN "
-                "(SELECT id FROM actuations ORDER BY id LIMIT ?)", (max(1, count // 10),)).rowcount
-        if gone:
-            log.info("audit_pruned rows=%d", gone)
-        return gone
+            return self.space.keep(self._connect(), now, aged=True)
 
     def close(self) -> None:
         with self._lock:
@@ -179,13 +227,6 @@ class AuditTrail:
                 self._db.close()
                 self._db = None
         self._executor.shutdown(wait=True)
-
-
-def _used_bytes(db: sqlite3.Connection) -> int:
-    pages = db.execute("PRAGMA page_count").fetchone()[0]
-    free = db.execute("PRAGMA freelist_count").fetchone()[0]
-    size = db.execute("PRAGMA page_size").fetchone()[0]
-    return int((pages - free) * size)
 
 
 def read_history(path: Path, pin: str | None = None, *, since: float | None = None,
@@ -210,7 +251,7 @@ def read_history(path: Path, pin: str | None = None, *, since: float | None = No
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:  # a file an older agent wrote has no newer columns (read-only: they read as empty)
         present = _columns(db)
-        chosen = [c if c in present else f"'' AS {c}" for c in COLUMNS]
+        chosen = [c if c in present else f"{READ_AS[c]} AS {c}" for c in COLUMNS]
         rows = db.execute(f"SELECT {', '.join(chosen)} FROM actuations {where} "
                           "ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
     except sqlite3.OperationalError as exc:
@@ -222,16 +263,39 @@ def read_history(path: Path, pin: str | None = None, *, since: float | None = No
     return [Actuation(**dict(zip(COLUMNS, row, strict=True))) for row in reversed(rows)]
 
 
+SOMEONE_ELSE = "someone else"
+"""Who another caller is, in a history shown to a person who is not an admin."""
+
+
+def for_person(records: list[Actuation], caller: str) -> list[Actuation]:
+    """What a person who is not an admin may see: their own records, and what the door did to
+    the pins they asked about (the agent's timers, safe states and trips as they are; another
+    caller as :data:`SOMEONE_ELSE`, with no door or why that could name them)."""
+    theirs = {(a.board, a.pin) for a in records if a.caller == caller}
+    shown: list[Actuation] = []
+    for a in records:
+        if a.caller == caller or (a.caller == "agent" and (a.board, a.pin) in theirs):
+            shown.append(a)
+        elif (a.board, a.pin) in theirs:
+            shown.append(replace(a, caller=SOMEONE_ELSE, door="", why=""))
+    return shown
+
+
 def describe(actuation: Actuation) -> str:
     """One line of history: ``2026-05-01 07:00:02 pump: on (read back on) by telegram:42
-    (telegram, message 17)``."""
+    (telegram, message 17)``; a folded refusal says how often: ``... ×40 between 07:00:02 and
+    07:00:31``."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(actuation.at))
     what = actuation.receipt()
     if actuation.action not in ("write", "pwm", "servo", "call"):
         what = f"{what} [{actuation.action}]"
+    if actuation.count > 1:
+        first = time.strftime("%H:%M:%S", time.localtime(actuation.first_at or actuation.at))
+        what = f"{what} ×{actuation.count} between {first} and {when[11:]}"
     said = (actuation.caller, actuation.caller.partition(":")[2])  # no need to say it twice
     why = f", {actuation.why}" if actuation.why and actuation.why not in said else ""
-    return f"{when} {what} by {actuation.caller or 'agent'} ({actuation.door}{why})"
+    door = f" ({actuation.door}{why})" if actuation.door else ""
+    return f"{when} {what} by {actuation.caller or 'agent'}{door}"
 
 
 def history_text(records: list[Actuation], pin: str | None = None) -> str:

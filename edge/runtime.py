@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import Any, TextIO
 
 from edge import __version__
@@ -88,6 +89,7 @@ class Runtime(AgentAssembly):
             "recent_errors": self.recent_events.snapshot(),
             "safe_mode": self.safe_mode.status(),
             "readings": self.recorder.status(),
+            "storage": self.storage.status(),
             "cameras": self.cameras.status(),
         }, secret_values(self.config))
 
@@ -215,6 +217,7 @@ class Runtime(AgentAssembly):
         await self.automation.start(self.channels, self.admins, self._down_components,
                                     prompts=self, hold_rules=self.safe_mode.active)
         await self._announce_safe_mode()
+        self.storage.tell_to(partial(self.automation.notifier.notify, ("admins",)))
         self._log_ready()
         self.service.ready(self._service_status())
         self.ready.set()

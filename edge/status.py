@@ -248,6 +248,23 @@ def _ago(moment: float) -> str:
     return ago(time.time() - moment)
 
 
+def storage_line(storage: dict[str, Any], *, full: bool = True) -> str | None:
+    """The status's line: None while all is well.
+
+    >>> storage_line({"state": "full", "since": "2026-05-01 07:00:00", "path": "/s/audit.db",
+    ...               "audit_missing": 3, "audit_missing_since": "2026-05-01 07:00:01"})
+    'storage: full since 2026-05-01 07:00:00 (/s/audit.db); audit: 3 rows not recorded since 2026-05-01 07:00:01'
+    """
+    parts = []
+    if storage.get("state", "ok") != "ok":
+        where = f" ({storage['path']})" if full and storage.get("path") else ""
+        parts.append(f"storage: {storage['state']} since {storage['since']}{where}")
+    if storage.get("audit_missing"):
+        parts.append(f"audit: {storage['audit_missing']} rows not recorded since "
+                     f"{storage['audit_missing_since']}")
+    return "; ".join(parts) or None
+
+
 def format_status(status: dict[str, Any], *, full: bool = True) -> str:
     """The status as lines of text; ``full=False`` for a non-admin (see the module's doc)."""
     status = redact_status(status)
@@ -337,6 +354,8 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
         where = f" ({memory['path']})" if full else ""
         lines.append(f"memory: {memory['backend']}, {count}{format_bytes(memory['bytes'])}"
                      f"{where}")
+    if storage := storage_line(status.get("storage") or {}, full=full):
+        lines.append(storage)
     mqtt = status.get("mqtt") or {}
     if mqtt.get("enabled") and daemon.get("running"):
         lines.append(mqtt_line(mqtt, full=full))

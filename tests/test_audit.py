@@ -128,7 +128,6 @@ async def test_old_records_go_after_keep_days_and_the_oldest_beyond_the_size_cap
         return Actuation(at=moment, board="gpio", pin="GPIO17", label="led", action="write",
                          asked=1.0, why=why)
     await trail.record(at(now - 2 * day, "recent"))
-    trail._pruned_at = 0  # the next write prunes, as the hourly check does
     await trail.record(at(now - 11 * day, "old"))
     trail.prune(now)
     assert [a.why for a in read_history(path)] == ["recent"]

@@ -35,6 +35,7 @@ from edge.agent.sessions import Session, SessionStore
 from edge.channels.base import ChannelMessage
 from edge.config.model import AgentConfig, MemoryConfig
 from edge.core.messages import ChatMessage, ToolSpec
+from edge.core.storage import StorageHealth, in_words
 from edge.hardware import Hardware
 from edge.memory.base import Memory
 from edge.safe_mode import SafeMode
@@ -47,6 +48,9 @@ if TYPE_CHECKING:  # the provider stack loads only when a model is configured
     from edge.providers.switch import ModelSwitch
 
 log = logging.getLogger(__name__)
+
+STILL_WORKING = ("Switching pins and their safety timers still work; an admin is told, and "
+                 "/status shows it.")
 
 NO_PROVIDER_REPLY = (
     "No language model is configured, so I can only run direct commands (/help lists them). "
@@ -124,6 +128,8 @@ class Agent:
     provider_failure: tuple[float, str] | None = field(default=None, init=False)
     """(when, why) the model last failed to answer, until it answers again: status shows it."""
     """Turns the model could not answer (timeout, provider failure): a piped run exits 1."""
+    storage: StorageHealth = field(default_factory=StorageHealth)
+    """Told when the disk refuses to save a turn (the runtime's, shared with the audit trail)."""
 
     def __post_init__(self) -> None:
         self.hardware.add_recorder(self.receipts)
@@ -154,11 +160,33 @@ class Agent:
         """The model's reply to one (possibly debounced) message; ``on_text`` receives the
         reply so far while it streams (a channel's draft). It ends with the turn's receipt
         unless the channel has receipts off."""
-        if not self.receipts_by_channel.get(msg.channel, self.settings.receipts):
-            return await self._respond(msg, on_text)
-        with self.receipts.turn(msg.requester.why) as done:
-            reply = await self._respond(msg, on_text)
-        return with_receipt(reply, done)
+        try:
+            if not self.receipts_by_channel.get(msg.channel, self.settings.receipts):
+                return await self._respond(msg, on_text)
+            with self.receipts.turn(msg.requester.why) as done:
+                reply = await self._respond(msg, on_text)
+            return with_receipt(reply, done)
+        except Exception as exc:  # a disk that refuses writes is said in words, not raised
+            state = self.storage.failed(exc, self.sessions.directory)
+            if state is None:
+                raise
+            return (f"I could not answer: {in_words(state)}, so this conversation cannot be "
+                    f"saved. {STILL_WORKING}")
+
+    async def _keep(self, session: Session, turns: list[ChatMessage], msg: ChannelMessage,
+                    reply: str) -> str:
+        """Save the turn (and the message as a memory); ``reply`` with a note when the disk
+        refuses it."""
+        try:
+            await self.sessions.append(session, turns)
+            await self._autosave(msg)
+        except Exception as exc:
+            state = self.storage.failed(exc, self.sessions.directory)
+            if state is None:
+                raise
+            return f"{reply}\n\n(I could not save this: {in_words(state)}. {STILL_WORKING})"
+        self.storage.recovered(self.sessions.directory)
+        return reply
 
     async def _respond(self, msg: ChannelMessage, on_text: TextSink | None) -> str:
         refusal = self.safe_mode.refusal()
@@ -208,9 +236,7 @@ class Agent:
             return str(spent)
         self.provider_failure = None
         reply = sanitize_response(reply) or "(no reply)"
-        await self.sessions.append(session, [user_turn, ChatMessage.assistant(reply)])
-        await self._autosave(msg)
-        return reply
+        return await self._keep(session, [user_turn, ChatMessage.assistant(reply)], msg, reply)
 
     async def _autosave(self, msg: ChannelMessage) -> None:
         """Keep the user's message as a Conversation memory, in its own scope."""

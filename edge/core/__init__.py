@@ -22,6 +22,7 @@ nothing of ``edge`` outside this folder.
 | ``redaction`` | secrets kept out of logs, status and errors |
 | ``logsetup`` | where log lines go (journal, file, terminal) |
 | ``ownership`` | the agent's lock: one agent per state directory |
+| ``storage`` | the state directory's health: a full or read-only disk, found and said |
 
 Used by module (``from edge.core.exc import EdgeError``): the face lists the modules and imports
 none, so a light command that needs two of them loads only those two.
@@ -29,4 +30,4 @@ none, so a light command that needs two of them loads only those two.
 
 __all__ = ["durations", "exc", "files", "heap", "httpclient", "logformat", "logsetup", "messages",
            "ownership", "paths", "ratelimit", "redaction", "requester", "sdnotify", "sqlite_files",
-           "sse", "stopsignals", "supervision", "validation"]
+           "sse", "stopsignals", "storage", "supervision", "validation"]

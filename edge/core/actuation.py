@@ -59,6 +59,11 @@ class Actuation:
     """The turn or message id, the rule, schedule or interlock name."""
     detail: str = ""
     """What else was asked: a remote tool call's arguments (``call``), short."""
+    count: int = 1
+    """How many identical refusals this record stands for (the audit trail folds a caller's
+    repeated refusal into one record); ``at`` is then the last of them."""
+    first_at: float | None = None
+    """When the first of ``count`` identical refusals came (None: ``at``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -20,6 +20,7 @@ from edge.cameras.registry import CAMERAS
 from edge.config.cameras import parse_camera
 from edge.config.model import parse_board
 from edge.config.sensors import AnalogSensorConfig, parse_sensor
+from edge.core.storage import filesystem_state
 from edge.doctor import Check
 from peripherals.base import DeviceNode
 from peripherals.exc import BoardUnavailable
@@ -189,6 +190,11 @@ def check_disk(state_dir: Path, min_free: int = MIN_FREE_BYTES, low_free: int = 
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
     usage = shutil.disk_usage(probe)
+    if filesystem_state(probe) == "read-only":
+        return Check("disk", "fail", f"{probe} is on a read-only file system: the audit trail, "
+                     "readings, memory and conversations cannot be saved",
+                     "remount it read-write (`sudo mount -o remount,rw` on its mount point) or "
+                     "set [paths] state_dir to a writable directory")
     free_mib = usage.free // (1024 * 1024)
     detail = f"{free_mib} MiB free of {usage.total // (1024 * 1024)} MiB on {probe}"
     fix = ("free space: `sudo journalctl --vacuum-size=50M`, `sudo apt-get clean`, and old "

@@ -35,6 +35,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from edge.automation.clock import Clock, SystemClock
+from edge.core.storage import StorageHealth
 from edge.core.supervision import SupervisedTask, close_all
 from edge.readings.store import Entry, ReadingStore
 
@@ -55,12 +56,14 @@ BUFFER_LIMIT = 50_000
 class ReadingRecorder:
     def __init__(self, store: ReadingStore, hub: SensorHub, *, clock: Clock | None = None,
                  flush_seconds: float = FLUSH_SECONDS, upkeep_seconds: float = UPKEEP_SECONDS,
-                 buffer_limit: int = BUFFER_LIMIT):
+                 buffer_limit: int = BUFFER_LIMIT, health: StorageHealth | None = None):
         """``clock`` paces the writer and the upkeep (tests give a ManualClock); a reading's
         time is the hub's clock when it arrives."""
         self.store, self.hub = store, hub
         self.clock = clock or SystemClock()
         self.flush_seconds, self.upkeep_seconds = flush_seconds, upkeep_seconds
+        self.health = health or StorageHealth()
+        """Told when the disk refuses a write (full, read-only) and when it takes one again."""
         self._buffer: deque[Entry] = deque(maxlen=buffer_limit)
         self.dropped = 0
         """Readings the buffer let go while the file could not be written."""
@@ -116,13 +119,15 @@ class ReadingRecorder:
                 return 0
             try:
                 await self.store.write(batch)
-            except BaseException:
+            except BaseException as exc:
+                self.health.failed(exc, self.store.path)
                 arrived = list(self._buffer)
                 self._buffer.clear()
                 for entry in (*batch, *arrived)[-(self._buffer.maxlen or 1):]:
                     self._buffer.append(entry)
                 raise
             self.written += len(batch)
+            self.health.recovered(self.store.path)
             return len(batch)
 
     async def flush_for_reading(self) -> None:

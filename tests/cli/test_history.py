@@ -76,10 +76,50 @@ async def test_the_history_tool_and_chat_command_read_the_record(tmp_path: Path)
 
     async def status(**_: object) -> str:
         return ""
-    ctx = CommandContext({"history": tool}, status, asker)
-    reply = await run_command("/history pump", ctx)
+    ctx = CommandContext({"history": tool}, status, asker, admins={"telegram": frozenset({"42"})})
+    reply = await run_command("/history pump", ctx)  # an admin sees every caller
     assert reply is not None and "by schedule:water" in reply
     assert "heater: refused" in (await run_command("/history", ctx) or "")
+
+
+async def test_a_person_who_is_no_admin_sees_their_own_calls_and_no_one_elses_id(
+        tmp_path: Path) -> None:
+    """Telegram user 7 switched the fan once; the admin 42 and the local operator (whose
+    account name is the why of a ``local`` call) switched it too, and the timer ended it."""
+    path = await recorded(tmp_path)
+    trail = AuditTrail(path)
+    now = time.time()
+    for actuation in [
+        Actuation(at=now - 20, board="gpio", pin="GPIO23", label="fan", action="write",
+                  asked=0.0, read_back=0.0, caller="telegram:7", door="telegram", why="turn 3"),
+        Actuation(at=now - 10, board="gpio", pin="GPIO23", label="fan", action="write",
+                  asked=1.0, read_back=1.0, caller="local:1000", door="local", why="alice"),
+        Actuation(at=now - 5, board="gpio", pin="GPIO23", label="fan", action="auto-off",
+                  asked=0.0, read_back=0.0, caller="agent", door="agent", why="auto-off"),
+    ]:
+        await trail.record(actuation)
+    trail.close()
+
+    async def status(**_: object) -> str:
+        return ""
+    admins = {"telegram": frozenset({"42"})}
+    person = CommandContext({"history": HistoryTool(path)}, status,
+                            Requester("telegram", "7", "7"), admins=admins)
+    reply = await run_command("/history", person) or ""
+    lines = reply.splitlines()
+    assert len(lines) == 4, reply  # the fan: 42's switch, theirs, the operator's, the timer's
+    assert "fan: off (read back off) by telegram:7" in lines[1]
+    assert "by someone else" in lines[0] and "by someone else" in lines[2]
+    assert "[auto-off] by agent" in lines[3]
+    for withheld in ("telegram:42", "turn 9", "local", "alice", "1000", "pump", "heater",
+                     "schedule"):
+        assert withheld not in reply, withheld
+    stranger = CommandContext({"history": HistoryTool(path)}, status,
+                              Requester("telegram", "8", "8"), admins=admins)
+    assert "You have not switched anything" in (await run_command("/history", stranger) or "")
+    admin = CommandContext({"history": HistoryTool(path)}, status,
+                           Requester("telegram", "42", "42"), admins=admins)
+    assert "by local:1000 (local, alice)" in (await run_command("/history fan", admin) or "")
 
 
 def test_a_one_shot_edge_cli_without_an_agent_is_recorded_too(isolated_env: dict[str, str]) -> None:
