@@ -15,6 +15,7 @@ result is missing, so a warm run says nothing. Example (it prints, so not a doct
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 import threading
@@ -22,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pytest
@@ -146,3 +147,14 @@ def _reason(error: BaseException) -> str:
     """``ImageError: apt-get download failed ...``: the type and the first line of the message."""
     lines = str(error).splitlines()
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+def wait_for_lock(lock: IO[str], what: str) -> None:
+    """Take ``lock`` (flock, exclusive); while another test run holds it, building ``what``,
+    say so rather than wait in silence."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        with setting_up(f"{what} (waiting for another test run, which holds {shown(lock.name)})",
+                        cached_in=None):
+            fcntl.flock(lock, fcntl.LOCK_EX)

@@ -21,7 +21,6 @@ Example (debootstrap takes about 6 minutes on first use, so not a doctest)::
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
@@ -33,6 +32,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.setup_progress import SetUpStep, setting_up, wait_for_lock
 
 SUITE = "bookworm"  # what Raspberry Pi OS 12 is built on
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -316,17 +317,21 @@ def prepare(arch: str, cache: Path | None = None) -> Userspace:
     directory = cache / f"{arch}-{SUITE}-{recipe_key(mirror)}"
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache / f".{directory.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        wait_for_lock(lock, f"the {arch} Pi OS userspace")
         if not (directory / "complete").is_file():
-            _build(arch, directory, mirror)
+            with setting_up(f"the {arch} Pi OS userspace (debootstrap {SUITE} from {mirror})",
+                            cached_in=directory,
+                            takes="first run on this machine: about 6 minutes") as progress:
+                _build(arch, directory, mirror, progress)
     return Userspace(arch, directory)
 
 
-def _build(arch: str, directory: Path, mirror: str) -> None:
+def _build(arch: str, directory: Path, mirror: str, progress: SetUpStep) -> None:
     if directory.exists():  # an interrupted build: start again
         _remove_tree(directory)
     root = directory / "root"
     root.mkdir(parents=True)
+    progress.watch(root)  # each tick: how many MB debootstrap has written
     env = dict(os.environ)
     proxy = _apt_proxy()
     if proxy and "http_proxy" not in env:
