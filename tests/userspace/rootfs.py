@@ -41,6 +41,7 @@ DEFAULT_MIRROR = "http://deb.debian.org/debian"
 PACKAGES = ("python3", "python3-venv", "make", "ca-certificates")
 USER = "pi"  # the user the README's commands run as, uid 1000 as on a Pi
 UID = 1000
+PIP_CACHE = "/var/cache/edge-agent-pip"  # inside: pip's downloads, kept for the next run
 RECIPE_VERSION = "2"  # bump when the build steps below change what a userspace holds
 
 
@@ -272,7 +273,7 @@ class Session:
                "PIP_CERT": "/etc/ssl/certs/ca-certificates.crt",
                "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt",
                # a pip cache kept in the userspace: a second run installs from it
-               "PIP_CACHE_DIR": "/var/cache/edge-agent-pip",
+               "PIP_CACHE_DIR": PIP_CACHE,
                "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         env.update({k: os.environ[k] for k in PASSED_ENV if k in os.environ})
         env.update(extra or {})
@@ -350,8 +351,8 @@ def _build(arch: str, directory: Path, mirror: str, progress: SetUpStep) -> None
         raise UserspaceError(f"{' '.join(argv)} failed ({result.returncode}); is {mirror}"
                              f" reachable?\n{result.stderr[-2000:]}\n{detail}")
     _add_user(root)
-    (root / "var/cache/edge-agent-pip").mkdir(parents=True, exist_ok=True)
-    os.chown(root / "var/cache/edge-agent-pip", UID, UID)
+    (root / PIP_CACHE.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    os.chown(root / PIP_CACHE.lstrip("/"), UID, UID)
     (directory / "build-seconds").write_text(f"{time.monotonic() - started:.0f}\n")
     (directory / "complete").write_text(f"{' '.join(argv)}\n")
 
