@@ -5,7 +5,8 @@ pointed at the test's Mosquitto, and driven through its REST API as a user's aut
 The venv lives under ``${XDG_CACHE_HOME:-~/.cache}/edge-agent/home-assistant/<version>/``, one per
 hash of the requirements; the first run builds it (about a minute with nothing cached: 56 to 77 s
 here, most of it downloading) under a file lock, so parallel test runs wait for one build instead
-of racing, and later runs reuse it.
+of racing, and later runs reuse it. A build says on the terminal what it is doing
+(tests/setup_progress.py); a run that finds the venv built says nothing.
 
 >>> # ha = HomeAssistant(install(), tmp / "ha", broker_port=1883).start()
 >>> # ha.states()["switch.garden_pump"]["state"]

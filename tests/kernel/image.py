@@ -8,7 +8,8 @@ leave the archive), so the current version is resolved at every fetch with a pri
 configuration per architecture (its own sources list, state and cache directories; the host's apt
 sources are never touched) and the cache is keyed by that version. Offline, the newest cached
 kernel is used. The amd64 guest's busybox is the host's own static one; the arm64 guest's is
-Debian's ``busybox-static`` for arm64 from trixie, fetched the same way.
+Debian's ``busybox-static`` for arm64 from trixie, fetched the same way. A fetch says on the
+terminal what it is doing (tests/setup_progress.py).
 
 Example (fetches 120 MB on first use, so not a doctest)::
 

@@ -58,9 +58,9 @@ def set_up(userspace: Userspace) -> Iterator[SetUp]:
             shutil.rmtree(target)
     pip_cache = userspace.root / PIP_CACHE.lstrip("/")
     with userspace.session() as session:
-        with setting_up(f"the checkout in the {userspace.arch} userspace with the README's"
-                        f" `make run` (pip's downloads kept in {shown(pip_cache)})",
-                        cached_in=None, takes="pip under qemu-user: minutes") as progress:
+        with setting_up(f"the checkout in the {userspace.arch} userspace with the README's `make run`",
+                        cached_in=None, takes=f"pip under qemu-user, minutes; its downloads are kept"
+                        f" in {shown(pip_cache)}") as progress:
             progress.watch(userspace.root / PROJECT.lstrip("/") / ".venv")
             made = session.run("make run", cwd=PROJECT, input=CHAT, timeout=2400)
         yield SetUp(session, made.stdout, made.stderr)

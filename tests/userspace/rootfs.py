@@ -3,7 +3,8 @@ or ``armhf`` (32-bit), built with debootstrap from Debian's packages and run thr
 
 Built once per architecture and recipe, under a file lock, into
 ``${XDG_CACHE_HOME:-~/.cache}/edge-agent/userspace/<arch>-bookworm-<key>/``; a ``complete``
-marker is written last, so an interrupted build is thrown away and redone. Commands run in a
+marker is written last, so an interrupted build is thrown away and redone; a build says on the
+terminal what it is doing and how many MB it has written (tests/setup_progress.py). Commands run in a
 chroot with ``/proc`` and ``/dev`` mounted for the session and unmounted after it; the host's CA
 bundle, pip configuration and resolver are copied in, so pip reaches the same index as the host.
 
