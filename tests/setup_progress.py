@@ -56,6 +56,9 @@ def say(line: str) -> None:
             print(line, file=sys.stderr, flush=True)
             return
         with capture.global_and_fixture_disabled():
+            reporter.ensure_newline()  # after a test's file name or node id
+            if reporter._tw.width_of_current_line:  # after -q's progress dots
+                reporter.write("\n")
             reporter.write_line(line)
             reporter.flush()  # before capture resumes, or the line lands in the capture
 
