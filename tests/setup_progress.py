@@ -47,7 +47,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def say(line: str) -> None:
-    """Write ``line`` on the terminal now, past pytest's capture (stderr outside pytest)."""
+    """Write ``line`` on the terminal now, past pytest's capture (stderr outside pytest). The
+    ticker thread suspends capture too: it runs only inside a set-up, within one test phase, and
+    pytest switches capture only between phases."""
     with _writing:
         plugins = _config.pluginmanager if _config else None
         capture = plugins.getplugin("capturemanager") if plugins else None
