@@ -16,7 +16,8 @@ from tests.fakes.signal_server import FakeSignal
 from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import EDGE_CLI, ROOT  # noqa: F401 (re-exported for conftest users)
 
-pytest_plugins = ["tests.emulation.fixtures",  # simavr and qemu boards, for every test module
+pytest_plugins = ["tests.setup_progress",  # slow set-ups say what they do (first: others import it)
+                  "tests.emulation.fixtures",  # simavr and qemu boards, for every test module
                   "tests.fakes.inprocess"]  # a Runtime in the test's own loop (start_agent)
 
 

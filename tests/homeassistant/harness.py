@@ -5,7 +5,8 @@ pointed at the test's Mosquitto, and driven through its REST API as a user's aut
 The venv lives under ``${XDG_CACHE_HOME:-~/.cache}/edge-agent/home-assistant/<version>/``, one per
 hash of the requirements; the first run builds it (about a minute with nothing cached: 56 to 77 s
 here, most of it downloading) under a file lock, so parallel test runs wait for one build instead
-of racing, and later runs reuse it.
+of racing, and later runs reuse it. A build says on the terminal what it is doing
+(tests/setup_progress.py); a run that finds the venv built says nothing.
 
 >>> # ha = HomeAssistant(install(), tmp / "ha", broker_port=1883).start()
 >>> # ha.states()["switch.garden_pump"]["state"]
@@ -13,7 +14,6 @@ of racing, and later runs reuse it.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.setup_progress import SetUpStep, setting_up, wait_for_lock
 
 VERSION = "2024.3.3"
 """The last Home Assistant release that runs on Python 3.11 (2024.4 requires 3.12)."""
@@ -70,24 +72,36 @@ def install(python: str = sys.executable) -> Path:
     if done.exists():
         return venv
     with (root / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another run may be building it: wait, then reuse it
+        wait_for_lock(lock, f"Home Assistant {VERSION}")  # another run may be building it
         if done.exists():
             return venv
-        shutil.rmtree(venv, ignore_errors=True)  # venvs are not relocatable: built in place
-        started = time.monotonic()
-        for step in ([python, "-m", "venv", str(venv)],
-                     [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-input",
-                      "--disable-pip-version-check", "-r", str(REQUIREMENTS)]):
-            try:
-                run = subprocess.run(step, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_SECONDS)
-            except subprocess.TimeoutExpired as exc:
-                raise HomeAssistantUnavailable(f"installing Home Assistant {VERSION} took over "
-                                               f"{INSTALL_TIMEOUT_SECONDS} s: {' '.join(step)}") from exc
-            if run.returncode != 0:
-                raise HomeAssistantUnavailable(
-                    f"could not install Home Assistant {VERSION} into {venv} ({' '.join(step[:4])} "
-                    f"exited {run.returncode}; PyPI must be reachable):\n{_tail(run.stdout + run.stderr)}")
-        done.write_text(f"{VERSION} {digest} built in {time.monotonic() - started:.0f} s\n")
+        with setting_up(f"Home Assistant {VERSION} for tests/homeassistant", cached_in=venv,
+                        takes="first run on this machine: about 1 minute") as progress:
+            _build(venv, python, progress)
+        done.write_text(f"{VERSION} {digest} built in {progress.elapsed()}\n")
+    return venv
+
+
+def _build(venv: Path, python: str, progress: SetUpStep) -> None:
+    shutil.rmtree(venv, ignore_errors=True)  # venvs are not relocatable: built in place
+    progress.watch(venv)
+    pinned = [line for line in REQUIREMENTS.read_text().splitlines() if line.strip()
+              and not line.startswith("#")]
+    steps = {"creating the venv": [python, "-m", "venv", str(venv)],
+             f"pip installing {len(pinned)} pinned packages":
+                 [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-input",
+                  "--disable-pip-version-check", "-r", str(REQUIREMENTS)]}
+    for number, (name, step) in enumerate(steps.items(), 1):
+        progress.say(f"step {number}/{len(steps)}: {name}")
+        try:
+            run = subprocess.run(step, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired as exc:
+            raise HomeAssistantUnavailable(f"installing Home Assistant {VERSION} took over "
+                                           f"{INSTALL_TIMEOUT_SECONDS} s: {' '.join(step)}") from exc
+        if run.returncode != 0:
+            raise HomeAssistantUnavailable(
+                f"could not install Home Assistant {VERSION} into {venv} ({' '.join(step[:4])} "
+                f"exited {run.returncode}; PyPI must be reachable):\n{_tail(run.stdout + run.stderr)}")
     return venv
 
 

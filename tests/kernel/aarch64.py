@@ -20,7 +20,6 @@ Example (builds and boots, so not a doctest)::
 from __future__ import annotations
 
 import compileall
-import fcntl
 import hashlib
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from tests.kernel.guest import log_tails
 from tests.kernel.image import Image
+from tests.setup_progress import SetUpStep, setting_up, wait_for_lock
 from tests.userspace.checkout import copy_checkout
 from tests.userspace.rootfs import Userspace
 from tests.userspace.rootfs import prepare as prepare_userspace
@@ -84,17 +84,21 @@ def prepare_root() -> Root:
     root = Root(userspace, f"/opt/edge-kernel/{key}")
     home = userspace.root / root.home.lstrip("/")
     with open(userspace.directory / f".kernel-venv-{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        wait_for_lock(lock, "the aarch64 guest's venv")
         if not (home / "complete").is_file():
-            _build_venv(userspace, root, home)
+            with setting_up("the aarch64 guest's venv (pip under qemu-user in the arm64 userspace)",
+                            cached_in=home, takes="a few minutes when pyproject.toml changed"
+                            ) as progress:
+                _build_venv(userspace, root, home, progress)
     return root
 
 
-def _build_venv(userspace: Userspace, root: Root, home: Path) -> None:
+def _build_venv(userspace: Userspace, root: Root, home: Path, progress: SetUpStep) -> None:
     """A venv with the project installed editable (its dependencies, the aarch64 lgpio wheel,
     edge-cli) from a copy of the checkout, which the guest hides under the checkout itself."""
     if home.exists():
         shutil.rmtree(home)
+    progress.watch(home)
     started = time.monotonic()
     copy_checkout(home / "src", 0)
     with userspace.session() as session:

@@ -8,7 +8,8 @@ leave the archive), so the current version is resolved at every fetch with a pri
 configuration per architecture (its own sources list, state and cache directories; the host's apt
 sources are never touched) and the cache is keyed by that version. Offline, the newest cached
 kernel is used. The amd64 guest's busybox is the host's own static one; the arm64 guest's is
-Debian's ``busybox-static`` for arm64 from trixie, fetched the same way.
+Debian's ``busybox-static`` for arm64 from trixie, fetched the same way. A fetch says on the
+terminal what it is doing (tests/setup_progress.py).
 
 Example (fetches 120 MB on first use, so not a doctest)::
 
@@ -18,7 +19,6 @@ Example (fetches 120 MB on first use, so not a doctest)::
 
 from __future__ import annotations
 
-import fcntl
 import gzip
 import hashlib
 import lzma
@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.setup_progress import SetUpStep, setting_up, wait_for_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "build" / "kernel-gpio"
@@ -113,7 +115,9 @@ def prepare(cache_dir: Path = CACHE, arch: str = "amd64") -> Image:
         if not (kernel_dir / "modules.order").is_file() or not all(
                 (kernel_dir / "modules" / f"{name.replace('-', '_')}.ko").is_file()
                 for name in spec.modules + spec.on_demand):  # a cache from before a module was added
-            _fetch_kernel(cache_dir, spec, version, kernel_dir)
+            with setting_up(f"the guest kernel {version} from {MIRROR}", cached_in=kernel_dir,
+                            takes="first run in this checkout: a 120 MB download") as progress:
+                _fetch_kernel(cache_dir, spec, version, kernel_dir, progress)
         busybox_path = BUSYBOX if spec.host_busybox else _fetch_busybox(cache_dir, spec, busybox)
         return Image(version=version, kernel=kernel_dir / "vmlinuz",
                      initramfs=_initramfs(kernel_dir, busybox_path),
@@ -123,7 +127,7 @@ def prepare(cache_dir: Path = CACHE, arch: str = "amd64") -> Image:
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        wait_for_lock(lock, "the guest kernel")
         yield
 
 
@@ -215,8 +219,11 @@ def _fetch_busybox(cache_dir: Path, spec: Arch, version: str | None) -> Path:
     target = cache_dir / f"busybox-{spec.debian}-{version}" / "busybox"
     if target.is_file():
         return target
-    with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
+    with (setting_up(f"{BUSYBOX_SUITE}'s busybox-static {version} for the {spec.debian} guest",
+                     cached_in=target.parent) as progress,
+          tempfile.TemporaryDirectory(dir=cache_dir) as scratch):
         work = Path(scratch)
+        progress.watch(work)
         _download(_apt_env(cache_dir, spec), [f"busybox-static={version}"], work)
         found = next((p for p in (work / "root/bin/busybox", work / "root/usr/bin/busybox")
                       if p.is_file()), None)
@@ -230,7 +237,8 @@ def _fetch_busybox(cache_dir: Path, spec: Arch, version: str | None) -> Path:
     return target
 
 
-def _fetch_kernel(cache_dir: Path, spec: Arch, version: str, kernel_dir: Path) -> None:
+def _fetch_kernel(cache_dir: Path, spec: Arch, version: str, kernel_dir: Path,
+                  progress: SetUpStep) -> None:
     """Download the image (7.x splits it into linux-binary and linux-modules), unpack vmlinuz
     and the modules the guest needs, decompressed, and drop the 120 MB of packages."""
     env = _apt_env(cache_dir, spec)
@@ -239,7 +247,10 @@ def _fetch_kernel(cache_dir: Path, spec: Arch, version: str, kernel_dir: Path) -
     packages = [p for p in wanted if p in known] or [f"linux-image-{version}"]  # before 7.x
     with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
         work = Path(scratch)
+        progress.watch(work)  # each tick: how many MB are downloaded and unpacked
+        progress.say(f"step 1/2: downloading and unpacking {' '.join(packages)}")
         _download(env, packages, work)
+        progress.say("step 2/2: copying vmlinuz and decompressing the guest's modules")
         tree = next((d for d in (work / "root/usr/lib/modules" / version,
                                  work / "root/lib/modules" / version) if d.is_dir()), None)
         vmlinuz = next(iter(work.glob(f"root/boot/vmlinuz-{version}")), None)

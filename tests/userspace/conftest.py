@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.setup_progress import setting_up, shown
 from tests.userspace.checkout import copy_checkout
-from tests.userspace.rootfs import UID, Session, Userspace, prepare
+from tests.userspace.rootfs import PIP_CACHE, UID, Session, Userspace, prepare
 
 HERE = Path(__file__).resolve().parent
 PROJECT = "/home/pi/edge-agent"
@@ -55,8 +56,13 @@ def set_up(userspace: Userspace) -> Iterator[SetUp]:
         target = userspace.root / state
         if target.exists():
             shutil.rmtree(target)
+    pip_cache = userspace.root / PIP_CACHE.lstrip("/")
     with userspace.session() as session:
-        made = session.run("make run", cwd=PROJECT, input=CHAT, timeout=2400)
+        with setting_up(f"the checkout in the {userspace.arch} userspace with the README's `make run`",
+                        cached_in=None, takes=f"pip under qemu-user, minutes; its downloads are kept"
+                        f" in {shown(pip_cache)}") as progress:
+            progress.watch(userspace.root / PROJECT.lstrip("/") / ".venv")
+            made = session.run("make run", cwd=PROJECT, input=CHAT, timeout=2400)
         yield SetUp(session, made.stdout, made.stderr)
 
 

@@ -3,7 +3,8 @@ or ``armhf`` (32-bit), built with debootstrap from Debian's packages and run thr
 
 Built once per architecture and recipe, under a file lock, into
 ``${XDG_CACHE_HOME:-~/.cache}/edge-agent/userspace/<arch>-bookworm-<key>/``; a ``complete``
-marker is written last, so an interrupted build is thrown away and redone. Commands run in a
+marker is written last, so an interrupted build is thrown away and redone; a build says on the
+terminal what it is doing and how many MB it has written (tests/setup_progress.py). Commands run in a
 chroot with ``/proc`` and ``/dev`` mounted for the session and unmounted after it; the host's CA
 bundle, pip configuration and resolver are copied in, so pip reaches the same index as the host.
 
@@ -21,7 +22,6 @@ Example (debootstrap takes about 6 minutes on first use, so not a doctest)::
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
@@ -34,12 +34,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.setup_progress import SetUpStep, setting_up, wait_for_lock
+
 SUITE = "bookworm"  # what Raspberry Pi OS 12 is built on
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # what the README's set-up needs on a fresh Pi OS Lite: Python with venv, make, and certificates
 PACKAGES = ("python3", "python3-venv", "make", "ca-certificates")
 USER = "pi"  # the user the README's commands run as, uid 1000 as on a Pi
 UID = 1000
+PIP_CACHE = "/var/cache/edge-agent-pip"  # inside: pip's downloads, kept for the next run
 RECIPE_VERSION = "2"  # bump when the build steps below change what a userspace holds
 
 
@@ -271,7 +274,7 @@ class Session:
                "PIP_CERT": "/etc/ssl/certs/ca-certificates.crt",
                "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt",
                # a pip cache kept in the userspace: a second run installs from it
-               "PIP_CACHE_DIR": "/var/cache/edge-agent-pip",
+               "PIP_CACHE_DIR": PIP_CACHE,
                "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         env.update({k: os.environ[k] for k in PASSED_ENV if k in os.environ})
         env.update(extra or {})
@@ -316,17 +319,21 @@ def prepare(arch: str, cache: Path | None = None) -> Userspace:
     directory = cache / f"{arch}-{SUITE}-{recipe_key(mirror)}"
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache / f".{directory.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        wait_for_lock(lock, f"the {arch} Pi OS userspace")
         if not (directory / "complete").is_file():
-            _build(arch, directory, mirror)
+            with setting_up(f"the {arch} Pi OS userspace (debootstrap {SUITE} from {mirror})",
+                            cached_in=directory,
+                            takes="first run on this machine: about 6 minutes") as progress:
+                _build(arch, directory, mirror, progress)
     return Userspace(arch, directory)
 
 
-def _build(arch: str, directory: Path, mirror: str) -> None:
+def _build(arch: str, directory: Path, mirror: str, progress: SetUpStep) -> None:
     if directory.exists():  # an interrupted build: start again
         _remove_tree(directory)
     root = directory / "root"
     root.mkdir(parents=True)
+    progress.watch(root)  # each tick: how many MB debootstrap has written
     env = dict(os.environ)
     proxy = _apt_proxy()
     if proxy and "http_proxy" not in env:
@@ -345,8 +352,8 @@ def _build(arch: str, directory: Path, mirror: str) -> None:
         raise UserspaceError(f"{' '.join(argv)} failed ({result.returncode}); is {mirror}"
                              f" reachable?\n{result.stderr[-2000:]}\n{detail}")
     _add_user(root)
-    (root / "var/cache/edge-agent-pip").mkdir(parents=True, exist_ok=True)
-    os.chown(root / "var/cache/edge-agent-pip", UID, UID)
+    (root / PIP_CACHE.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    os.chown(root / PIP_CACHE.lstrip("/"), UID, UID)
     (directory / "build-seconds").write_text(f"{time.monotonic() - started:.0f}\n")
     (directory / "complete").write_text(f"{' '.join(argv)}\n")
 
