@@ -195,7 +195,15 @@ async def bounded_stdio(start: Launch, server: str,
     async def read_stderr() -> None:
         assert process.stderr is not None
         lines = BoundedLines(OUTPUT_LINE_CHARS * 4, keep=OUTPUT_LINE_CHARS * 4)
-        async for chunk in _chunks(process.stderr):
+        while True:
+            chunk: bytes | None = b""
+            with anyio.move_on_after(1.0) as quiet:
+                chunk = await _receive(process.stderr)
+            if quiet.cancelled_caught:
+                output.flush()  # a flood that stopped: say what it dropped
+                continue
+            if chunk is None:
+                break
             for line in lines.feed(chunk):
                 output.line(line)
         for line in lines.rest():
@@ -231,6 +239,14 @@ async def _chunks(stream: ByteReceiveStream) -> AsyncIterator[bytes]:
                   OSError):
         while True:
             yield await stream.receive(READ_BYTES)
+
+
+async def _receive(stream: ByteReceiveStream) -> bytes | None:
+    """The next chunk, or None at the end."""
+    try:
+        return await stream.receive(READ_BYTES)
+    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        return None
 
 
 async def _stop(process: Process) -> None:
