@@ -18,7 +18,7 @@ so it cannot forge a log line), cut at :data:`OUTPUT_LINE_CHARS`, and at most
 >>> lines.feed(b'{"a":1}\\n{"id":')
 [b'{"a":1}']
 >>> lines.feed(b'7,"result":"long"}\\n')
-[Oversize(head=b'{"id', size=21)]
+[Oversize(head=b'{"id', size=24)]
 >>> quoted('INFO edge.hardware actuation\\n\\x1b[2J')
 '"INFO edge.hardware actuation\\\\n\\\\u001b[2J"'
 """
