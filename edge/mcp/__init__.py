@@ -14,6 +14,5 @@ channels). The client side: :mod:`edge.mcp.client`, :mod:`edge.mcp.client_server
 lists the modules and imports none.
 """
 
-__all__ = ["client", "client_bounds", "client_http", "client_servers", "client_stdio",
-           "remote_tools", "sandbox", "server",
+__all__ = ["client", "client_servers", "remote_tools", "server",
            "server_approvals", "server_connections", "server_http", "server_stdio"]
