@@ -1,13 +1,18 @@
 """MCP: a tool call (``pin_write``) -> pin changed, over stdio through ``edge-cli mcp`` and the
 running agent's control socket, p50/p99; next to it the whole call (until the client has the
 result, which carries the pin's read-back). A real agent in this process (gpiozero's mock pins),
-the SDK's own stdio client, ``edge-cli mcp`` as the client would run it."""
+the SDK's own stdio client, ``edge-cli mcp`` as the client would run it.
+
+Then the other way: the agent as a client of a stdio server (sandboxed) whose tool answers with
+50 MB, the agent's RSS idle and at its peak during the call (tests/mcp/big_result.py, in a fresh
+interpreter), next to the target: at most 20 MB over idle."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -86,3 +91,10 @@ def main() -> None:
     print(f"MCP over stdio (edge-cli mcp -> control socket -> the door), {CALLS} pin_write calls")
     row("tool call -> pin changed", figures(to_pin))
     row("whole call (result with read-back)", figures(whole))
+    done = subprocess.run([sys.executable, "-m", "tests.mcp.big_result", "50000000"], cwd=ROOT,
+                          capture_output=True, text=True, check=True, timeout=300)
+    idle, peak, outcome = done.stdout.split()
+    print("An MCP server's 50 MB result (stdio, sandboxed): the agent's RSS")
+    row("idle", f"{int(idle) / 1024:.1f} MB")
+    row(f"peak during the call ({outcome})", f"{int(peak) / 1024:.1f} MB",
+        "<= idle + 20 MB", f"+{(int(peak) - int(idle)) / 1024:.1f} MB")

@@ -206,6 +206,19 @@ prepare_pictures() {
     esac
 }
 
+# The sandbox of stdio MCP servers ([[mcp.servers]] with a command): bubblewrap, in Debian and
+# Raspberry Pi OS. Without it such a server does not start (unless its entry says sandbox = false).
+prepare_sandbox() {
+    command -v bwrap >/dev/null 2>&1 && return 0
+    if live && command -v apt-get >/dev/null 2>&1; then
+        say "installing bubblewrap (the sandbox of stdio MCP servers) with apt" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >&2 \
+            || say "apt-get install bubblewrap failed: stdio MCP servers will not start until it is installed" >&2
+    else
+        say "install bubblewrap (sudo apt install bubblewrap) for the sandbox of stdio MCP servers" >&2
+    fi
+}
+
 check_pin_factory() {  # check_pin_factory VENV: lgpio imports and is the real module
     "$1/bin/python" -c 'import lgpio; lgpio.gpiochip_open' 2>/dev/null
 }
@@ -215,6 +228,7 @@ build_release() {  # prints the new release directory
         || die "$PYTHON is older than 3.11; install python3.11 or pass --python"
     prepare_pin_factory
     prepare_pictures
+    prepare_sandbox
     mkdir -p "$OPT/releases"
     chmod 0755 "$OPT" "$OPT/releases"
     release=$(mktemp -d "$OPT/releases/$(date +%Y%m%dT%H%M%S).XXXX")

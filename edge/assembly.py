@@ -179,10 +179,12 @@ class AgentAssembly:
         if not servers:
             return
         from edge.mcp.client_servers import McpServers
+        from edge.mcp.sandbox import Places
 
         self.mcp_servers = McpServers(servers, self.approvals,
                                       self.config.security.max_actuations_per_minute,
-                                      self.hardware.record, taken=self.tools)
+                                      self.hardware.record, taken=self.tools,
+                                      places=Places.of(self.loaded))
         await self.mcp_servers.start()
         for tool in self.mcp_servers.tools:
             self.tools[tool.name] = tool

@@ -152,6 +152,11 @@ def mcp_server_text(row: dict[str, Any], *, full: bool = True) -> str:
         notes = [f"{count} tool{'s' if count != 1 else ''}"]
         if row.get("missing") and full:
             notes.append(f"not listed by the server: {', '.join(row['missing'])}")
+        if row.get("sandbox") == "off":
+            notes.append("unsandboxed")
+        if row.get("warnings"):
+            notes.append("; ".join(row["warnings"]) if full else
+                         f"{len(row['warnings'])} warning{'s' if len(row['warnings']) != 1 else ''}")
         if restarts:
             notes.append(f"{restarts} restart{'s' if restarts != 1 else ''}")
         return f"{row['name']} connected{since} ({'; '.join(notes)})"

@@ -17,6 +17,7 @@ pydantic_core._pydantic_core.ValidationError: 1 validation error for McpConfig
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from typing import Annotated, Self, TypeVar
 from urllib.parse import urlsplit
@@ -97,6 +98,15 @@ def _origins(value: list[str]) -> list[str]:
     return [origin.rstrip("/").lower() for origin in value]
 
 
+def _existing_paths(value: list[str]) -> list[str]:
+    for path in value:
+        if not os.path.isabs(path):
+            raise ValueError(f"{path!r} is not an absolute path (such as /srv/data)")
+        if not os.path.exists(path):
+            raise ValueError(f"{path} does not exist: create it, or leave it out")
+    return [os.path.normpath(path) for path in value]
+
+
 def is_loopback(host: str) -> bool:
     """True for ``localhost`` and loopback addresses (``127.0.0.1``, ``::1``).
 
@@ -134,6 +144,31 @@ class McpServerConfig(Section):
     """Tools that act on the world: they go through the approval gate and the rate limit."""
     timeout_seconds: Seconds = Field(default=30.0, gt=0)
     """How long a call may take before the turn gives up on it."""
+    sandbox: bool = True
+    """A command server runs in a bubblewrap sandbox: its own scratch directory as home and
+    working directory, the system's directories read-only, its command's directory, the
+    ``paths`` listed here, and only ``env`` (never the agent's config, state, control socket
+    or secrets). Without a usable ``bwrap`` it does not start; ``false`` runs it as the agent's
+    user with the agent's view of the files (``doctor`` warns)."""
+    network: bool = True
+    """The sandboxed server shares the network (most servers call web APIs); ``false`` gives it
+    none."""
+    paths: Annotated[list[str], AfterValidator(_existing_paths)] = []
+    """More directories or files the sandboxed server may read (absolute, existing)."""
+    writable_paths: Annotated[list[str], AfterValidator(_existing_paths)] = []
+    """Directories or files the sandboxed server may also write (absolute, existing)."""
+    max_result_bytes: int = Field(default=262144, ge=1024)
+    """A tool's result is cut to this many bytes for the model, saying how much was cut."""
+    max_message_bytes: int = Field(default=1048576, ge=4096)
+    """The longest message the server may send (a result before it is cut, a page of its tool
+    list): a longer one is refused without being kept, and the call says so."""
+    max_schema_bytes: int = Field(default=16384, ge=256)
+    """An allowed tool whose input schema is longer (as JSON) is left out, with a warning."""
+    max_schema_total_bytes: int = Field(default=65536, ge=256)
+    """The allowed tools' input schemas together: those past it are left out, with a warning
+    (every model request carries them, whether the turn uses them or not)."""
+    max_tools: int = Field(default=64, ge=1)
+    """At most this many of the server's tools are read; the rest are left out, with a warning."""
 
     @property
     def transport(self) -> str:
@@ -159,6 +194,13 @@ class McpServerConfig(Section):
         if self.url is not None and (self.args or self.env):
             raise ValueError(f"server {self.name!r}: args and env are for a command server; a url "
                              "server takes headers")
+        if self.url is not None and (not self.sandbox or not self.network or self.paths
+                                     or self.writable_paths):
+            raise ValueError(f"server {self.name!r}: sandbox, network, paths and writable_paths "
+                             "are for a command server; a url server runs elsewhere")
+        if self.max_result_bytes > self.max_message_bytes:
+            raise ValueError(f"server {self.name!r}: max_result_bytes must not exceed "
+                             "max_message_bytes")
         return self
 
 

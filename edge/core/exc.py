@@ -41,6 +41,7 @@ when the class lives elsewhere, then when it is raised::
             ServerUnavailable [edge.mcp.client]: that server is not connected now (restarting)
             CallTimedOut [edge.mcp.client]: the server gave no answer within timeout_seconds
         ServerLost [edge.mcp.client]: an MCP server's session ended; its link is restarted
+        SandboxUnavailable [edge.mcp.sandbox]: no sandbox here for a stdio MCP server; it is not started
         NodeUnknown [edge.fleet.remote]: no node of that name on the broker (edge-cli --node)
         NotPaired [edge.fleet.remote]: this machine shares no key with that node (edge-cli --node)
     BoardError [peripherals.exc]: a board or sensor failed; its tree is drawn in peripherals.exc

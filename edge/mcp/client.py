@@ -1,11 +1,17 @@
 """Links to other MCP servers (``[[mcp.servers]]``), through the official SDK's client.
 
 One :class:`ServerLink` per server: a stdio server is started as a subprocess (``command``,
-``args``, ``env``), a streamable HTTP server is reached at its ``url`` with ``headers``. Each link
-runs in a :class:`~edge.core.supervision.SupervisedTask` (``mcp-client-<name>``): it connects, lists the
-server's tools, then holds the session, pinging it now and then; a server that cannot start, stops
-answering or dies ends the task, which starts it again after a backoff (1 s doubling to 60 s).
-Meanwhile its tools answer with an error that says so, and status shows the link down.
+``args``, ``env``) in its sandbox (:mod:`edge.mcp.sandbox`) over bounded pipes
+(:mod:`edge.mcp.client_stdio`), a streamable HTTP server is reached at its ``url`` with
+``headers``, its answers bounded too (:mod:`edge.mcp.client_http`). Each link runs in a
+:class:`~edge.core.supervision.SupervisedTask` (``mcp-client-<name>``): it connects, lists the
+server's tools within its caps (:mod:`edge.mcp.client_bounds`), then holds the session, pinging
+it now and then; a server that cannot start, stops answering or dies ends the task, which starts
+it again after a backoff (1 s doubling to 60 s). Meanwhile its tools answer with an error that
+says so, and status shows the link down.
+
+Any answer to a ping shows the server alive: SDK 2.x servers on the 2026 protocol have no
+``ping`` and answer "Method not found", which is an answer too.
 
 A call (:meth:`ServerLink.call`) waits at most the server's ``timeout_seconds``: a hung tool
 costs the turn that long and an error result, never the agent; the session stays (the server is
@@ -29,19 +35,21 @@ import logging
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from typing import Any
 
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, CallToolResult, Implementation, Tool
+from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND, CallToolResult, Implementation, Tool
 
 from edge import __version__
 from edge.config.mcp import McpServerConfig
 from edge.core.exc import EdgeError
 from edge.core.supervision import SupervisedTask
+from edge.mcp.client_bounds import Listing, RemoteToolInfo, admit
+from edge.mcp.client_http import bounded_http_client
+from edge.mcp.client_stdio import bounded_stdio
+from edge.mcp.sandbox import Places, SandboxUnavailable, default_places, launch
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +59,9 @@ CONNECT_SECONDS = 15.0
 """At least this long for a server to start and list its tools (a call's ``timeout_seconds``
 may be shorter than a process takes to start)."""
 MAX_LIST_PAGES = 50
+
+__all__ = ["CallTimedOut", "RemoteToolError", "RemoteToolInfo", "SandboxUnavailable",
+           "ServerLink", "ServerLost", "ServerUnavailable", "probe"]
 
 
 class RemoteToolError(EdgeError):
@@ -69,23 +80,6 @@ class ServerLost(EdgeError):
     """The session ended (the process died, the connection closed): the link is restarted."""
 
 
-@dataclass(frozen=True)
-class RemoteToolInfo:
-    """One tool as the server lists it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    read_only: bool
-    """The server marks it ``readOnlyHint: true`` (MCP's default is false)."""
-
-    @classmethod
-    def of(cls, tool: Tool) -> RemoteToolInfo:
-        hints = tool.annotations
-        return cls(tool.name, tool.description or tool.title or "", dict(tool.input_schema),
-                   bool(hints is not None and hints.read_only_hint))
-
-
 def _leaf_message(exc: BaseException) -> str:
     """The first real error inside task groups' exception groups, as ``Type: message``."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -100,13 +94,22 @@ def _leaf_message(exc: BaseException) -> str:
 class ServerLink:
     """A configured server, connected and restarted by its supervised task."""
 
-    def __init__(self, config: McpServerConfig, *, backoff_start: float | None = None,
-                 backoff_max: float | None = None,
+    def __init__(self, config: McpServerConfig, *, places: Places | None = None,
+                 backoff_start: float | None = None, backoff_max: float | None = None,
+                 ping_seconds: float = PING_SECONDS,
                  on_change: Callable[[], None] | None = None):
         self.config = config
         self.name = config.name
+        self.places = places or default_places()
+        self.ping_seconds = ping_seconds
         self.tools: dict[str, RemoteToolInfo] = {}
         """The server's tools as last listed (kept while it is down, for their schemas)."""
+        self.left_out: dict[str, str] = {}
+        """Allowed tools left out by the caps, and why."""
+        self.warnings: list[str] = []
+        self.sandbox = "none" if config.url is not None else "on" if config.sandbox else "off"
+        """``on`` (a stdio server in its sandbox), ``off`` (``sandbox = false``), ``refused``
+        (no sandbox here: not started) or ``none`` (an HTTP server)."""
         self.connected = False
         self.since: float | None = None
         """When the link last came up or went down."""
@@ -126,8 +129,8 @@ class ServerLink:
             async with AsyncExitStack() as stack:
                 async with asyncio.timeout(max(self.config.timeout_seconds, CONNECT_SECONDS)):
                     client = await self._connect(stack)
-                    tools = await self._list(client)
-                self.tools = {t.name: RemoteToolInfo.of(t) for t in tools}
+                    listing = await self._list(client)
+                self._listed(listing)
                 self._up(client)
                 await self._hold(client)
         except Exception as exc:
@@ -141,48 +144,72 @@ class ServerLink:
         cfg = self.config
         info = Implementation(name="edge-agent", version=__version__)
         if cfg.url is not None:
-            http = create_mcp_http_client(
-                headers={k: v.get_secret_value() for k, v in cfg.headers.items()})
+            http = bounded_http_client({k: v.get_secret_value() for k, v in cfg.headers.items()},
+                                       self.name, cfg.max_message_bytes)
             await stack.enter_async_context(http)
-            client = Client(streamable_http_client(cfg.url, http_client=http), client_info=info)
+            client = Client(streamable_http_client(cfg.url, http_client=http,
+                                                   max_sse_event_size=2 * cfg.max_message_bytes),
+                            client_info=info)
         else:
-            assert cfg.command is not None  # the config allows exactly one of url and command
-            params = StdioServerParameters(command=cfg.command, args=list(cfg.args),
-                                           env=dict(cfg.env) or None)
-            client = Client(params, client_info=info)
+            try:
+                start = await asyncio.to_thread(launch, cfg, self.places)
+            except SandboxUnavailable:
+                self.sandbox = "refused"
+                raise
+            client = Client(bounded_stdio(start, self.name, cfg.max_message_bytes),
+                            client_info=info)
         return await stack.enter_async_context(client)
 
-    async def _list(self, client: Client) -> list[Tool]:
+    async def _list(self, client: Client) -> Listing:
         tools: list[Tool] = []
         cursor: str | None = None
         for _ in range(MAX_LIST_PAGES):
             page = await client.list_tools(cursor=cursor)
             tools += page.tools
             cursor = page.next_cursor
-            if not cursor:
+            if not cursor or len(tools) > self.config.max_tools:
                 break
-        return tools
+        return admit(tools, self.config, more=bool(cursor))
+
+    def _listed(self, listing: Listing) -> None:
+        self.tools, self.left_out, self.warnings = listing.tools, listing.left_out, \
+            listing.warnings
+        for warning in listing.warnings:
+            log.warning("mcp_tools_capped server=%s reason=%r", self.name, warning)
 
     async def _hold(self, client: Client) -> None:
         """Until the session breaks: a failed call says so, a ping finds it between calls."""
         while True:
             try:
-                await asyncio.wait_for(self._broken.wait(), PING_SECONDS)
+                await asyncio.wait_for(self._broken.wait(), self.ping_seconds)
             except TimeoutError:
-                async with asyncio.timeout(self.config.timeout_seconds):
-                    await client.send_ping()
+                await self._ping(client)
                 continue
             raise ServerLost(self.last_error or "the connection closed")
+
+    async def _ping(self, client: Client) -> None:
+        """Any answer is a live server: "Method not found" too (no ping on the 2026 protocol)."""
+        try:
+            async with asyncio.timeout(self.config.timeout_seconds):
+                await client.session.send_ping()
+        except MCPError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
 
     def _up(self, client: Client) -> None:
         self._client = client
         self.connected = True
         self.since = time.time()
         self.listed.set()
-        missing = [t for t in self.config.allow if t not in self.tools]
-        log.info("mcp_connected server=%s transport=%s tools=%d allowed=%d missing=%s",
-                 self.name, self.config.transport, len(self.tools), len(self.config.allow),
-                 ",".join(missing) or "none")
+        missing = self._missing()
+        log.info("mcp_connected server=%s transport=%s sandbox=%s tools=%d allowed=%d "
+                 "missing=%s left_out=%s", self.name, self.config.transport, self.sandbox,
+                 len(self.tools), len(self.config.allow), ",".join(missing) or "none",
+                 ",".join(self.left_out) or "none")
+
+    def _missing(self) -> list[str]:
+        """Allowed tools the server does not list (a typo in allow offers the model nothing)."""
+        return [t for t in self.config.allow if t not in self.tools and t not in self.left_out]
 
     def _down(self, why: str) -> ServerLost:
         if self.connected or self.since is None or self.last_error != why:
@@ -228,28 +255,30 @@ class ServerLink:
         self._broken.set()
 
     def row(self) -> dict[str, Any]:
-        """The server for status: ``name``, ``transport``, ``connected``, ``since``, ``tools``
-        (those offered to the model), ``missing`` (allowed but not listed), ``last_error``,
-        ``restarts``."""
+        """The server for status: ``name``, ``transport``, ``sandbox`` (:attr:`sandbox`),
+        ``connected``, ``since``, ``tools`` (those offered to the model), ``missing`` (allowed
+        but not listed), ``warnings`` (its caps), ``last_error``, ``restarts``."""
         offered = [t for t in self.config.allow if t in self.tools]
-        missing = [t for t in self.config.allow if t not in self.tools] if self.tools else []
+        missing = self._missing() if self.tools else []
         since = (time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.since))
                  if self.since is not None else None)
         return {"name": self.name, "transport": self.config.transport,
-                "connected": self.connected, "since": since,
+                "sandbox": self.sandbox, "connected": self.connected, "since": since,
                 "tools": [f"{self.name}.{t}" for t in offered], "missing": missing,
-                "last_error": self.last_error, "restarts": self.task.restarts}
+                "warnings": list(self.warnings), "last_error": self.last_error,
+                "restarts": self.task.restarts}
 
 
-async def probe(config: McpServerConfig) -> dict[str, RemoteToolInfo]:
-    """Connect once, list the tools and close (``edge-cli doctor`` with no agent running);
-    raises ServerUnavailable, saying why, when the server cannot be reached in time."""
-    link = ServerLink(config)
+async def probe(config: McpServerConfig, places: Places | None = None) -> ServerLink:
+    """Connect once, list the tools and close (``edge-cli doctor`` with no agent running): the
+    link as listed (its tools, sandbox and warnings); raises ServerUnavailable, saying why, when
+    the server cannot be reached in time."""
+    link = ServerLink(config, places=places)
     try:
         async with AsyncExitStack() as stack:
             async with asyncio.timeout(max(config.timeout_seconds, CONNECT_SECONDS)):
                 client = await link._connect(stack)
-                tools = await link._list(client)
+                link._listed(await link._list(client))
     except Exception as exc:
         raise ServerUnavailable(_leaf_message(exc)) from exc
-    return {t.name: RemoteToolInfo.of(t) for t in tools}
+    return link

@@ -15,8 +15,9 @@ from typing import Any
 
 from edge.config.mcp import McpServerConfig
 from edge.core.supervision import SupervisedTask, close_all
-from edge.mcp.client import ServerLink
+from edge.mcp.client import PING_SECONDS, ServerLink
 from edge.mcp.remote_tools import Record, RemoteGate, RemoteTool, remote_tools
+from edge.mcp.sandbox import Places
 from edge.security.approvals import ApprovalGate
 
 START_WAIT_SECONDS = 10.0
@@ -25,10 +26,13 @@ START_WAIT_SECONDS = 10.0
 class McpServers:
     def __init__(self, servers: list[McpServerConfig], approvals: ApprovalGate,
                  max_per_minute: int, record: Record, taken: Collection[str] = (), *,
-                 backoff_start: float | None = None, backoff_max: float | None = None,
+                 places: Places | None = None, backoff_start: float | None = None,
+                 backoff_max: float | None = None, ping_seconds: float = PING_SECONDS,
                  on_change: Callable[[], None] | None = None):
-        """``taken``: the local tools' names, which no remote tool's may take."""
-        self.links = [ServerLink(s, backoff_start=backoff_start, backoff_max=backoff_max,
+        """``taken``: the local tools' names, which no remote tool's may take; ``places``: the
+        agent's own, hidden from sandboxed servers, and where their scratch directories go."""
+        self.links = [ServerLink(s, places=places, backoff_start=backoff_start,
+                                 backoff_max=backoff_max, ping_seconds=ping_seconds,
                                  on_change=on_change) for s in servers]
         self.gate = RemoteGate(approvals, max_per_minute, record)
         self.tools: list[RemoteTool] = remote_tools(self.links, self.gate, taken)

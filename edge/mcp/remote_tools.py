@@ -6,7 +6,9 @@ alike), so the model sees ``server__tool`` (:func:`provider_name`); a tool name 
 characters, one too long, or one that would collide with another tool's, gets a short hash of
 ``server.tool`` instead, so two tools never share a name. The tool keeps both names, so the way
 back is the tool itself. The input schema is the server's, handed on as it is: each provider
-cleans it as it cleans local tools' (:mod:`edge.providers.schema`: Gemini's refs inlined).
+cleans it as it cleans local tools' (:mod:`edge.providers.schema`: Gemini's refs inlined). A tool
+the server's caps left out (:mod:`edge.mcp.client_bounds`) is offered with an open schema and
+refuses to run, saying why; a result is cut to the server's ``max_result_bytes``.
 
 A tool acts on the world, and goes through :class:`RemoteGate` (``readonly`` autonomy, the
 per-caller rate limit ``[security] max_actuations_per_minute``, the approval gate under
@@ -37,6 +39,7 @@ from edge.core.actuation import Actuation, Outcome
 from edge.core.ratelimit import SlidingWindow
 from edge.core.requester import Requester
 from edge.mcp.client import RemoteToolError, ServerLink
+from edge.mcp.client_bounds import cut
 from edge.security.approvals import ApprovalGate
 from edge.tools.base import ToolResult
 
@@ -114,6 +117,8 @@ class RemoteTool:
         info = self.link.tools.get(self.tool)
         said = " ".join(info.description.split()) if info is not None and info.description else \
             "(the server was not connected when the tools were described)"
+        if (why := self.link.left_out.get(self.tool)) is not None:
+            said = f"(unavailable: left out by the agent, {why})"
         if len(said) > DESCRIPTION_CHARS:
             said = said[:DESCRIPTION_CHARS - 1] + "…"
         return f"{self.label} (MCP server {self.link.name}): {said}"
@@ -129,6 +134,9 @@ class RemoteTool:
         return self.tool in self.link.config.actuates or info is None or not info.read_only
 
     async def execute(self, args: dict[str, Any], requester: Requester) -> ToolResult:
+        if (why := self.link.left_out.get(self.tool)) is not None:
+            return ToolResult(False, error=f"{self.label} is left out: {why} ([[mcp.servers]] "
+                                           f"name = \"{self.link.name}\")")
         if self.link.connected and self.tool not in self.link.tools:
             listed = ", ".join(sorted(self.link.tools)) or "none"
             return ToolResult(False, error=f"MCP server {self.link.name} has no tool "
@@ -147,7 +155,11 @@ class RemoteTool:
             if acts:
                 await self._record("failed", said, requester, str(exc))
             return ToolResult(False, error=str(exc))
-        text = _text_of(result)
+        whole = _text_of(result)
+        text = cut(whole, self.link.config.max_result_bytes)
+        if text is not whole:
+            log.warning("mcp_result_cut tool=%s bytes=%d limit=%d", self.label,
+                        len(whole.encode()), self.link.config.max_result_bytes)
         log.info("mcp_call tool=%s error=%s by=%s", self.label, result.is_error, requester.caller)
         if result.is_error:
             if acts:
@@ -155,7 +167,7 @@ class RemoteTool:
             return ToolResult(False, error=f"{self.label}: {text or 'the tool reported an error'}")
         if acts:
             await self._record("ok", said, requester)
-        data = result.structured_content
+        data = result.structured_content if text is whole else None
         return ToolResult(True, output=text, data=data if isinstance(data, dict) else None)
 
     async def _record(self, outcome: Outcome, args: str, requester: Requester,

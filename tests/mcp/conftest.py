@@ -34,6 +34,8 @@ name = "lights"
 command = "{sys.executable}"
 args = ["-m", "tests.mcp.servers.lights"]
 env = {{ PYTHONPATH = "{ROOT}", LIGHTS_STARTS = "{lights_files['starts']}", LIGHTS_LOG = "{lights_files['log']}" }}
+paths = ["{ROOT}"]
+writable_paths = ["{lights_files['log'].parent}"]
 allow = {ALLOW}
 actuates = ["switch_light"]
 timeout_seconds = 3

@@ -35,7 +35,7 @@ ASKER = Requester("telegram", "42", via_model=True, why="turn 1")
 def lights(**overrides: Any) -> McpServerConfig:
     fields: dict[str, Any] = {
         "name": "lights", "command": sys.executable, "args": ["-m", "tests.mcp.servers.lights"],
-        "env": {"PYTHONPATH": str(ROOT)}, "allow": ["light_level", "switch_light", "set_scene"],
+        "env": {"PYTHONPATH": str(ROOT)}, "paths": [str(ROOT)], "allow": ["light_level", "switch_light", "set_scene"],
         "actuates": ["switch_light"], "timeout_seconds": 5}
     return McpServerConfig(**{**fields, **overrides})
 
