@@ -339,6 +339,13 @@ install_system_files() {
     [ -f "$unit_source" ] || die "cannot find systemd/edge-agent.service next to $HERE"
     [ "$unit_source" = "$SHARE/edge-agent.service" ] || install_file "$unit_source" "$SHARE/edge-agent.service" 0644
     install_file "$SHARE/edge-agent.service" "$UNIT" 0644
+    # the drop-in that lets stdio MCP servers run sandboxed: installed by hand when wanted
+    # (edge-cli doctor says the command); kept up to date here once it is
+    sandbox_source="$HERE/../systemd/mcp-sandbox.conf"
+    [ -f "$sandbox_source" ] && install_file "$sandbox_source" "$SHARE/mcp-sandbox.conf" 0644
+    sandbox_dropin="$ROOT/etc/systemd/system/edge-agent.service.d/mcp-sandbox.conf"
+    [ -f "$sandbox_dropin" ] && [ -f "$SHARE/mcp-sandbox.conf" ] && \
+        install_file "$SHARE/mcp-sandbox.conf" "$sandbox_dropin" 0644
 
     "$VENV/bin/python" -m edge.udev "$CONFIG" >"$SHARE/udev.rules"
     install_file "$SHARE/udev.rules" "$UDEV_RULES" 0644

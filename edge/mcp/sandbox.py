@@ -112,8 +112,22 @@ def bwrap_usable(bwrap: str = "bwrap") -> tuple[str | None, bool, str]:
         if done.returncode == 0:
             return path, with_proc, ""
         why = " ".join(done.stderr.split())[:200] or f"exit status {done.returncode}"
-    return None, False, (f"{path} cannot make a sandbox here ({why}): user namespaces are off, or "
-                         "the service unit forbids them (RestrictNamespaces, SystemCallFilter)")
+    return None, False, f"{path} cannot make a sandbox here ({why}): {_namespaces_fix()}"
+
+
+SERVICE_DROP_IN = ("sudo install -D -m 0644 /opt/edge-agent/share/mcp-sandbox.conf "
+                   "/etc/systemd/system/edge-agent.service.d/mcp-sandbox.conf && sudo systemctl "
+                   "daemon-reload && sudo systemctl restart edge-agent")
+"""What lets the service's sandbox run (systemd/mcp-sandbox.conf, shipped by install.sh)."""
+
+
+def _namespaces_fix(env: Mapping[str, str] = os.environ) -> str:
+    """Under systemd (which sets ``INVOCATION_ID``) the unit's hardening is what stops bubblewrap,
+    and its drop-in is the fix; elsewhere the kernel's user namespaces are off."""
+    if env.get("INVOCATION_ID"):
+        return f"the service's hardening forbids it; to let it run: {SERVICE_DROP_IN}"
+    return ("user namespaces are off (sysctl kernel.unprivileged_userns_clone=1, or "
+            "user.max_user_namespaces > 0)")
 
 
 def launch(config: McpServerConfig, places: Places, environ: Mapping[str, str] = os.environ,

@@ -85,6 +85,10 @@ def test_1_layout_and_permissions(root):
     assert (root / "usr/share/zsh/vendor-completions/_edge-cli").read_text().startswith(
         "#compdef edge-cli")
     assert (opt / "share/install.sh").read_bytes() == SCRIPT.read_bytes()
+    # the MCP sandbox's drop-in is shipped for who wants it, never put in force unasked
+    assert (opt / "share/mcp-sandbox.conf").read_bytes() == (
+        SCRIPT.parents[1] / "systemd/mcp-sandbox.conf").read_bytes()
+    assert not (root / "etc/systemd/system/edge-agent.service.d").exists()
 
     # the Pi header's pin factory is in the venv, and it is the real lgpio, not the empty 0.0.0.2
     probe = subprocess.run([root / "opt/edge-agent/venv/bin/python", "-c",

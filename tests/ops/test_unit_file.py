@@ -73,3 +73,55 @@ def test_security_exposure_at_most_target(analyze, record_property):
                                 f"--threshold={int(EXPOSURE_TARGET * 10)}", str(UNIT)],
                                capture_output=True, text=True, timeout=120)
     assert threshold.returncode == 0
+
+
+SANDBOX_DROP_IN = UNIT.parent / "mcp-sandbox.conf"
+BWRAP_CALLS = {"capset", "mount", "umount2", "pivot_root"}
+"""What bubblewrap calls that the unit's filter denies (traced: ``strace -f bwrap ...``)."""
+
+
+def with_drop_in(tmp_path: Path) -> Path:
+    """The unit as systemd reads it with the MCP sandbox drop-in: its lines at the end of
+    [Service] (a drop-in's settings come after the unit's, which is what the filter's order
+    needs)."""
+    service = directives(SANDBOX_DROP_IN.read_text())
+    lines = "".join(f"{key}={value}\n" for key, values in service.items() for value in values)
+    text = UNIT.read_text().replace("\n[Install]", f"{lines}\n[Install]")
+    edge_cli = str(Path(sys.executable).parent / "edge-cli")
+    unit = tmp_path / "edge-agent.service"
+    unit.write_text(text.replace("/opt/edge-agent/venv/bin/edge-cli", edge_cli))
+    return unit
+
+
+def test_the_mcp_sandbox_drop_in_opens_only_what_bubblewrap_needs(analyze, tmp_path,
+                                                                    record_property):
+    drop_in = directives(SANDBOX_DROP_IN.read_text())
+    assert set(drop_in) == {"RestrictNamespaces", "SystemCallFilter"}
+    assert set(drop_in["SystemCallFilter"][0].split()) == BWRAP_CALLS
+    unit = with_drop_in(tmp_path)
+    verify = subprocess.run([analyze, "verify", "--man=no", str(unit)], capture_output=True,
+                            text=True, timeout=120)
+    assert verify.returncode == 0 and verify.stderr.strip() == "", verify.stderr
+    result = subprocess.run([analyze, "security", "--offline=true", "--no-pager", str(unit)],
+                            capture_output=True, text=True, timeout=120)
+    # the added calls are allowed after the unit's deny list (capset and mount show up as
+    # allowed), and nothing else of the filter changed
+    assert "@privileged is included (e.g. capset is allowed)" in result.stdout
+    assert "@mount is included" in result.stdout
+    for denied in ("@swap", "@reboot", "@raw-io", "@module", "@debug", "@obsolete", "@clock"):
+        assert f"and {denied} is not included" in result.stdout, denied
+    match = re.search(r"Overall exposure level for edge-agent\.service: (\d+\.\d+)", result.stdout)
+    assert match, result.stdout[-2000:]
+    exposure = float(match.group(1))
+    record_property("systemd_security_exposure_mcp_sandbox", exposure)
+    assert exposure <= EXPOSURE_TARGET + 0.1
+
+
+def test_a_refused_sandbox_under_the_service_names_the_drop_in(monkeypatch):
+    from edge.mcp import sandbox
+
+    said = sandbox._namespaces_fix({"INVOCATION_ID": "0123"})
+    assert "/opt/edge-agent/share/mcp-sandbox.conf" in said and "daemon-reload" in said
+    assert "drop-in" not in sandbox._namespaces_fix({})  # not under systemd: the kernel's switch
+    assert "user namespaces" in sandbox._namespaces_fix({})
+
