@@ -13,7 +13,7 @@ flight, whatever the number of channels:
 Files a killed agent left behind are removed when the queue is made (at start).
 
 >>> import asyncio, tempfile, pathlib
->>> queue = VoiceNoteQueue(pathlib.Path(tempfile.mkdtemp()) / "voice")
+>>> queue = VoiceNoteQueue(pathlib.Path(tempfile.mkdtemp()) / "voice", max_transcript_chars=3800)
 >>> places = [queue.join("telegram:42") for _ in range(4)]
 >>> [isinstance(place, str) for place in places]
 [False, False, False, True]
@@ -82,7 +82,7 @@ class VoiceNoteQueue:
     ``[transcription]``, each note is answered with how to set it up)."""
 
     def __init__(self, directory: Path, transcriber: Transcriber | None = None, *,
-                 max_transcript_chars: int = 4000, at_once: int = AT_ONCE,
+                 max_transcript_chars: int, at_once: int = AT_ONCE,
                  waiting: int = WAITING, per_person: int = PER_PERSON):
         self.directory = directory
         self.transcriber = transcriber
