@@ -51,6 +51,7 @@ from edge.tools.sensor_history import SensorHistoryTool
 
 if TYPE_CHECKING:
     from edge.agent.budget import TokenBudget
+    from edge.channels.voice_queue import VoiceNoteQueue
     from edge.control.ops import OpTarget
     from edge.mcp.client_servers import McpServers
     from edge.mcp.server_http import McpHttpServer
@@ -125,6 +126,7 @@ class AgentAssembly:
         self.memory: Memory | None = None
         self.agent: Agent | None = None
         self._preload_thread: threading.Thread | None = None
+        self._voice_notes: VoiceNoteQueue | None = None
         self._tasks: list[SupervisedTask] = []
         """The dispatcher and memory upkeep (the other parts own theirs)."""
 
@@ -222,8 +224,22 @@ class AgentAssembly:
                 stdin=self._stdin, stdout=self._stdout, mqtt=self.mqtt)
             channel = spec.build(section, context)
             if channel is not None:
-                channel.hear_voice_notes(self.config.transcription)
+                channel.hear_voice_notes(self.voice_notes())
                 self.channels[spec.name] = channel
+
+    def voice_notes(self) -> VoiceNoteQueue:
+        """The agent's one queue of voice notes, shared by every channel (made at the first
+        call: it clears the files a killed agent left in ``<state>/voice``)."""
+        if self._voice_notes is None:
+            from edge.channels.voice_queue import VoiceNoteQueue
+            from edge.transcription import Transcriber
+
+            cfg = self.config.transcription
+            self._voice_notes = VoiceNoteQueue(
+                self.loaded.state_dir / "voice",
+                Transcriber.from_config(cfg) if cfg.enabled else None,
+                max_transcript_chars=cfg.max_transcript_chars)
+        return self._voice_notes
 
     async def pair(self, channel: str, sender: str, code: str) -> bool:
         """Redeem a pairing code: allow ``sender`` now and record it in the config file, under

@@ -63,6 +63,8 @@ class Runtime(AgentAssembly):
         """What ``edge-cli run`` exits with: 1 when a piped run could not get an answer."""
         self.safe_mode = SafeMode()
         """Inactive unless :meth:`run` finds a crash loop in the ledger of runs."""
+        self.ledger: RunLedger | None = None
+        """This run's record in the ledger of runs, once :meth:`run` began it."""
 
     async def status(self) -> dict[str, Any]:
         from edge.status import memory_store_summary, redact_status  # on the first status: idle memory
@@ -88,10 +90,16 @@ class Runtime(AgentAssembly):
             "mcp": self.mcp_servers.status() if self.mcp_servers else {"servers": []},
             "recent_errors": self.recent_events.snapshot(),
             "safe_mode": self.safe_mode.status(),
+            "last_end": self._last_end(),
             "readings": self.recorder.status(),
             "storage": self.storage.status(),
             "cameras": self.cameras.status(),
         }, secret_values(self.config))
+
+    def _last_end(self) -> dict[str, Any] | None:
+        """How the previous run ended when not cleanly (:meth:`RunLedger.last_end`)."""
+        end = (self.ledger or RunLedger.in_state_dir(self.loaded.state_dir)).last_end()
+        return end.as_dict() if end is not None else None
 
     def _active_endpoint(self) -> dict[str, Any]:
         """The model and endpoint in use now (after ``models use``), else the configured ones."""
@@ -153,7 +161,7 @@ class Runtime(AgentAssembly):
             loop.add_signal_handler(sig, self._stop_on_signal, sig)
         # the lock first: a second agent must be refused before it touches any board
         lock = AgentLock.acquire(self.loaded.control_socket.parent / LOCK_NAME)
-        ledger = RunLedger.in_state_dir(self.loaded.state_dir)
+        ledger = self.ledger = RunLedger.in_state_dir(self.loaded.state_dir)
         self.safe_mode = SafeMode(ledger.begin(os.getpid()), ledger, self._resume_automation)
         try:
             await self._run_until_stopped(lock)

@@ -9,6 +9,11 @@ boards are claimed at their safe levels as always, but rules and schedules do no
 turns are refused, so a rule cannot switch a relay at every restart of the loop. ``edge-cli
 resume`` or an admin's ``/resume`` leaves it and forgives the ends counted so far.
 
+Under systemd, ``ExecStopPost=edge-cli safe-state`` writes how the unit saw the end into the open
+run (``service_result=oom-kill, ...``): status then says the last end in words, "killed for
+memory (oom-kill)" when the kernel's OOM killer ended it at the unit's ``MemoryMax=``
+(:meth:`RunLedger.last_end`, :func:`describe_end`).
+
 >>> import tempfile, pathlib
 >>> ledger = RunLedger(pathlib.Path(tempfile.mkdtemp()) / "runs.json")
 >>> for t in (0, 60, 120):
@@ -38,6 +43,37 @@ ABNORMAL_ENDS = 3
 WINDOW_SECONDS = 600.0
 RUNS_KEPT = 20
 SILENT_END = "killed or crashed without a word (no clean stop recorded)"
+OOM_KILL = "service_result=oom-kill"
+"""What ``ExecStopPost=`` hears from systemd when the OOM killer ended the agent."""
+KILLED_FOR_MEMORY = "killed for memory (oom-kill)"
+
+
+def describe_end(error: str) -> str:
+    """An end's reason as a person reads it.
+
+    >>> describe_end("service_result=oom-kill, exit_code=killed, exit_status=KILL")
+    'killed for memory (oom-kill)'
+    >>> describe_end("RuntimeError: boom")
+    'RuntimeError: boom'
+    """
+    return KILLED_FOR_MEMORY if OOM_KILL in error else error
+
+
+@dataclass(frozen=True)
+class LastEnd:
+    """How the agent's previous run ended, when it did not stop cleanly."""
+
+    at: float
+    """When it ended, or when the next start found it ended (epoch seconds)."""
+    reason: str
+
+    @property
+    def killed_for_memory(self) -> bool:
+        return self.reason == KILLED_FOR_MEMORY
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.at)),
+                "reason": self.reason, "killed_for_memory": self.killed_for_memory}
 
 
 @dataclass(frozen=True)
@@ -104,7 +140,18 @@ class RunLedger:
         self._write(data)
         if len(abnormal) < ABNORMAL_ENDS:
             return None
-        return SafeModeCause(now, len(abnormal), str(abnormal[-1].get("error") or SILENT_END))
+        return SafeModeCause(now, len(abnormal),
+                             describe_end(str(abnormal[-1].get("error") or SILENT_END)))
+
+    def last_end(self) -> LastEnd | None:
+        """How the run before this process's ended (before :meth:`begin`: the last recorded
+        run, which no agent runs now); None when it stopped cleanly or none is recorded."""
+        earlier = [run for run in self._read()["runs"] if run.get("started") != self._run]
+        if not earlier or earlier[-1].get("state") == "clean":
+            return None
+        run = earlier[-1]
+        at = float(run.get("ended") or run.get("found") or run.get("started") or 0.0)
+        return LastEnd(at, describe_end(str(run.get("error") or SILENT_END)))
 
     def end(self, error: str | None = None) -> None:
         """Mark this run ``clean`` (None) or ``crashed`` with ``error``."""

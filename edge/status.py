@@ -95,6 +95,8 @@ def redact_status(status: dict[str, Any], secrets: Iterable[str] = ()) -> dict[s
     for single in ("provider", "mqtt"):
         if isinstance(out.get(single), dict):
             (out[single],) = clean([out[single]], "last_error")
+    if isinstance(out.get("last_end"), dict):
+        (out["last_end"],) = clean([out["last_end"]], "reason")
     return out
 
 
@@ -280,6 +282,10 @@ def format_status(status: dict[str, Any], *, full: bool = True) -> str:
     else:
         lines = [f"edge-agent {daemon.get('version')}: daemon not running "
                  "(start it with `edge-cli run` or `systemctl start edge-agent`)"]
+    last_end = status.get("last_end")
+    if last_end:
+        reason = last_end["reason"] if full or last_end.get("killed_for_memory") else "not clean"
+        lines.append(f"last end: {reason} at {last_end['at'].replace('T', ' ')}")
     safe = status.get("safe_mode")
     if safe:
         last = f" (last: {safe['reason']})" if full else ""

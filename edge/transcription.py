@@ -2,7 +2,8 @@
 (OpenAI, Groq, a local whisper server), configured by ``[transcription]``.
 
 The request is the API's multipart form: ``file``, ``model``, ``response_format=json`` and, when
-configured, ``language``; the answer is ``{"text": ...}``. Whatever goes wrong becomes one
+configured, ``language``; the answer is ``{"text": ...}``. The file is uploaded from disk as it
+is read, never held whole in memory. Whatever goes wrong becomes one
 :class:`TranscriptionError` whose message a person can act on (a refused key, a file too large,
 a service too slow) and never carries the key.
 
@@ -20,6 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 import httpx
 
@@ -85,19 +87,27 @@ class Transcriber:
                     f"{_seconds(self.max_seconds)} are transcribed ([transcription] max_seconds).")
         return None
 
-    async def transcribe(self, audio: bytes, filename: str, content_type: str) -> str:
-        """The text spoken in ``audio`` (stripped; empty when nothing was said)."""
+    async def transcribe(self, audio: Path, filename: str, content_type: str) -> str:
+        """The text spoken in the file ``audio`` (stripped; empty when nothing was said),
+        uploaded under ``filename``."""
         form = {"model": self.model, "response_format": "json"}
         if self.language:
             form["language"] = self.language
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         started = time.monotonic()
         try:
-            async with async_client(self.base_url, timeout=self.timeout,
-                                    transport=self._transport) as client:
-                response = await client.post(f"{self.base_url}/audio/transcriptions", data=form,
-                                             files={"file": (filename, audio, content_type)},
-                                             headers=headers)
+            # httpx reads an open file in 64 KiB chunks as it sends them (a few reads from the
+            # page cache: not worth a thread each)
+            with audio.open("rb") as upload:
+                size = os.fstat(upload.fileno()).st_size
+                async with async_client(self.base_url, timeout=self.timeout,
+                                        transport=self._transport) as client:
+                    response = await client.post(f"{self.base_url}/audio/transcriptions",
+                                                 data=form, headers=headers,
+                                                 files={"file": (filename, upload, content_type)})
+        except OSError as exc:
+            raise TranscriptionError(f"The voice note's file could not be read ({exc.strerror}); "
+                                     "check the state directory's voice/ folder.") from None
         except httpx.TimeoutException:
             raise TranscriptionError(
                 f"The transcription service did not answer within {self.timeout:g} s; try again, "
@@ -117,7 +127,7 @@ class Transcriber:
                                      "/audio/transcriptions endpoint?") from None
         if not isinstance(text, str):
             raise TranscriptionError("The transcription service's \"text\" is not text.")
-        log.info("transcribed bytes=%d chars=%d seconds=%.2f model=%s", len(audio), len(text),
+        log.info("transcribed bytes=%d chars=%d seconds=%.2f model=%s", size, len(text),
                  time.monotonic() - started, self.model)
         return text.strip()
 

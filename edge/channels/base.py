@@ -17,7 +17,7 @@ from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 
 if TYPE_CHECKING:
-    from edge.config.transcription import TranscriptionConfig
+    from edge.channels.voice_queue import VoiceNoteQueue
 
 
 @dataclass(frozen=True)
@@ -155,10 +155,11 @@ class Channel(Protocol):
         say so where it was asked (Telegram edits the prompt and removes its buttons)."""
         return None
 
-    def hear_voice_notes(self, transcription: TranscriptionConfig) -> None:
-        """Transcribe voice notes as ``transcription`` says (not enabled: answer each with how
-        to set it up), the transcript going on as typed text (:mod:`edge.channels.voice`).
-        Called once, before :meth:`listen`; channels that receive no audio ignore it."""
+    def hear_voice_notes(self, queue: VoiceNoteQueue) -> None:
+        """Transcribe voice notes through the agent's one ``queue`` (its transcriber None: answer
+        each with how to set it up), the transcript going on as typed text
+        (:mod:`edge.channels.voice`). Called once, before :meth:`listen`; channels that receive
+        no audio ignore it."""
         return None
 
     async def aclose(self) -> None:

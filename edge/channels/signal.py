@@ -16,7 +16,8 @@ takes as well as a path), so signal-cli may run as another user or on another ho
 may not be sent is replaced by the same refusal as on Telegram, which never says whether the
 file exists.
 
-Voice notes (audio attachments) from allowed numbers are fetched with ``getAttachment``,
+Voice notes (audio attachments) from allowed numbers are fetched with ``getAttachment`` (its
+base64 answer decoded into a file as it streams in: :mod:`edge.channels.signal_attachment`),
 transcribed through ``[transcription]`` and go on as typed text, the transcript shown first
 (:mod:`edge.channels.voice`); a stranger's are never fetched. signal-cli says a note's size but not
 its length, so only ``max_bytes`` is checked before fetching. In groups a voice note carries no
@@ -31,10 +32,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import itertools
 import logging
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -42,15 +44,16 @@ import httpx
 from edge.channels.base import Channel, ChannelMessage, SendMessage
 from edge.channels.outbox import HEAD_BYTES, IMAGE_MARKER, IMAGE_REFUSED, Outbox, image_kind
 from edge.channels.pairing import Pair, Strangers
+from edge.channels.signal_attachment import AttachmentData
 from edge.channels.signal_events import Attachment, Envelope, parse_event
 from edge.channels.spec import ApprovalAnswers
-from edge.channels.voice import BUSY, HEARD, VoiceNote, VoiceNotes, VoiceNoteUnavailable, filename_for
-from edge.config.transcription import TranscriptionConfig
+from edge.channels.voice import VoiceNote, VoiceNotes, VoiceNoteUnavailable, filename_for
+from edge.channels.voice_queue import VoiceNoteQueue
 from edge.core.exc import EdgeError
+from edge.core.files import create_private
 from edge.core.httpclient import async_client
 from edge.core.requester import Requester
 from edge.core.sse import iter_sse
-from edge.transcription import Transcriber
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +95,7 @@ class SignalChannel(Channel):
         """Pairing guesses and replies to senders not on the allowlist, rate-limited."""
         self.connected = False
         self.voice = VoiceNotes(self.name)
-        """Voice notes: not transcribed until :meth:`hear_voice_notes` says how."""
+        """Voice notes: answered with how to set transcription up until :meth:`hear_voice_notes`."""
 
     async def rpc(self, method: str, params: dict[str, Any]) -> object:
         request = {"jsonrpc": "2.0", "method": method, "params": {"account": self.account, **params},
@@ -189,39 +192,35 @@ class SignalChannel(Channel):
         async def say(text: str) -> None:
             await self.send(SendMessage(text, inbound.reply_target))
 
-        async def handle() -> None:
-            heard = await self.voice.hear(note, lambda limit: self._fetch(attachment_id, limit),
-                                          inbound.caller)
-            if heard.text is None:
-                await say(heard.answer or "")
-                return
-            await say(HEARD.format(text=heard.text))
-            content = f"{heard.text}\n{inbound.content}" if inbound.content else heard.text
+        async def deliver(text: str) -> None:
+            content = f"{text}\n{inbound.content}" if inbound.content else text
             await bus.put(ChannelMessage(inbound.sender, inbound.reply_target, content, self.name,
                                          id=inbound.id, timestamp=inbound.timestamp,
                                          is_group=inbound.is_group, mentioned=inbound.mentioned))
 
-        self.voice.spawn(handle, lambda: say(BUSY))
+        self.voice.receive(note, inbound.caller,
+                           lambda into, limit: self._fetch(attachment_id, into, limit), say, deliver)
 
-    async def _fetch(self, attachment_id: str, limit: int) -> bytes:
-        """A voice note's bytes from signal-cli (``getAttachment``: ``{"data": base64}``), at
-        most ``limit`` bytes."""
+    async def _fetch(self, attachment_id: str, into: Path, limit: int) -> None:
+        """A voice note from signal-cli (``getAttachment``: ``{"data": base64}``) into the file
+        ``into``, decoded as the answer streams in, at most ``limit`` bytes."""
+        request = {"jsonrpc": "2.0", "method": "getAttachment", "id": next(self._ids),
+                   "params": {"account": self.account, "id": attachment_id}}
         try:
-            result = await self.rpc("getAttachment", {"id": attachment_id})
-        except SignalRPCError as exc:
-            raise VoiceNoteUnavailable(str(exc)) from None
-        encoded = result.get("data") if isinstance(result, dict) else None
-        if not isinstance(encoded, str):
-            raise VoiceNoteUnavailable("signal-cli sent no attachment data")
-        if len(encoded) // 4 * 3 > limit + 2:
-            raise VoiceNoteUnavailable(f"it is larger than {limit} bytes ([transcription] max_bytes)")
-        try:
-            return base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError):
-            raise VoiceNoteUnavailable("signal-cli sent attachment data that is not base64") from None
+            async with self._client.stream("POST", f"{self.base}/api/v1/rpc", json=request,
+                                           timeout=RPC_TIMEOUT) as response:
+                with os.fdopen(create_private(into), "wb") as out:
+                    data = AttachmentData(out, limit)
+                    async for chunk in response.aiter_bytes():
+                        await asyncio.to_thread(data.feed, chunk)
+                    data.finish()
+        except httpx.HTTPError as exc:
+            raise VoiceNoteUnavailable(f"signal-cli getAttachment: {type(exc).__name__}") from None
+        except OSError as exc:
+            raise VoiceNoteUnavailable(f"it could not be written to disk ({exc.strerror})") from None
 
-    def hear_voice_notes(self, transcription: TranscriptionConfig) -> None:
-        self.voice.transcriber = Transcriber.from_config(transcription) if transcription.enabled else None
+    def hear_voice_notes(self, queue: VoiceNoteQueue) -> None:
+        self.voice.hear_with(queue)
 
     async def _unknown_sender(self, sender: str, text: str, group: str | None) -> None:
         log.info("signal_unknown_sender sender=%s", sender)

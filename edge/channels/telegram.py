@@ -11,7 +11,7 @@
 - Voice and audio messages from allowed senders are transcribed through ``[transcription]`` and
   go on as typed text, the transcript shown first (:mod:`edge.channels.voice`); a stranger's are
   never downloaded. Size and duration come from the update, so a note over a limit is refused
-  before ``getFile``.
+  before ``getFile``; a note is downloaded into a file, as it streams in.
 - Approvals are inline buttons Approve / Deny / Always; only the requester or an admin counts.
 - Sending (replies, images, drafts, approval prompts, best-effort answers) is
   :class:`~edge.channels.telegram_send.TelegramSender`'s, in :mod:`edge.channels.telegram_send`.
@@ -42,11 +42,10 @@ from edge.channels.telegram_updates import (
     parse_update,
     update_id_of,
 )
-from edge.channels.voice import BUSY, HEARD, VoiceNote, VoiceNotes, VoiceNoteUnavailable, filename_for
-from edge.config.transcription import TranscriptionConfig
+from edge.channels.voice import VoiceNote, VoiceNotes, VoiceNoteUnavailable, filename_for
+from edge.channels.voice_queue import VoiceNoteQueue
 from edge.core.files import make_durable, write_atomically
 from edge.core.requester import Requester
-from edge.transcription import Transcriber
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +82,7 @@ class TelegramChannel(Channel):
         self.commands = commands or []
         self.stream_drafts = stream_drafts
         self.voice = VoiceNotes(self.name)
-        """Voice notes: not transcribed until :meth:`hear_voice_notes` says how."""
+        """Voice notes: answered with how to set transcription up until :meth:`hear_voice_notes`."""
         self._offset_path = state_dir / "telegram" / "offset"
         self._me: dict[str, Any] = {}
         self.last_poll: float | None = None
@@ -237,28 +236,23 @@ class TelegramChannel(Channel):
         async def say(text: str) -> None:
             await self.sender.send_text(chat_id, text, markdown=False, thread_id=thread)
 
-        async def handle() -> None:
-            if self.voice.refusal(note) is None:
-                await self.start_typing(chat_id)
-            heard = await self.voice.hear(note, lambda limit: self._fetch(audio.file_id, limit),
-                                          f"{self.name}:{message.sender.id}")
-            if heard.text is None:
-                await say(heard.answer or "")
-                return
-            await say(HEARD.format(text=heard.text))
-            content = f"{heard.text}\n{caption}" if caption else heard.text
+        async def deliver(text: str) -> None:
+            content = f"{text}\n{caption}" if caption else text
             await bus.put(self._inbound(message, content, mentioned, ()))
 
-        self.voice.spawn(handle, lambda: say(BUSY))
+        self.voice.receive(note, f"{self.name}:{message.sender.id}",
+                           lambda into, limit: self._fetch(audio.file_id, into, limit), say,
+                           deliver, started=lambda: self.start_typing(chat_id))
 
-    async def _fetch(self, file_id: str, limit: int) -> bytes:
-        """A voice note's bytes: ``getFile``, then the download, at most ``limit`` bytes."""
+    async def _fetch(self, file_id: str, into: Path, limit: int) -> None:
+        """A voice note into the file ``into``: ``getFile``, then the download, at most
+        ``limit`` bytes."""
         try:
             file = await self.api.call("getFile", {"file_id": file_id})
             path = file.get("file_path") if isinstance(file, dict) else None
             if not isinstance(path, str) or not path:
                 raise VoiceNoteUnavailable("Telegram named no file to download")
-            return await self.api.download(path, limit)
+            await self.api.download(path, into, limit)
         except TelegramError as exc:
             if exc.code == 413:
                 raise VoiceNoteUnavailable(f"it is larger than {limit} bytes ([transcription] "
@@ -266,9 +260,11 @@ class TelegramChannel(Channel):
             raise VoiceNoteUnavailable(f"Telegram answered {exc.code} {exc.description}") from None
         except TelegramNetworkError:
             raise VoiceNoteUnavailable("Telegram could not be reached") from None
+        except OSError as exc:
+            raise VoiceNoteUnavailable(f"it could not be written to disk ({exc.strerror})") from None
 
-    def hear_voice_notes(self, transcription: TranscriptionConfig) -> None:
-        self.voice.transcriber = Transcriber.from_config(transcription) if transcription.enabled else None
+    def hear_voice_notes(self, queue: VoiceNoteQueue) -> None:
+        self.voice.hear_with(queue)
 
     def _mention(self, message: Message, text: str) -> tuple[bool, str]:
         """Whether the bot was addressed, and the text without ``@botname``."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from urllib.parse import quote
 import httpx
 
 from edge.core.exc import EdgeError
+from edge.core.files import create_private
 from edge.core.httpclient import async_client
 
 log = logging.getLogger(__name__)
@@ -81,24 +83,25 @@ class TelegramAPI:
                                 float(retry) if isinstance(retry, (int, float)) else None)
         return body.get("result")
 
-    async def download(self, file_path: str, max_bytes: int) -> bytes:
+    async def download(self, file_path: str, into: Path, max_bytes: int) -> None:
         """The file ``getFile`` answered with ``file_path`` for
-        (``{api_base}/file/bot<token>/<file_path>``), read up to ``max_bytes``: a larger one is
-        a :class:`TelegramError` 413, and the rest of it is not read."""
-        chunks: list[bytes] = []
+        (``{api_base}/file/bot<token>/<file_path>``), written as it streams in to the new file
+        ``into`` (mode 0600), up to ``max_bytes``: a larger one is a :class:`TelegramError` 413,
+        and the rest of it is not read (the part written stays for the caller to remove)."""
         size = 0
         try:
             async with self._client.stream("GET", self._files + quote(file_path, safe="/")) as response:
                 if response.status_code != 200:
                     raise TelegramError("download", response.status_code, "the file was not served")
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise TelegramError("download", 413, f"the file is larger than {max_bytes} bytes")
-                    chunks.append(chunk)
+                with os.fdopen(create_private(into), "wb") as out:
+                    async for chunk in response.aiter_bytes():
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise TelegramError("download", 413,
+                                                f"the file is larger than {max_bytes} bytes")
+                        await asyncio.to_thread(out.write, chunk)
         except httpx.HTTPError as exc:
             raise TelegramNetworkError(f"telegram download: {type(exc).__name__}") from None
-        return b"".join(chunks)
 
     async def aclose(self) -> None:
         await self._client.aclose()

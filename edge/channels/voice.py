@@ -4,14 +4,18 @@ pairing hint and nothing else: their notes are never fetched).
 1. Refuse it in one line, fetching nothing, when ``[transcription]`` is not configured (the line
    says how to set it up) or the note is over its size or duration limit (the line says the
    limit). The channel knows size and duration from the message itself, before any download.
-2. Otherwise fetch it (the channel's own download, bounded by ``max_bytes``), transcribe it, and
-   show the transcript to the person (``🎤 turn on the pump``) before anything else is said.
-3. The transcript then goes to the agent as the text of the message, exactly as if it had been
-   typed: the allowlist, the mention rule, the rate limit, direct commands and approvals apply.
+2. Otherwise it joins the agent's one queue (:mod:`edge.channels.voice_queue`: two notes at a
+   time across all channels, one per person, a bounded wait; beyond it, a line says to send it
+   again). In its turn it is fetched into a file (the channel's own download, bounded by
+   ``max_bytes``), transcribed from that file, and the file removed.
+3. The transcript, cut at ``max_transcript_chars``, is shown to the person (``🎤 turn on the
+   pump``) before anything else is said, then goes to the agent as the text of the message,
+   exactly as if it had been typed: the allowlist, the mention rule, the rate limit, direct
+   commands and approvals apply.
 
-Each voice note is handled in the background (:meth:`VoiceNotes.spawn`): a transcription that
-takes seconds never holds up the channel's poll loop or event stream (an approval button pressed
-meanwhile is answered at once).
+Each voice note is handled in the background: a transcription that takes seconds never holds up
+the channel's poll loop or event stream (an approval button pressed meanwhile is answered at
+once).
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+from edge.channels.voice_queue import Place, VoiceNoteQueue
 from edge.core.exc import EdgeError
-from edge.transcription import Transcriber, TranscriptionError
+from edge.transcription import TranscriptionError
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +38,8 @@ SETUP_LINE = ('Voice notes need [transcription] in the config: preset = "groq" (
 """The answer to a voice note when no transcription is configured."""
 NOTHING_HEARD = "🎤 (I heard nothing in that voice note.)"
 HEARD = "🎤 {text}"
-MAX_IN_FLIGHT = 8
-"""Voice notes transcribed at once per channel; more are answered with :data:`BUSY`."""
-BUSY = "Too many voice notes at once; send that one again in a minute."
+MAX_ANSWERS = 64
+"""Refusals being sent at once per channel (a flood of notes over a limit); past it, dropped."""
 
 
 class VoiceNoteUnavailable(EdgeError):
@@ -81,51 +86,87 @@ class Heard:
     answer: str | None = None
 
 
-Fetch = Callable[[int], Awaitable[bytes]]
-"""Download the note, at most the given number of bytes (more: :class:`VoiceNoteUnavailable`)."""
+Fetch = Callable[[Path, int], Awaitable[None]]
+"""Download the note into the new file at the path, at most the given number of bytes (more:
+:class:`VoiceNoteUnavailable`, the file left for the queue to remove)."""
+Say = Callable[[str], Awaitable[None]]
 
 
 class VoiceNotes:
-    """A channel's voice notes: its transcriber (None: not configured) and the background work."""
+    """A channel's voice notes: the agent's queue (None until :meth:`hear_with`; then its
+    transcriber None: not configured) and the background work."""
 
-    def __init__(self, channel: str, transcriber: Transcriber | None = None):
+    def __init__(self, channel: str):
         self.channel = channel
-        self.transcriber = transcriber
+        self.queue: VoiceNoteQueue | None = None
         self._work: set[asyncio.Task[None]] = set()
+
+    def hear_with(self, queue: VoiceNoteQueue) -> None:
+        self.queue = queue
 
     def refusal(self, note: VoiceNote) -> str | None:
         """The line that answers ``note`` without fetching it, or None to go on."""
-        if self.transcriber is None:
+        if self.queue is None or self.queue.transcriber is None:
             return SETUP_LINE
-        return self.transcriber.over_limits(note.size, note.seconds)
+        return self.queue.transcriber.over_limits(note.size, note.seconds)
 
-    async def hear(self, note: VoiceNote, fetch: Fetch, caller: str) -> Heard:
-        """Refuse, or fetch and transcribe ``note``; never raises for what the person can be
-        told (a refused key, a timeout, a file the chat service will not hand over)."""
+    def receive(self, note: VoiceNote, caller: str, fetch: Fetch, say: Say,
+                deliver: Callable[[str], Awaitable[None]],
+                started: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Handle ``note`` from ``caller`` in the background: refused (``say`` the line), or
+        queued, fetched and transcribed in its turn (``started`` then: a typing indicator),
+        the transcript shown with ``say`` and passed on with ``deliver``. Whatever fails is
+        logged once and ends with that note."""
         refusal = self.refusal(note)
-        if refusal is not None or self.transcriber is None:
+        if refusal is None and self.queue is not None:
+            place = self.queue.join(caller)
+            if isinstance(place, Place):
+                self._spawn(self._hear(note, place, fetch, say, deliver, started))
+                return
+            refusal = place
+        else:
             log.info("voice_note_refused by=%s size=%s seconds=%s", caller, note.size, note.seconds)
-            return Heard(answer=refusal or SETUP_LINE)
+        if len(self._work) < MAX_ANSWERS:
+            self._spawn(say(refusal or SETUP_LINE))
+
+    async def _hear(self, note: VoiceNote, place: Place, fetch: Fetch, say: Say,
+                    deliver: Callable[[str], Awaitable[None]],
+                    started: Callable[[], Awaitable[None]] | None) -> None:
         try:
-            audio = await fetch(self.transcriber.max_bytes)
-            text = await self.transcriber.transcribe(audio, note.filename, note.content_type)
-        except VoiceNoteUnavailable as exc:
-            log.warning("voice_note_not_fetched by=%s error=%s", caller, exc)
-            return Heard(answer=f"I could not fetch that voice note: {exc}")
-        except TranscriptionError as exc:
-            log.warning("voice_note_not_transcribed by=%s error=%s", caller, exc)
-            return Heard(answer=str(exc))
+            heard = await self.hear(note, place, fetch, started)
+        finally:
+            place.leave()  # the next note's turn while this one is answered
+        if heard.text is None:
+            await say(heard.answer or "")
+            return
+        await say(HEARD.format(text=heard.text))
+        await deliver(heard.text)
+
+    async def hear(self, note: VoiceNote, place: Place, fetch: Fetch,
+                   started: Callable[[], Awaitable[None]] | None = None) -> Heard:
+        """In ``place``'s turn, fetch and transcribe ``note``; never raises for what the person
+        can be told (a refused key, a timeout, a file the chat service will not hand over)."""
+        queue = self.queue
+        if queue is None or queue.transcriber is None:
+            return Heard(answer=SETUP_LINE)
+        async with place.turn() as path:
+            if started is not None:
+                await started()
+            try:
+                await fetch(path, queue.transcriber.max_bytes)
+                text = await queue.transcriber.transcribe(path, note.filename, note.content_type)
+            except VoiceNoteUnavailable as exc:
+                log.warning("voice_note_not_fetched by=%s error=%s", place.person, exc)
+                return Heard(answer=f"I could not fetch that voice note: {exc}")
+            except TranscriptionError as exc:
+                log.warning("voice_note_not_transcribed by=%s error=%s", place.person, exc)
+                return Heard(answer=str(exc))
         if not text:
             return Heard(answer=NOTHING_HEARD)
-        return Heard(text=text)
+        return Heard(text=queue.cut(text))
 
-    def spawn(self, work: Callable[[], Awaitable[None]], busy: Callable[[], Awaitable[None]]) -> None:
-        """Run ``work()`` in the background; past :data:`MAX_IN_FLIGHT` notes at once, ``busy()``
-        answers instead. Whatever fails is logged once and ends with that note."""
-        if len(self._work) >= MAX_IN_FLIGHT:
-            log.warning("voice_note_dropped channel=%s reason=too_many_in_flight", self.channel)
-            work = busy
-        task = asyncio.create_task(self._isolated(work()))
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(self._isolated(work))
         self._work.add(task)
         task.add_done_callback(self._work.discard)
 

@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 MAX_POINTS = 300
 """Buckets per quantity: a 24-hour chart is drawn in 5-minute minimum/mean/maximum."""
 MAX_PANELS = 4
-"""Quantities drawn in one chart when none is named (a BME280 has three)."""
+"""Quantities drawn in one chart when none is named (a BME280 has three): the figure's size, and
+so its memory, is bounded whatever the sensor reads; the caption names the quantities left out."""
 KEPT_CHARTS = 20
 """Chart files kept in the outbox; older ones are removed as new ones are drawn."""
 CHART_PREFIX = "chart-"
@@ -74,6 +75,8 @@ class Chart:
     png: bytes
     series: tuple[Series, ...]
     tracks: tuple[OutputTrack, ...]
+    left_out: tuple[str, ...] = ()
+    """Quantities with history past :data:`MAX_PANELS`, not drawn."""
 
     def caption(self) -> str:
         """``greenhouse, last 1d: temperature 11.7–28.3 °C, mean 19.3 °C; fan on 1 time, 1
@@ -89,6 +92,9 @@ class Chart:
         for track in self.tracks:
             refused = f", {len(track.refusals)} refused" if track.refusals else ""
             parts.append(f"{track.label} on {len(track.on)} time{'s' * (len(track.on) != 1)}{refused}")
+        if self.left_out:
+            parts.append(f"{len(self.left_out)} more not drawn ({', '.join(self.left_out)}): "
+                         "name one to chart it")
         span = format_duration(first.until - first.since, most=2)
         return f"{first.sensor}, last {span}: " + "; ".join(parts)
 
@@ -112,7 +118,8 @@ async def draw_chart(config: Config, state_dir: Path, sensor: str, quantity: str
     finally:
         if own:
             await reader.close()
-    drawn = [s for s in found if any(b.mean is not None for b in s.buckets)][:MAX_PANELS]
+    with_history = [s for s in found if any(b.mean is not None for b in s.buckets)]
+    drawn, left_out = with_history[:MAX_PANELS], tuple(s.quantity for s in with_history[MAX_PANELS:])
     if not drawn:
         what = f"{sensor} {quantity}" if quantity else sensor
         raise EdgeError(f"no history of {what} in the last {format_duration(until - since, most=2)} "
@@ -121,7 +128,10 @@ async def draw_chart(config: Config, state_dir: Path, sensor: str, quantity: str
     tracks = await output_tracks(config.rules, sensor, state_dir / AUDIT_FILE, since=since,
                                  until=until)
     png = await asyncio.to_thread(_render, drawn, tracks)
-    return Chart(png, tuple(drawn), tuple(tracks))
+    if left_out:
+        log.info("chart_quantities_left_out sensor=%s drawn=%d left_out=%d", sensor, len(drawn),
+                 len(left_out))
+    return Chart(png, tuple(drawn), tuple(tracks), left_out)
 
 
 def _render(series: Sequence[Series], tracks: Sequence[OutputTrack]) -> bytes:

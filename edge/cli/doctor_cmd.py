@@ -1,5 +1,5 @@
 """``edge-cli doctor [--json]``: config, adapters, groups, devices, boards, cameras, memory,
-provider, channels, MCP servers, disk, clock.
+provider, channels, MCP servers, how the last run ended, disk, clock.
 
 Every failed or warning check says how to fix it. Exit codes: 0 all checks passed, 1 a check
 failed, 4 no check failed but some gave warnings (``--json``: ``ok`` is false then too, with the
@@ -74,8 +74,9 @@ def run_checks(config_path: str | None, user: str) -> list[Check]:
     checks.append(mqtt.check_mqtt(loaded))
     checks.append(mqtt.check_fleet(loaded))
     checks.extend(mcp_servers.check_mcp_servers(loaded))
-    checks.append(host.check_disk(state_dir(configured_state if isinstance(configured_state, str)
-                                            else None)))
+    state = state_dir(configured_state if isinstance(configured_state, str) else None)
+    checks.append(agent.check_last_end(state))
+    checks.append(host.check_disk(state))
     checks.append(host.check_clock(synchronized=host.ntp_synchronized()))
     return checks
 

@@ -67,6 +67,10 @@ class TranscriptionConfig(Section):
     a note is before it is fetched: Telegram does, signal-cli does not)."""
     timeout_seconds: Seconds = Field(default=60.0, gt=0)
     """How long one transcription may take, upload included."""
+    max_transcript_chars: int = Field(default=3800, ge=100, le=100_000)
+    """A longer transcript is cut here, with a word saying so, before it is shown in the chat
+    and given to the model (the default leaves room in one Telegram message, 4,096 characters,
+    for the 🎤 and that word). Some 3 minutes of speech."""
 
     @model_validator(mode="after")
     def check(self) -> Self:

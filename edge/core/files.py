@@ -74,3 +74,9 @@ def fsync_directory(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def create_private(path: Path) -> int:
+    """The descriptor of a new file at ``path``, mode 0600, open for writing (never an existing
+    file: ``FileExistsError``)."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

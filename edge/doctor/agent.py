@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import stat
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -182,3 +183,22 @@ def check_sensors(loaded: LoadedConfig) -> Check:
 
 def unit_installed(root: Path = Path("/")) -> bool:
     return (root / "etc/systemd/system/edge-agent.service").is_file()
+
+
+def check_last_end(state_dir: Path) -> Check:
+    """How the agent's last run ended (the ledger of runs, :mod:`edge.safe_mode`): a warning
+    when it did not stop cleanly, saying what to do when the OOM killer ended it."""
+    from edge.safe_mode import RunLedger
+
+    end = RunLedger.in_state_dir(state_dir).last_end()
+    if end is None:
+        return Check("last end", "ok", "the last run stopped cleanly (or none is recorded)")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(end.at))
+    if end.killed_for_memory:
+        return Check("last end", "warn", f"{end.reason} at {when}: the agent went past the "
+                     "service's MemoryMax=",
+                     "see what it held (`edge-cli logs`); lower [transcription] max_bytes or "
+                     "[memory] embedder = \"none\", or raise MemoryMax= in a drop-in "
+                     "(`sudo systemctl edit edge-agent`) if the Pi has memory to spare")
+    return Check("last end", "warn", f"{end.reason} at {when}",
+                 "see `edge-cli logs` for what happened before it")

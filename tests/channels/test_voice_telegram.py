@@ -169,3 +169,21 @@ async def test_a_malformed_voice_update_is_dropped_and_the_next_is_handled(
     await asyncio.sleep(0.2)
     assert texts_to(telegram, 42) == ["gpio:GPIO17 (led) set on"]
     assert telegram.sent("getFile") == [] and whisper.requests == []
+
+
+async def test_a_two_megabyte_transcript_is_cut_before_the_chat_and_the_model(
+        telegram, whisper, start_agent):
+    spoken = "turn on the pump and then " * 80_000  # 2 MB, as a confused service answered
+    whisper.transcripts[OGG] = spoken
+    with OpenAIServer([(200, completion("That was long."))]) as model:
+        extra = f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
+        await start_agent(config(telegram) + extra + transcription(whisper))
+        telegram.push_voice(42, OGG)
+        await until(lambda: len(texts_to(telegram, 42)) == 2)
+        shown, reply = texts_to(telegram, 42)
+        asked = model.requests[0]["messages"][-1]["content"]
+    cut = spoken[:3800].rstrip()
+    assert shown == (f"🎤 {cut} … (cut: the transcript has {len(spoken.strip())} characters, 3800 are "
+                     "kept; [transcription] max_transcript_chars)")
+    assert reply == "That was long."
+    assert cut in asked and len(asked) < 4500

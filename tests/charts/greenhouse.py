@@ -99,3 +99,16 @@ def _fan(at: float, value: float) -> Actuation:
 
 def week_in(state_dir: Path, now: float) -> Week:
     return asyncio.run(write_week(state_dir, now))
+
+
+async def write_station(state_dir: Path, now: float, quantities: int) -> list[str]:
+    """A weather station reading ``quantities`` quantities (``q00``, ``q01``...) every minute for
+    the day before ``now``, into the history file; their names."""
+    names = [f"q{i:02d}" for i in range(quantities)]
+    entries = [Entry("station", name, "u", now - DAY + minute * EVERY,
+                     temperature(now - DAY + minute * EVERY) + i)
+               for i, name in enumerate(names) for minute in range(int(DAY / EVERY))]
+    store = ReadingStore.in_state_dir(state_dir)
+    await store.write(entries)
+    await store.close()
+    return names

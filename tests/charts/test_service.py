@@ -4,6 +4,7 @@ sensor or quantity names the known ones, no history says so, no matplotlib says 
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import stat
 import sys
@@ -11,11 +12,18 @@ import time
 
 import pytest
 
-from edge.charts.service import KEPT_CHARTS, SensorCharts, chart_png, draw_chart
+from edge.charts.service import (
+    KEPT_CHARTS,
+    MAX_PANELS,
+    MAX_POINTS,
+    SensorCharts,
+    chart_png,
+    draw_chart,
+)
 from edge.charts.tracks import read_tracks, rule_outputs
 from edge.config.loader import load_config
 from edge.core.exc import EdgeError, UsageError
-from tests.charts.greenhouse import DAY, RULES, write_week
+from tests.charts.greenhouse import DAY, RULES, write_station, write_week
 
 
 @pytest.fixture
@@ -113,3 +121,24 @@ async def test_charts_asked_at_once_come_out_alike(config, tmp_path):
              for _ in range(3)]
     first, *others = await asyncio.gather(*asked)
     assert first.startswith(b"\x89PNG") and all(other == first for other in others)
+
+
+async def test_a_chart_of_twelve_quantities_draws_four_the_size_of_four_and_names_the_rest(
+        config, tmp_path):
+    from PIL import Image
+
+    now = time.time()
+    names = await write_station(tmp_path / "twelve", now, 12)
+    await write_station(tmp_path / "four", now, 4)
+    twelve = await draw_chart(config, tmp_path / "twelve", "station", since=now - DAY, until=now)
+    four = await draw_chart(config, tmp_path / "four", "station", since=now - DAY, until=now)
+    assert [s.quantity for s in twelve.series] == names[:MAX_PANELS] and MAX_PANELS == 4
+    assert twelve.left_out == tuple(names[4:]) and four.left_out == ()
+    sizes = [Image.open(io.BytesIO(c.png)).size for c in (twelve, four)]
+    assert sizes[0] == sizes[1] and sizes[0][0] == 1080
+    assert all(len(s.buckets) <= MAX_POINTS for s in twelve.series)  # fewer than its pixels
+    assert twelve.caption().endswith(
+        "; 8 more not drawn (q04, q05, q06, q07, q08, q09, q10, q11): name one to chart it")
+    alone = await draw_chart(config, tmp_path / "twelve", "station", "q11", since=now - DAY,
+                             until=now)
+    assert [s.quantity for s in alone.series] == ["q11"] and alone.left_out == ()

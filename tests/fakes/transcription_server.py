@@ -7,17 +7,23 @@ and answers ``{"text": ...}`` or the API's error shape ``{"error": {"message", "
 Scripted per test: ``transcripts`` maps audio bytes to their text (anything else is heard as
 ``default``), ``failures`` holds the next answers' failures (an HTTP status, a status and the
 error message to say, or ``("hang", seconds)``), and ``requests`` records each request's form fields and file.
+
+With ``keep_audio=False`` (uploads of tens of MB) the body is read in 1 MiB pieces and the file
+part counted, not kept: every note is heard as ``default``; ``most_at_once`` is the most uploads
+it was receiving at the same time.
 """
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 from dataclasses import dataclass
 from email.message import Message
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Literal, TypeAlias
+from typing import IO, Any, Literal, TypeAlias
 
 from tests.fakes.loopback import LoopbackServer, reply_json
 
@@ -34,6 +40,8 @@ class Upload:
     content_type: str | None
     audio: bytes
     authorization: str | None
+    size: int = 0
+    """The file's bytes (``audio`` is empty when they were not kept)."""
 
 
 def parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, str], dict[str, Message]]:
@@ -57,9 +65,14 @@ def parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, str], dic
 
 
 class FakeTranscription(LoopbackServer):
-    def __init__(self, api_key: str | None = None, default: str = "hello there"):
+    def __init__(self, api_key: str | None = None, default: str = "hello there",
+                 keep_audio: bool = True):
         self.api_key = api_key
         self.default = default
+        self.keep_audio = keep_audio
+        self.most_at_once = 0
+        self._receiving = 0
+        self._count = threading.Lock()
         self.transcripts: dict[bytes, str] = {}
         self.failures: list[Failure] = []
         self.requests: list[Upload] = []
@@ -83,8 +96,27 @@ class FakeTranscription(LoopbackServer):
         return status, {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
     def handle(self, request: BaseHTTPRequestHandler) -> None:
-        body = request.rfile.read(int(request.headers.get("Content-Length", 0)))
-        reply_json(request, *self.answer(request.path, dict(request.headers.items()), body))
+        with self._count:
+            self._receiving += 1
+            self.most_at_once = max(self.most_at_once, self._receiving)
+        try:
+            length = int(request.headers.get("Content-Length", 0))
+            headers = dict(request.headers.items())
+            if self.keep_audio:
+                body = request.rfile.read(length)
+            else:
+                body, size = counted_file_part(headers.get("Content-Type", ""), request.rfile, length)
+        finally:
+            with self._count:
+                self._receiving -= 1
+        if self.keep_audio:
+            reply_json(request, *self.answer(request.path, headers, body))
+            return
+        status, answer = self.answer(request.path, headers, body)
+        if status == 200:
+            self.requests[-1] = Upload(**{**vars(self.requests[-1]), "size": size})
+            answer = {"text": self.default}
+        reply_json(request, status, answer)
 
     def answer(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
         if path != "/v1/audio/transcriptions":
@@ -96,9 +128,10 @@ class FakeTranscription(LoopbackServer):
             return self.error(400, f"Could not parse multipart form: {exc}")
         part = files.get("file")
         audio = part.get_payload(decode=True) if part is not None else None
+        audio = audio if isinstance(audio, bytes) else b""
         self.requests.append(Upload(fields, part.get_filename() if part is not None else None,
                                     part.get_content_type() if part is not None else None,
-                                    audio if isinstance(audio, bytes) else b"", authorization))
+                                    audio, authorization, len(audio)))
         if self.api_key is not None and authorization != f"Bearer {self.api_key}":
             return self.error(401, "Incorrect API key provided.", "invalid_api_key")
         if self.failures:
@@ -117,3 +150,31 @@ class FakeTranscription(LoopbackServer):
             return self.error(400, "this fake answers response_format=json only")
         assert isinstance(audio, bytes)
         return 200, {"text": self.transcripts.get(audio, self.default)}
+
+
+PIECE = 1 << 20
+
+
+def counted_file_part(content_type: str, body: IO[bytes], length: int) -> tuple[bytes, int]:
+    """A multipart body read in pieces, its last part (the file, where clients put it) counted:
+    the body with the file's content cut to one byte (the rest parses as usual), and the file's
+    size."""
+    found = re.search(r'boundary="?([^";]+)"?', content_type)
+    closing = b"\r\n--" + (found.group(1).encode() if found else b"") + b"--\r\n"
+    head, size, tail, left = b"", -1, b"", length
+    while left > 0:
+        piece = body.read(min(PIECE, left))
+        if not piece:
+            break
+        left -= len(piece)
+        if size < 0:
+            head += piece
+            start = head.find(b"\r\n\r\n", max(0, head.find(b'name="file"')))
+            if b'name="file"' not in head or start < 0:
+                continue
+            piece, head, size = head[start + 4:], head[:start + 4], 0
+        size += len(piece)
+        tail = (tail + piece)[-len(closing):]
+    if size < 0 or tail != closing:
+        return head, 0
+    return head + b"x" + closing, size - len(closing)

@@ -171,3 +171,43 @@ def test_under_systemd_the_reason_is_how_systemd_saw_the_agent_end(env: dict[str
     cause = ledger.begin(pid=1)
     assert cause is not None
     assert cause.reason == "service_result=watchdog, exit_code=killed, exit_status=ABRT"
+
+
+def test_an_oom_kill_is_said_as_such_in_status_and_doctor(env: dict[str, str]) -> None:
+    kill(start_agent(env), env)  # the kernel's OOM killer at the unit's MemoryMax=, then:
+    oom = dict(env, SERVICE_RESULT="oom-kill", EXIT_CODE="killed", EXIT_STATUS="KILL")
+    assert cli("safe-state", env=oom, timeout=20).returncode == 0
+    offline = cli("status", env=env).stdout
+    assert "last end: killed for memory (oom-kill) at " in offline
+    checks = {c["name"]: c for c in json.loads(cli("doctor", "--json", env=env).stdout)["data"]["checks"]}
+    assert checks["last end"]["status"] == "warn"
+    assert checks["last end"]["detail"].startswith("killed for memory (oom-kill) at ")
+    assert "MemoryMax=" in checks["last end"]["fix"]
+    proc = start_agent(env)  # restarted by systemd: the status says how the last run ended
+    try:
+        status = json.loads(cli("status", "--json", env=env).stdout)["data"]
+        assert status["last_end"]["reason"] == "killed for memory (oom-kill)"
+        assert status["last_end"]["killed_for_memory"] is True
+        assert "last end: killed for memory (oom-kill)" in cli("status", env=env).stdout
+    finally:
+        stop(proc)
+    proc = start_agent(env)  # after a clean stop there is nothing to say
+    try:
+        assert "last end" not in cli("status", env=env).stdout
+    finally:
+        stop(proc)
+    checks = {c["name"]: c for c in json.loads(cli("doctor", "--json", env=env).stdout)["data"]["checks"]}
+    assert checks["last end"]["status"] == "ok"
+
+
+def test_a_watchdog_kill_is_the_last_end_with_its_reason(tmp_path: Path) -> None:
+    ledger = RunLedger.in_state_dir(tmp_path)
+    assert ledger.last_end() is None
+    ledger.begin(pid=1, now=100)
+    ledger.note_end("service_result=watchdog, exit_code=killed, exit_status=ABRT")
+    end = RunLedger.in_state_dir(tmp_path).last_end()  # no agent: the last run recorded
+    assert end is not None and not end.killed_for_memory
+    assert end.reason == "service_result=watchdog, exit_code=killed, exit_status=ABRT"
+    again = RunLedger.in_state_dir(tmp_path)
+    again.begin(pid=2, now=200)  # the next start: the run before it, found ended at 200
+    assert again.last_end() == end.__class__(200, end.reason)

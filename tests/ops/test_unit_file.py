@@ -49,6 +49,20 @@ def test_unit_has_what_the_agent_relies_on():
     assert "AF_UNIX" in unit["RestrictAddressFamilies"][0]
 
 
+def megabytes(value: str) -> int:
+    assert value.endswith("M"), value
+    return int(value[:-1])
+
+
+def test_memory_is_bounded_for_a_512_mb_pi():
+    unit = directives(UNIT.read_text())
+    high, most = megabytes(unit["MemoryHigh"][0]), megabytes(unit["MemoryMax"][0])
+    # the agent with its embedding model and a chart (about 150 MB) fits under the soft bound,
+    # and the hard one leaves a 512 MB Pi's system its 100 MB and more
+    assert 150 <= high < most <= 350
+    assert unit["OOMPolicy"] == ["stop"]  # the unit stops: ExecStopPost records the oom-kill
+
+
 def test_systemd_analyze_verify(analyze, tmp_path):
     # verify checks that ExecStart exists: point it at this venv's edge-cli
     edge_cli = str(Path(sys.executable).parent / "edge-cli")
