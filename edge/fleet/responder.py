@@ -43,7 +43,6 @@ from edge.fleet.envelope import (
 )
 from edge.fleet.keys import FleetKeys
 from edge.fleet.protocol import (
-    ACTUATING_OPS,
     MAX_EXPIRY_SECONDS,
     MAX_REQUEST_BYTES,
     RecentRequests,
@@ -51,6 +50,7 @@ from edge.fleet.protocol import (
     Response,
     refusal,
 )
+from edge.ops.catalog import actuating
 
 if TYPE_CHECKING:
     from edge.control.ops import OpTarget
@@ -176,7 +176,7 @@ class Responder:
         except ValueError as exc:
             return OpResult(False, str(exc), exit_code=2)
         why = refusal(request.op)
-        if why is None and request.op in ACTUATING_OPS and not self.config.allow_commands:
+        if why is None and request.op in actuating() and not self.config.allow_commands:
             why = (f"node {self.config.node_id} takes no commands over the broker ([mqtt] "
                    "allow_commands = false); reading is allowed")
         if why is None and caller.startswith("unverified:") and request.op in UNVERIFIED_OPS:
