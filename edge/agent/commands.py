@@ -60,15 +60,19 @@ def help_text() -> str:
     return "\n".join([*lines, "Anything else goes to the language model."])
 
 
+def catalog_menu() -> list[tuple[str, str]]:
+    """Each command of the catalog's chat spellings, once, with its menu line."""
+    menu: dict[str, str] = {}
+    for op in CATALOG.values():
+        for chat in op.chat:
+            menu.setdefault(chat.command, chat.menu or chat.help)
+    return list(menu.items())
+
+
 COMMAND_MENU = [
-    ("help", "what I can do"), ("status", "agent, boards and channels"),
-    ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
-    ("pwm", "set PWM duty: /pwm fan 0.5"), ("servo", "turn a servo: /servo arm 90"),
-    ("sensors", "sensor readings"), ("chart", "a sensor's history: /chart greenhouse 24h"),
+    ("help", "what I can do"), ("status", "agent, boards and channels"), *catalog_menu(),
+    ("chart", "a sensor's history: /chart greenhouse 24h"),
     ("photo", "a camera's picture: /photo door"),
-    ("rules", "automation rules"),
-    ("interlocks", "interlocks and their state"),
-    ("schedule", "list, add or remove scheduled jobs"),
     ("new", "start a new conversation"),
     ("reset", "start a new conversation"), ("stop", "cancel the running request"),
     ("model", "show or switch the model"), ("models", "list the models"),

@@ -8,7 +8,8 @@ and a node refuses the :func:`actuating` ones when it takes no commands
 chat answers their spellings and lists them in ``/help`` (:mod:`edge.agent.commands`); and
 ``docs/reference/operations.md`` is written from it (:mod:`edge.ops.reference`).
 
-A new operation is one module and one :func:`register` call (``edge/ops/README.md``).
+A new operation is one module and one :func:`register` call, or an entry point of the group
+:data:`ENTRY_POINTS` for an installed package (``edge/ops/README.md``).
 
 >>> CATALOG["gpio.write"].mcp_name, CATALOG["gpio.write"].tool_name
 ('pin_write', 'gpio_write')
@@ -18,26 +19,36 @@ A new operation is one module and one :func:`register` call (``edge/ops/README.m
 
 from __future__ import annotations
 
+import logging
+import sys
+from typing import Any
+
 from edge.ops import chat, handlers
-from edge.ops.operation import ACTUATES, ADDS, MAKES_SAFE, REMOVES, Kind, Operation
+from edge.ops.operation import ACTUATES, ADDS, MAKES_SAFE, REMOVES, Kind, Operation, ToolParts
 from edge.tools.automation import (
     InterlockListTool,
     RuleListTool,
     ScheduleAddTool,
+    ScheduleChange,
     ScheduleListTool,
     ScheduleRemoveTool,
 )
+from edge.tools.base import Tool
 from edge.tools.gpio import (
     BoardStatusTool,
     GpioPwmTool,
     GpioReadTool,
     GpioSafeTool,
     GpioWriteTool,
+    PinTool,
     ServoWriteTool,
 )
 from edge.tools.history import HistoryTool
 from edge.tools.sensor_history import SensorHistoryTool, SensorSpanArgs
 from edge.tools.sensors import SensorReadTool
+from peripherals.registry import installed_entry_points
+
+log = logging.getLogger(__name__)
 
 CATALOG: dict[str, Operation] = {}
 """Operation name -> its declaration, in the order ``/help`` and the reference list them."""
@@ -66,6 +77,11 @@ def remote() -> frozenset[str]:
     return frozenset(name for name, op in CATALOG.items() if op.remote)
 
 
+def paired_only() -> frozenset[str]:
+    """What a node answers over the fleet only to a paired caller (never an unverified one)."""
+    return frozenset(name for name, op in CATALOG.items() if op.paired_only)
+
+
 def actuating() -> frozenset[str]:
     """What moves hardware: refused by a node whose ``[mqtt] allow_commands = false``."""
     return frozenset(name for name, op in CATALOG.items() if op.kind is Kind.ACTUATE)
@@ -86,20 +102,39 @@ def over_mcp() -> list[Operation]:
     return [op for op in CATALOG.values() if op.mcp_name is not None]
 
 
+def on_pins(name: str, kind: Kind, tool: type[PinTool[Any]], **declared: Any) -> Operation:
+    """An operation whose tool acts on the agent's one door to the pins."""
+    return Operation(name, kind, tool, build=lambda parts: tool(parts.hardware), **declared)
+
+
+def schedule_change(name: str, tool: type[ScheduleChange[Any]], **declared: Any) -> Operation:
+    """A schedule change, whose tool asks the approval gate who is an admin."""
+    return Operation(name, Kind.CHANGE, tool,
+                     build=lambda parts: tool(parts.automation, parts.approvals), **declared)
+
+
+def sensor_history(parts: ToolParts) -> Tool:
+    """The history's store, the configured sensors, and the recorder's flush before a read."""
+    return SensorHistoryTool(parts.recorder.store, parts.automation.sensors.describe(),
+                             parts.recorder.flush_for_reading)
+
+
 for _operation in (
-    Operation("pins", Kind.READ, BoardStatusTool, remote=True, mcp="pins_list", chat=(chat.PINS,)),
-    Operation("gpio.read", Kind.READ, GpioReadTool, remote=True, mcp="pin_read",
-              chat=(chat.GPIO_READ,)),
-    Operation("gpio.write", Kind.ACTUATE, GpioWriteTool, remote=True, mcp="pin_write",
-              hints=ACTUATES, chat=(chat.GPIO_WRITE,)),
-    Operation("gpio.pwm", Kind.ACTUATE, GpioPwmTool, remote=True, mcp="pin_pwm", hints=ACTUATES,
-              chat=(chat.PWM,)),
-    Operation("gpio.servo", Kind.ACTUATE, ServoWriteTool, remote=True, mcp="servo_angle",
-              hints=ACTUATES, chat=(chat.SERVO,)),
-    Operation("gpio.safe", Kind.ACTUATE, GpioSafeTool, mcp="pin_safe", hints=MAKES_SAFE),
-    Operation("sensors", Kind.READ, SensorReadTool, remote=True, mcp="sensor_read",
-              mcp_also=("sensors_list",), chat=(chat.SENSORS,)),
-    Operation("sensors.history", Kind.READ, SensorHistoryTool, remote=True, mcp=True),
+    on_pins("pins", Kind.READ, BoardStatusTool, remote=True, mcp="pins_list", chat=(chat.PINS,)),
+    on_pins("gpio.read", Kind.READ, GpioReadTool, remote=True, mcp="pin_read",
+            chat=(chat.GPIO_READ,)),
+    on_pins("gpio.write", Kind.ACTUATE, GpioWriteTool, remote=True, mcp="pin_write",
+            hints=ACTUATES, chat=(chat.GPIO_WRITE,)),
+    on_pins("gpio.pwm", Kind.ACTUATE, GpioPwmTool, remote=True, mcp="pin_pwm", hints=ACTUATES,
+            chat=(chat.PWM,)),
+    on_pins("gpio.servo", Kind.ACTUATE, ServoWriteTool, remote=True, mcp="servo_angle",
+            hints=ACTUATES, chat=(chat.SERVO,)),
+    on_pins("gpio.safe", Kind.ACTUATE, GpioSafeTool, mcp="pin_safe", hints=MAKES_SAFE),
+    Operation("sensors", Kind.READ, SensorReadTool, remote=True, mcp=True,
+              mcp_also=("sensors_list",), chat=(chat.SENSORS,),
+              build=lambda parts: SensorReadTool(parts.automation.sensors)),
+    Operation("sensors.history", Kind.READ, SensorHistoryTool, remote=True, mcp=True,
+              build=sensor_history),
     Operation("sensors.chart", Kind.READ, handler=handlers.chart_op, args_model=SensorSpanArgs,
               summary="A sensor's history drawn as a PNG (base64 in data.png_base64), with the "
                       "outputs its rules switched beneath."),
@@ -107,18 +142,22 @@ for _operation in (
               args_model=handlers.CameraArgs,
               summary="A picture from one of the agent's cameras (JPEG, base64 in "
                       "data.jpeg_base64)."),
-    Operation("status", Kind.READ, handler=handlers.status_op, remote=True, mcp=True,
+    Operation("status", Kind.READ, handler=handlers.status_op, remote=True, paired_only=True,
+              mcp=True,
               summary="The agent's status: version, uptime, boards, channels, tasks, what is "
                       "down and why."),
-    Operation("history", Kind.READ, HistoryTool, remote=True, mcp=True),
-    Operation("rules", Kind.READ, RuleListTool, chat=(chat.RULES,)),
-    Operation("interlocks", Kind.READ, InterlockListTool, chat=(chat.INTERLOCKS,)),
+    Operation("history", Kind.READ, HistoryTool, remote=True, paired_only=True, mcp=True,
+              build=lambda parts: HistoryTool(parts.audit.path)),
+    Operation("rules", Kind.READ, RuleListTool, chat=(chat.RULES,),
+              build=lambda parts: RuleListTool(parts.automation.rules)),
+    Operation("interlocks", Kind.READ, InterlockListTool, chat=(chat.INTERLOCKS,),
+              build=lambda parts: InterlockListTool(parts.automation.interlocks)),
     Operation("schedules", Kind.READ, ScheduleListTool, mcp="schedules_list",
-              chat=(chat.SCHEDULES,)),
-    Operation("schedules.add", Kind.CHANGE, ScheduleAddTool, mcp="schedule_add", hints=ADDS,
-              chat=(chat.SCHEDULE_ADD,)),
-    Operation("schedules.remove", Kind.CHANGE, ScheduleRemoveTool, mcp="schedule_remove",
-              hints=REMOVES, chat=(chat.SCHEDULE_REMOVE,)),
+              chat=(chat.SCHEDULES,), build=lambda parts: ScheduleListTool(parts.automation)),
+    schedule_change("schedules.add", ScheduleAddTool, mcp=True, hints=ADDS,
+                    chat=(chat.SCHEDULE_ADD,)),
+    schedule_change("schedules.remove", ScheduleRemoveTool, mcp=True,
+                    hints=REMOVES, chat=(chat.SCHEDULE_REMOVE,)),
     Operation("models", Kind.READ, handler=handlers.models_op,
               summary="The provider's models and routes, and which is active."),
     Operation("models.select", Kind.OPERATOR, handler=handlers.select_model_op,
@@ -131,3 +170,29 @@ for _operation in (
               summary="Leave safe mode after a crash loop: rules and schedules start again."),
 ):
     register(_operation)
+
+
+ENTRY_POINTS = "edge_agent.operations"
+"""Where an installed package declares its operations (``name = "module:OPERATION"``)."""
+
+
+def _installed() -> None:
+    """The operations installed packages declare; a broken one is logged, and the agent runs
+    without it (as a broken board adapter is)."""
+    for point in installed_entry_points(tuple(sys.path)).select(group=ENTRY_POINTS):
+        try:
+            operation = point.load()
+            if not isinstance(operation, Operation):
+                raise TypeError(f"{point.value} is a {type(operation).__name__}, not an Operation")
+            register(operation)
+        except Exception as exc:  # a third party's bug: the agent runs without it
+            log.warning("operation_unusable name=%s target=%s error=%r", point.name, point.value,
+                        exc)
+
+
+_installed()
+
+
+def build_tools(parts: ToolParts) -> dict[str, Tool]:
+    """The model's tools of the catalog's operations, built from the agent's ``parts``, by name."""
+    return {op.tool_name: op.build(parts) for op in CATALOG.values() if op.build is not None}

@@ -101,19 +101,22 @@ def _schedule_remove(words: list[str]) -> dict[str, Any] | None:
 
 
 PINS = Chat("/pins", "allowlisted pins and their state", _nothing)
-GPIO_READ = Chat("/gpio PIN", "read a pin (name or alias, e.g. led, GPIO17)", _one_pin)
+GPIO_READ = Chat("/gpio PIN", "read a pin (name or alias, e.g. led, GPIO17)", _one_pin,
+                 menu="read or switch a pin: /gpio led on")
 GPIO_WRITE = Chat("/gpio PIN on|off", "switch an output pin", _pin_level)
 PWM = Chat("/pwm PIN DUTY [HZ]", "set a PWM pin's duty cycle 0..1, optionally its frequency", _pwm,
-           wrong=PWM_USAGE)
+           wrong=PWM_USAGE, menu="set PWM duty: /pwm fan 0.5")
 SERVO = Chat("/servo PIN ANGLE", "turn a servo (Arduino D9/D10, a pwm pin) to 0..180 degrees",
-             _servo, wrong="Usage: /servo PIN ANGLE  (angle 0..180)")
+             _servo, wrong="Usage: /servo PIN ANGLE  (angle 0..180)",
+             menu="turn a servo: /servo arm 90")
 SENSORS = Chat("/sensors [NAME]", "sensor readings (temperature, humidity, the Pi's health...)",
-               _sensors)
-RULES = Chat("/rules", "automation rules and what they did", _nothing)
+               _sensors, menu="sensor readings")
+RULES = Chat("/rules", "automation rules and what they did", _nothing, menu="automation rules")
 INTERLOCKS = Chat("/interlocks", "interlocks: what the pins refuse and when, and any tripped",
-                  _nothing)
+                  _nothing, menu="interlocks and their state")
 SCHEDULES = Chat("/schedule [list]", "scheduled jobs, when they run next", _schedule_list,
-                 wrong=SCHEDULE_USAGE, aliases=("schedules",))
+                 wrong=SCHEDULE_USAGE, aliases=("schedules",),
+                 menu="list, add or remove scheduled jobs")
 SCHEDULE_ADD = Chat("/schedule add NAME cron M H DOM MON DOW ACTION | every 10m ACTION | at "
                     "2026-12-01 06:00 ACTION",
                     "add a job (admins), e.g. /schedule add water cron 0 6 * * * gpio write pump "

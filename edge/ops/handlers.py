@@ -18,6 +18,7 @@ from pydantic import Field
 from edge.core.requester import Requester
 from edge.ops.result import OpResult, OpTarget
 from edge.tools.base import ToolArgs
+from edge.tools.camera import SnapshotArgs
 
 
 async def status_op(target: OpTarget, args: dict[str, Any], requester: Requester) -> OpResult:
@@ -101,7 +102,7 @@ async def chart_op(target: OpTarget, args: dict[str, Any], requester: Requester)
 
     sensor = str(args.get("name") or "")
     quantity = str(args["quantity"]) if args.get("quantity") else None
-    history = target.tools.get("sensor_history")
+    history = target.tools.get(SensorHistoryTool.name)
     store = history.store if isinstance(history, SensorHistoryTool) else None
     try:
         if not sensor:
@@ -134,7 +135,7 @@ async def camera_op(target: OpTarget, args: dict[str, Any], requester: Requester
     from edge.tools.camera import CameraSnapshotTool
 
     camera = str(args.get("camera") or "")
-    tool = target.tools.get("camera_snapshot")
+    tool = target.tools.get(CameraSnapshotTool.name)
     if not camera:
         return OpResult(False, "give the camera to take a picture with", exit_code=2)
     if not isinstance(tool, CameraSnapshotTool):
@@ -159,5 +160,4 @@ class PairArgs(ToolArgs):
 
 
 class CameraArgs(ToolArgs):
-    camera: str = Field(default="", description="The camera's name (as configured in "
-                        "[cameras.NAME])")
+    camera: str = Field(default="", description=SnapshotArgs.model_fields["name"].description)

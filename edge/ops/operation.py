@@ -17,13 +17,20 @@ from __future__ import annotations
 import enum
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from edge.core.requester import Requester
 from edge.ops.result import OpResult, OpTarget
-from edge.tools.base import ModelTool, ToolArgs, argument_errors
+from edge.tools.base import ModelTool, Tool, ToolArgs, argument_errors
+
+if TYPE_CHECKING:
+    from edge.audit import AuditTrail
+    from edge.automation.assembly import Automation
+    from edge.hardware import Hardware
+    from edge.readings.recorder import ReadingRecorder
+    from edge.security.approvals import ApprovalGate
 
 
 class Kind(enum.Enum):
@@ -58,6 +65,16 @@ MAKES_SAFE = Hints(read_only=False, destructive=False, idempotent=True)
 ADDS = Hints(read_only=False, destructive=False, idempotent=False)
 REMOVES = Hints(read_only=False, destructive=True, idempotent=True)
 
+class ToolParts(Protocol):
+    """What an operation's tool is built from: the agent's parts (:class:`edge.assembly.AgentAssembly`)."""
+
+    hardware: Hardware
+    automation: Automation
+    approvals: ApprovalGate
+    audit: AuditTrail
+    recorder: ReadingRecorder
+
+
 Handler = Callable[[OpTarget, dict[str, Any], Requester], Awaitable[OpResult]]
 ChatParse = Callable[[list[str]], "dict[str, Any] | None"]
 
@@ -67,13 +84,15 @@ class Chat:
     """A chat spelling: ``usage`` (``/gpio PIN on|off``) and ``help`` are its ``/help`` line;
     ``parse`` turns the words after the command into arguments, None when they are not this
     spelling, or raises ValueError with what to say instead. ``wrong`` is the answer when no
-    spelling of the command fits (default: the usages joined)."""
+    spelling of the command fits (default: the usages joined); ``menu`` the command's line in a
+    channel's menu (Telegram's), on its first spelling (default: ``help``)."""
 
     usage: str
     help: str
     parse: ChatParse
     wrong: str = ""
     aliases: tuple[str, ...] = ()
+    menu: str = ""
 
     @property
     def command(self) -> str:
@@ -106,16 +125,22 @@ class Operation:
     """A handler's words (a tool's are its ``description``)."""
     remote: bool = False
     """A fleet node may be asked it (:mod:`edge.fleet.protocol`)."""
+    paired_only: bool = False
+    """Over the fleet, answered only to a paired caller: it shows paths and other callers' ids."""
     mcp: bool | str = False
     """Offered over MCP: True under :func:`door_name`'s rule, or under the older name given."""
     mcp_also: tuple[str, ...] = ()
     """Older MCP names offered too, the same tool (``sensors_list`` is ``sensor_read``)."""
     hints: Hints = READS
     chat: tuple[Chat, ...] = ()
+    build: Callable[[ToolParts], Tool] | None = None
+    """How the agent builds the operation's tool from its parts (a tool's operation only)."""
 
     def __post_init__(self) -> None:
         if (self.tool is None) == (self.handler is None):
             raise ValueError(f"operation {self.name}: give it a tool or a handler, not both")
+        if (self.tool is None) != (self.build is None):
+            raise ValueError(f"operation {self.name}: a tool comes with how to build it")
 
     @property
     def tool_name(self) -> str:
@@ -148,13 +173,14 @@ class Operation:
 
     async def run(self, target: OpTarget, args: dict[str, Any], requester: Requester) -> OpResult:
         """The operation for ``requester`` (whom the door already admitted): the agent's tool of
-        that name, or the handler with arguments the model accepts (exit 2 when it does not)."""
+        that name, or the handler with the arguments as its model reads them (exit 2 when it
+        refuses them)."""
         if self.handler is not None:
             try:
-                self.args_model.model_validate(args or {})
+                given = self.args_model.model_validate(args or {})
             except ValidationError as exc:
                 return OpResult(False, argument_errors(exc, self.args_model), exit_code=2)
-            return await self.handler(target, args or {}, requester)
+            return await self.handler(target, given.model_dump(), requester)
         tool = target.tools.get(self.tool_name)
         if tool is None:
             return OpResult(False, f"{self.name} is not available in this agent (its tool "

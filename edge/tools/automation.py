@@ -100,7 +100,7 @@ class _ScheduleTool(ModelTool[P]):
         self.automation = automation
 
 
-class _ScheduleChange(_ScheduleTool[P]):
+class ScheduleChange(_ScheduleTool[P]):
     """Adds or removes a job: for admins, approved first when the model proposes it."""
 
     def __init__(self, automation: Automation, approvals: ApprovalGate):
@@ -136,7 +136,7 @@ def _admin_only(requester: Requester, gate: ApprovalGate, what: str) -> None:
                            f"operator) may; {requester.caller} is not one")
 
 
-class ScheduleAddTool(_ScheduleChange[ScheduleArgs]):
+class ScheduleAddTool(ScheduleChange[ScheduleArgs]):
     name = "schedule_add"
     description = ("Add a scheduled job (cron, every or at) whose action runs through the same "
                    "policy as a chat command. Admins only; the person is asked to approve.")
@@ -161,7 +161,7 @@ class ScheduleNameArgs(ToolArgs):
     name: str = Field(description="The schedule's name")
 
 
-class ScheduleRemoveTool(_ScheduleChange[ScheduleNameArgs]):
+class ScheduleRemoveTool(ScheduleChange[ScheduleNameArgs]):
     name = "schedule_remove"
     description = "Remove a scheduled job that was added at runtime (admins only)."
     Params = ScheduleNameArgs
