@@ -19,7 +19,6 @@ from edge.core.requester import Requester
 from edge.ops.catalog import register, unregister
 from edge.ops.operation import Operation
 from edge.tools.base import schema_of, spec_of
-from tests.fleet.conftest import broker, fleet_agent  # noqa: F401  (the fixtures)
 from tests.fleet.wire import RawAsker
 from tests.mcp.http_agent import free_port, http_session, until_listening
 from tests.ops_catalog.moisture import MOISTURE, MoistureArgs
