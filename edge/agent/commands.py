@@ -1,7 +1,10 @@
 """Direct commands, answered without the model: ``/help``, ``/status``, ``/pins``, ``/gpio``, ``/pwm``,
 ``/chart``, ``/photo``...
 
-They go through the same tools (and so the same policy) as the model's tool calls.
+They go through the same tools (and so the same policy) as the model's tool calls. The
+operations' spellings (``/pins``, ``/gpio``, ``/pwm``, ``/servo``, ``/sensors``, ``/rules``,
+``/interlocks``, ``/schedule``) and their ``/help`` lines are the catalog's
+(:mod:`edge.ops.chat`); the commands about the agent itself are here.
 
 Who may do what: every allowed user may read and drive pins (the policy decides), see the model's
 name and the list of models, and start their own conversation afresh. What changes the agent for
