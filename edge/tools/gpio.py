@@ -13,18 +13,20 @@ a pin; the model's holds are automation's ``for``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from edge.core.requester import Requester
-from edge.hardware import Hardware
-from edge.pin_values import PinValue
-from edge.pins import Pin
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from peripherals.base import PinMode
 from peripherals.exc import BoardError
+
+if TYPE_CHECKING:  # what the tools act on: the catalog describes them without loading it
+    from edge.hardware import Hardware
+    from edge.pin_values import PinValue
+    from edge.pins import Pin
 
 PIN_HELP = "Pin name or alias, e.g. 'led', 'GPIO17', or 'board:pin' when several boards exist"
 
