@@ -33,7 +33,6 @@ from pydantic import Field
 
 from edge import __version__
 from edge.control.ops import OpResult
-from edge.status import format_status
 from edge.tools.base import schema_of
 
 if TYPE_CHECKING:
@@ -141,10 +140,6 @@ def annotations_of(hints: Hints) -> ToolAnnotations:
                            open_world_hint=False)
 
 
-WORDS: dict[str, Callable[[dict[str, Any]], str]] = {"status": format_status}
-"""The words of an operation whose answer is data alone, as ``edge-cli`` prints it."""
-
-
 def tool_function(operation: Operation, door: Door,
                   caller_of: CallerOf) -> Callable[..., Awaitable[CallToolResult]]:
     """A function the SDK registers as ``operation``'s tool: its parameters are the operation's
@@ -164,8 +159,8 @@ def tool_function(operation: Operation, door: Door,
     async def call(ctx: Context, **args: Any) -> CallToolResult:
         given = {key: value for key, value in args.items() if value is not None}
         result = await door(operation.name, given, caller_of(ctx))
-        if result.ok and operation.name in WORDS:
-            result.message = WORDS[operation.name](result.data)
+        if result.ok and operation.words is not None:  # as `edge-cli status` prints it
+            result.message = operation.words(result.data)
         return tool_result(result)
 
     call.__name__ = operation.tool_name

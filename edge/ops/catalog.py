@@ -25,6 +25,7 @@ from typing import Any
 
 from edge.ops import chat, handlers
 from edge.ops.operation import ACTUATES, ADDS, MAKES_SAFE, REMOVES, Kind, Operation, ToolParts
+from edge.status import format_status
 from edge.tools.automation import (
     InterlockListTool,
     RuleListTool,
@@ -143,7 +144,7 @@ for _operation in (
               summary="A picture from one of the agent's cameras (JPEG, base64 in "
                       "data.jpeg_base64)."),
     Operation("status", Kind.READ, handler=handlers.status_op, remote=True, paired_only=True,
-              mcp=True,
+              mcp=True, words=format_status,
               summary="The agent's status: version, uptime, boards, channels, tasks, what is "
                       "down and why."),
     Operation("history", Kind.READ, HistoryTool, remote=True, paired_only=True, mcp=True,

@@ -133,6 +133,9 @@ class Operation:
     """Older MCP names offered too, the same tool (``sensors_list`` is ``sensor_read``)."""
     hints: Hints = READS
     chat: tuple[Chat, ...] = ()
+    words: Callable[[dict[str, Any]], str] | None = None
+    """The words of an answer that is data alone (``status``), as ``edge-cli`` prints it: the
+    text an MCP client gets."""
     build: Callable[[ToolParts], Tool] | None = None
     """How the agent builds the operation's tool from its parts (a tool's operation only)."""
 
