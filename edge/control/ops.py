@@ -14,11 +14,14 @@ What an operation answers and acts on (:class:`OpResult`, :class:`OpTarget`) is
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edge.core.requester import Requester
 from edge.ops.result import OpResult as OpResult
 from edge.ops.result import OpTarget as OpTarget
+
+if TYPE_CHECKING:
+    from edge.ops.operation import Operation
 
 MCP_CALLER = re.compile(r"mcp:([A-Za-z][A-Za-z0-9_.-]{0,63})")
 """An MCP client as a caller (``mcp:claude-desktop``): its name starts with a letter, so it never
@@ -68,8 +71,7 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
         return OpResult(False, f"unknown operation {op!r}", exit_code=2)
     if operation.kind in (Kind.OPERATOR, Kind.CHANGE):
         if requester.channel == "mcp":
-            return await _mcp_operator_op(target, operation.kind is Kind.CHANGE, op, args,
-                                          requester, operator)
+            return await _mcp_operator_op(operation, target, args, requester, operator)
         if not operator:
             return OpResult(False, f"{op} is for the local operator only (root, the agent's "
                             f"user, or a member of the control socket's group); "
@@ -78,14 +80,15 @@ async def run_op(target: OpTarget, op: str, args: dict[str, Any],
     return await operation.run(target, args, requester)
 
 
-async def _mcp_operator_op(target: OpTarget, changes: bool, op: str, args: dict[str, Any],
+async def _mcp_operator_op(operation: Operation, target: OpTarget, args: dict[str, Any],
                            requester: Requester, operator: bool) -> OpResult:
-    """An MCP client may change schedules where the policy lets that caller (the schedule tools
-    ask the approval gate who is an admin), and only through the local operator's socket; the
-    other operator operations are not for MCP clients."""
-    from edge.ops.catalog import CATALOG
+    """An MCP client may change schedules (an operation that changes the agent) where the policy
+    lets that caller (the schedule tools ask the approval gate who is an admin), and only
+    through the local operator's socket; the operator's own operations are not for MCP clients."""
+    from edge.ops.operation import Kind
 
-    if changes and operator:
-        return await CATALOG[op].run(target, args, requester)
-    return OpResult(False, f"{op} is for the local operator only; {requester.caller} (an MCP "
-                    f"client, {requester.why or 'no door'}) may not", exit_code=1)
+    if operation.kind is Kind.CHANGE and operator:
+        return await operation.run(target, args, requester)
+    return OpResult(False, f"{operation.name} is for the local operator only; "
+                    f"{requester.caller} (an MCP client, {requester.why or 'no door'}) may not",
+                    exit_code=1)
