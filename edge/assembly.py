@@ -39,15 +39,12 @@ from edge.core.supervision import SupervisedTask
 from edge.hardware import build_hardware
 from edge.mcp.server_approvals import approvers_with_mcp
 from edge.memory.base import EmbeddingProvider, Memory
+from edge.ops.catalog import build_tools
 from edge.readings.recorder import ReadingRecorder
 from edge.readings.store import ReadingStore
 from edge.security.approvals import ApprovalGate
-from edge.tools.automation import automation_tools
 from edge.tools.camera import CameraSnapshotTool
 from edge.tools.charts import SensorChartTool
-from edge.tools.gpio import hardware_tools
-from edge.tools.history import HistoryTool
-from edge.tools.sensor_history import SensorHistoryTool
 
 if TYPE_CHECKING:
     from edge.agent.budget import TokenBudget
@@ -107,15 +104,11 @@ class AgentAssembly:
         self.cameras = CameraService(self.config.cameras,
                                      self.config.agent.outbox_dir(loaded.state_dir))
         """``[cameras.NAME]``: pictures into the outbox (Pillow loads with the first)."""
-        self.tools = {t.name: t for t in [*hardware_tools(self.hardware),
-                                          *automation_tools(self.automation, self.approvals),
-                                          HistoryTool(self.audit.path),
-                                          SensorHistoryTool(self.recorder.store,
-                                                            self.automation.sensors.describe(),
-                                                            self.recorder.flush_for_reading),
-                                          SensorChartTool(charts),
-                                          *([CameraSnapshotTool(self.cameras)]
-                                            if self.cameras.names else [])]}
+        self.tools = build_tools(self)
+        """The catalog's operations' tools (:mod:`edge.ops.catalog`), and the model's own."""
+        self.tools[SensorChartTool.name] = SensorChartTool(charts)
+        if self.cameras.names:
+            self.tools[CameraSnapshotTool.name] = CameraSnapshotTool(self.cameras)
         self.hooks = HookRunner(hooks)
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None

@@ -1,7 +1,10 @@
 """Direct commands, answered without the model: ``/help``, ``/status``, ``/pins``, ``/gpio``, ``/pwm``,
 ``/chart``, ``/photo``...
 
-They go through the same tools (and so the same policy) as the model's tool calls.
+They go through the same tools (and so the same policy) as the model's tool calls. The
+operations' spellings (``/pins``, ``/gpio``, ``/pwm``, ``/servo``, ``/sensors``, ``/rules``,
+``/interlocks``, ``/schedule``) and their ``/help`` lines are the catalog's
+(:mod:`edge.ops.chat`); the commands about the agent itself are here.
 
 Who may do what: every allowed user may read and drive pins (the policy decides), see the model's
 name and the list of models, and start their own conversation afresh. What changes the agent for
@@ -25,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from edge.audit import for_person, history_text
 from edge.core.actuation import Actuation
 from edge.core.requester import Requester
+from edge.ops.catalog import CATALOG
+from edge.ops.operation import Chat
 from edge.security.approvals import is_admin
 from edge.tools.base import Tool
 
@@ -32,42 +37,47 @@ if TYPE_CHECKING:
     from edge.providers.switch import ModelSwitch
     from edge.safe_mode import SafeMode
 
-HELP = """Commands (no model needed):
-  /help                this list
-  /status              agent, boards, channels and provider
-  /new, /reset         start a new conversation (history cleared)
-  /stop                cancel the request in progress
-  /model [NAME]        show the model, or switch it (admins)
-  /models              list the configured models
-  /pins                allowlisted pins and their state
-  /gpio PIN            read a pin (name or alias, e.g. led, GPIO17)
-  /gpio PIN on|off     switch an output pin
-  /pwm PIN DUTY [HZ]   set a PWM pin's duty cycle 0..1, optionally its frequency
-  /servo PIN ANGLE     turn a servo (Arduino D9/D10, a pwm pin) to 0..180 degrees
-  /sensors [NAME]      sensor readings (temperature, humidity, the Pi's health...)
-  /chart NAME [QUANTITY] [24h]
-                       a sensor's history as a picture, with the outputs its rules switched
-  /photo [NAME]        a picture from a camera ([cameras.NAME]); the cameras without NAME
-  /rules               automation rules and what they did
-  /interlocks          interlocks: what the pins refuse and when, and any tripped
-  /history [PIN]       who switched which pin, when and why (the audit trail)
-  /schedule [list]     scheduled jobs, when they run next
-  /schedule add NAME cron M H DOM MON DOW ACTION | every 10m ACTION | at 2026-12-01 06:00 ACTION
-                       add a job (admins), e.g. /schedule add water cron 0 6 * * * gpio write pump on for 30s
-  /schedule remove NAME
-  /resume              leave safe mode after a crash loop (admins)
-Anything else goes to the language model."""
+RUNTIME_HELP = [
+    ("/help", "this list"), ("/status", "agent, boards, channels and provider"),
+    ("/new, /reset", "start a new conversation (history cleared)"),
+    ("/stop", "cancel the request in progress"),
+    ("/model [NAME]", "show the model, or switch it (admins)"),
+    ("/models", "list the configured models"),
+]
+"""The ``/help`` lines of the commands about the agent itself; the operations' come from the
+catalog (:mod:`edge.ops.chat`), then :data:`MORE_HELP`."""
+MORE_HELP = [
+    ("/chart NAME [QUANTITY] [24h]",
+     "a sensor's history as a picture, with the outputs its rules switched"),
+    ("/photo [NAME]", "a picture from a camera ([cameras.NAME]); the cameras without NAME"),
+    ("/history [PIN]", "who switched which pin, when and why (the audit trail)"),
+    ("/resume", "leave safe mode after a crash loop (admins)"),
+]
+
+
+def help_text() -> str:
+    """``/help``: every command, the catalog's operations in the catalog's order."""
+    spellings = [(chat.usage, chat.help) for op in CATALOG.values() for chat in op.chat]
+    lines = ["Commands (no model needed):"]
+    for usage, words in [*RUNTIME_HELP, *spellings, *MORE_HELP]:
+        lines.append(f"  {usage:<20} {words}" if len(usage) <= 20 else
+                     f"  {usage}\n{'':23}{words}")
+    return "\n".join([*lines, "Anything else goes to the language model."])
+
+
+def catalog_menu() -> list[tuple[str, str]]:
+    """Each command of the catalog's chat spellings, once, with its menu line."""
+    menu: dict[str, str] = {}
+    for op in CATALOG.values():
+        for chat in op.chat:
+            menu.setdefault(chat.command, chat.menu or chat.help)
+    return list(menu.items())
 
 
 COMMAND_MENU = [
-    ("help", "what I can do"), ("status", "agent, boards and channels"),
-    ("pins", "allowlisted pins and their state"), ("gpio", "read or switch a pin: /gpio led on"),
-    ("pwm", "set PWM duty: /pwm fan 0.5"), ("servo", "turn a servo: /servo arm 90"),
-    ("sensors", "sensor readings"), ("chart", "a sensor's history: /chart greenhouse 24h"),
+    ("help", "what I can do"), ("status", "agent, boards and channels"), *catalog_menu(),
+    ("chart", "a sensor's history: /chart greenhouse 24h"),
     ("photo", "a camera's picture: /photo door"),
-    ("rules", "automation rules"),
-    ("interlocks", "interlocks and their state"),
-    ("schedule", "list, add or remove scheduled jobs"),
     ("new", "start a new conversation"),
     ("reset", "start a new conversation"), ("stop", "cancel the running request"),
     ("model", "show or switch the model"), ("models", "list the models"),
@@ -112,50 +122,13 @@ async def _tool_text(ctx: CommandContext, name: str, args: dict[str, Any]) -> st
 
 
 async def _help(args: list[str], ctx: CommandContext) -> str:
-    return HELP
+    return help_text()
 
 
 async def _status(args: list[str], ctx: CommandContext) -> str:
     if ctx.is_admin:
         return await ctx.status_text()
     return await ctx.status_text(full=False)
-
-
-async def _pins(args: list[str], ctx: CommandContext) -> str:
-    return await _tool_text(ctx, "board_status", {})
-
-
-async def _gpio(args: list[str], ctx: CommandContext) -> str:
-    if len(args) == 1:
-        return await _tool_text(ctx, "gpio_read", {"pin": args[0]})
-    if len(args) == 2 and args[1].lower() in ("on", "off"):
-        return await _tool_text(ctx, "gpio_write", {"pin": args[0], "value": args[1].lower()})
-    return "Usage: /gpio PIN  or  /gpio PIN on|off"
-
-
-async def _pwm(args: list[str], ctx: CommandContext) -> str:
-    if len(args) not in (2, 3):
-        return "Usage: /pwm PIN DUTY [HZ]  (duty 0..1)"
-    try:
-        numbers = [float(a) for a in args[1:]]
-    except ValueError:
-        return "Usage: /pwm PIN DUTY [HZ]  (duty and frequency are numbers)"
-    call = {"pin": args[0], "duty": numbers[0]}
-    if len(numbers) == 2:
-        call["frequency"] = numbers[1]
-    return await _tool_text(ctx, "gpio_pwm", call)
-
-
-async def _servo(args: list[str], ctx: CommandContext) -> str:
-    try:
-        pin, angle = args[0], float(args[1])
-    except (IndexError, ValueError):
-        return "Usage: /servo PIN ANGLE  (angle 0..180)"
-    return await _tool_text(ctx, "servo_write", {"pin": pin, "angle": angle})
-
-
-async def _sensors(args: list[str], ctx: CommandContext) -> str:
-    return await _tool_text(ctx, "sensor_read", {"name": args[0]} if args else {})
 
 
 CHART_USAGE = "Usage: /chart NAME [QUANTITY] [SINCE]  e.g. /chart greenhouse temperature 24h"
@@ -209,59 +182,6 @@ async def _photo(args: list[str], ctx: CommandContext) -> str:
     if not result.success or not result.data:
         return result.text
     return f"{result.output.splitlines()[0]}\n{result.data['marker']}"
-
-
-async def _rules(args: list[str], ctx: CommandContext) -> str:
-    return await _tool_text(ctx, "rule_list", {})
-
-
-async def _interlocks(args: list[str], ctx: CommandContext) -> str:
-    return await _tool_text(ctx, "interlock_list", {})
-
-
-SCHEDULE_USAGE = ("Usage: /schedule list | /schedule add NAME cron M H DOM MON DOW ACTION | "
-                  "/schedule add NAME every 10m ACTION | /schedule add NAME at 2026-12-01 06:00 "
-                  "ACTION | /schedule remove NAME")
-
-
-def parse_schedule_add(args: list[str]) -> dict[str, str]:
-    """``/schedule add`` words as the ``schedule_add`` tool's arguments.
-
-    >>> parse_schedule_add("water cron 0 6 * * * gpio write pump on for 30s".split())["cron"]
-    '0 6 * * *'
-    >>> parse_schedule_add("vet at 2026-12-01 06:00 notify call the vet".split())["at"]
-    '2026-12-01 06:00'
-    """
-    if len(args) < 4:
-        raise ValueError(SCHEDULE_USAGE)
-    name, kind, rest = args[0], args[1].lower(), args[2:]
-    if kind == "cron" and len(rest) > 5:
-        when, rest = " ".join(rest[:5]), rest[5:]
-    elif kind == "every":
-        when, rest = rest[0], rest[1:]
-    elif kind == "at":
-        taken = 2 if len(rest) > 2 and ":" in rest[1] and "T" not in rest[0] else 1
-        when, rest = " ".join(rest[:taken]), rest[taken:]
-    else:
-        raise ValueError(SCHEDULE_USAGE)
-    if not rest:
-        raise ValueError(SCHEDULE_USAGE)
-    return {"name": name, kind: when, "action": " ".join(rest)}
-
-
-async def _schedule(args: list[str], ctx: CommandContext) -> str:
-    verb = args[0].lower() if args else "list"
-    if verb == "list":
-        return await _tool_text(ctx, "schedule_list", {})
-    if verb == "remove" and len(args) == 2:
-        return await _tool_text(ctx, "schedule_remove", {"name": args[1]})
-    if verb == "add":
-        try:
-            params = parse_schedule_add(args[1:])
-        except ValueError as exc:
-            return str(exc)
-        return await _tool_text(ctx, "schedule_add", params)
-    return SCHEDULE_USAGE
 
 
 async def _new(args: list[str], ctx: CommandContext) -> str:
@@ -343,13 +263,34 @@ async def _history(args: list[str], ctx: CommandContext) -> str:
     return history_text(shown)
 
 
+async def _operation(spellings: list[Chat], args: list[str], ctx: CommandContext) -> str:
+    """A catalog operation's chat spelling: the first of the command's spellings the words fit,
+    run through the agent's tool (and so its policy) as the person who wrote it."""
+    for op in CATALOG.values():
+        for chat in op.chat:
+            if chat not in spellings:
+                continue
+            try:
+                call = chat.parse(args)
+            except ValueError as exc:
+                return str(exc)
+            if call is not None:
+                tool = ctx.tools.get(op.tool_name)
+                if tool is None:
+                    return f"/{chat.command} is not available in this agent."
+                return (await tool.execute(call, ctx.requester)).text
+    wrong = next((chat.wrong for chat in spellings if chat.wrong), "")
+    return wrong or "Usage: " + "  or  ".join(chat.usage for chat in spellings)
+
+
+def spellings_of(command: str) -> list[Chat]:
+    """The catalog's chat spellings of ``command`` (``gpio``: read and write)."""
+    return [chat for op in CATALOG.values() for chat in op.chat
+            if command == chat.command or command in chat.aliases]
+
+
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
-    "help": _help, "start": _help, "status": _status, "pins": _pins,
-    "gpio": _gpio, "pwm": _pwm, "servo": _servo, "sensors": _sensors, "chart": _chart,
-    "photo": _photo,
-    "rules": _rules,
-    "interlocks": _interlocks,
-    "schedule": _schedule, "schedules": _schedule,
+    "help": _help, "start": _help, "status": _status, "chart": _chart, "photo": _photo,
     "new": _new, "reset": _new, "stop": _stop,
     "model": _model, "models": _models, "resume": _resume, "history": _history,
 }
@@ -362,6 +303,9 @@ async def run_command(text: str, ctx: CommandContext) -> str | None:
         return None
     name, args = parsed
     handler = COMMANDS.get(name)
-    if handler is None:
-        return f"Unknown command /{name}. /help lists the commands."
-    return await handler(args, ctx)
+    if handler is not None:
+        return await handler(args, ctx)
+    spellings = spellings_of(name)
+    if spellings:
+        return await _operation(spellings, args, ctx)
+    return f"Unknown command /{name}. /help lists the commands."

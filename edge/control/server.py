@@ -20,7 +20,7 @@ The socket is a server facing every local user who can open it, so it holds its 
 
 The local operator (see :func:`is_local_operator`) may also switch the model (``models.select``),
 change schedules, leave safe mode and issue pairing codes (``channel.pair``): the operations in
-:data:`edge.control.ops.OPERATOR_OPS`.
+:func:`edge.ops.catalog.for_operator`.
 """
 
 from __future__ import annotations

@@ -5,10 +5,11 @@ A **request** is a PUBLISH (QoS 1, never retained) to ``edge-agent/_fleet/<targe
 ``<base>/+`` hears none of the requests sent to it) whose MQTT 5 properties say who
 asks, where the answer goes, when it was sent and until when it holds, sealed with the key the
 two agents share (:mod:`edge.fleet.envelope`, :mod:`edge.fleet.keys`), and whose payload is
-``{"op": NAME, "args": {...}}``, NAME one of :data:`REMOTE_OPS` (the control socket's operations,
-:mod:`edge.control.ops`, with the same arguments). The node runs it through its own door (its
-allowlist, modes, interlocks, rate limits, approvals, audit trail) as ``mqtt:<caller>``, the
-caller named by the key that verified it; operator-only operations are refused.
+``{"op": NAME, "args": {...}}``, NAME one of the catalog's remote operations
+(:func:`edge.ops.catalog.remote`, the control socket's, with the same arguments). The node runs
+it through its own door (its allowlist, modes, interlocks, rate limits, approvals, audit
+trail) as ``mqtt:<caller>``, the caller named by the key that verified it; operator-only
+operations are refused.
 
 The **answer** is a PUBLISH (QoS 1, not retained) to the asker's own answer topic with the same
 CorrelationData, sealed with the same key; its payload is the operation's result as
@@ -51,13 +52,6 @@ DEFAULT_EXPIRY_SECONDS = 5
 MAX_EXPIRY_SECONDS = 60
 MAX_REQUEST_BYTES = 64 * 1024
 """A larger request is dropped unread (before its seal is checked)."""
-REMOTE_OPS = frozenset({"status", "pins", "gpio.read", "gpio.write", "gpio.pwm", "gpio.servo",
-                        "sensors", "sensors.history", "history"})
-"""What another node (or edge-cli on another machine) may ask; the rest is the local operator's.
-A sensor's history is asked of its node (summaries and at most 1,000 points); its chart is not:
-a chart is drawn where the history is, and a picture is no answer to carry through the broker."""
-ACTUATING_OPS = frozenset({"gpio.write", "gpio.pwm", "gpio.servo"})
-"""Refused by a node whose ``[mqtt] allow_commands = false``."""
 
 
 def request_topic(node_id: str) -> str:
@@ -75,11 +69,16 @@ def new_correlation() -> bytes:
 
 
 def refusal(op: str) -> str | None:
-    """Why ``op`` is not run for a remote caller, or None when it may be asked."""
-    if op in REMOTE_OPS:
+    """Why ``op`` is not run for a remote caller, or None when it may be asked: the catalog's
+    operations declared remote (a sensor's history, not its chart: a picture is no answer to
+    carry through the broker)."""
+    from edge.ops.catalog import remote  # the node's side: the asking client never loads it
+
+    asked = remote()
+    if op in asked:
         return None
     return (f"{op} is not asked over the broker (an operator-only or unknown operation); remote "
-            f"callers may ask: {', '.join(sorted(REMOTE_OPS))}")
+            f"callers may ask: {', '.join(sorted(asked))}")
 
 
 class _Wire(BaseModel):

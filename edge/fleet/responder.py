@@ -43,7 +43,6 @@ from edge.fleet.envelope import (
 )
 from edge.fleet.keys import FleetKeys
 from edge.fleet.protocol import (
-    ACTUATING_OPS,
     MAX_EXPIRY_SECONDS,
     MAX_REQUEST_BYTES,
     RecentRequests,
@@ -51,6 +50,7 @@ from edge.fleet.protocol import (
     Response,
     refusal,
 )
+from edge.ops.catalog import actuating, paired_only
 
 if TYPE_CHECKING:
     from edge.control.ops import OpTarget
@@ -69,8 +69,6 @@ IN_FLIGHT = 64
 """Requests taken and not yet answered, per caller and in all; beyond, ``busy``."""
 SUMMARY_SECONDS = 10.0
 """Dropped requests are logged as one summary line at most this often."""
-UNVERIFIED_OPS = frozenset({"status", "history"})
-"""Never run for an unverified caller: they show paths and other callers' ids."""
 
 
 class Responder:
@@ -176,10 +174,10 @@ class Responder:
         except ValueError as exc:
             return OpResult(False, str(exc), exit_code=2)
         why = refusal(request.op)
-        if why is None and request.op in ACTUATING_OPS and not self.config.allow_commands:
+        if why is None and request.op in actuating() and not self.config.allow_commands:
             why = (f"node {self.config.node_id} takes no commands over the broker ([mqtt] "
                    "allow_commands = false); reading is allowed")
-        if why is None and caller.startswith("unverified:") and request.op in UNVERIFIED_OPS:
+        if why is None and caller.startswith("unverified:") and request.op in paired_only():
             why = (f"{request.op} is only answered to a paired caller (`edge-cli fleet pair "
                    f"{self.config.node_id}` on the asking machine)")
         if why is None and self.target is None:

@@ -45,7 +45,7 @@ from starlette.datastructures import Headers
 
 from edge.config.mcp import is_loopback
 from edge.control.ops import OpResult, mcp_requester, run_op
-from edge.mcp.server import CallerOf, Door, McpCaller, build_server, client_caller, session_caller
+from edge.mcp.server import CallerOf, Door, McpCaller, catalog_server, client_caller, session_caller
 from edge.mcp.server_connections import ConnectionGuard, RefusalLog
 
 if TYPE_CHECKING:
@@ -242,7 +242,7 @@ class McpHttpServer:
 
     def app(self) -> ASGIApp:
         cfg = self.config
-        server = build_server(agent_door(self.target), http_caller(self.tokens))
+        server = catalog_server(agent_door(self.target), http_caller(self.tokens))
         sdk = server.streamable_http_app(
             streamable_http_path=PATH, host=cfg.host, max_sessions=cfg.max_sessions,
             session_idle_timeout=cfg.session_idle_seconds,

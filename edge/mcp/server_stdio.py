@@ -21,7 +21,7 @@ import anyio
 from edge.control.client import request
 from edge.control.ops import OpResult
 from edge.core.exc import DaemonUnavailable, EdgeError
-from edge.mcp.server import McpCaller, StdioCaller, build_server
+from edge.mcp.server import McpCaller, StdioCaller, catalog_server
 
 log = logging.getLogger(__name__)
 
@@ -29,19 +29,21 @@ READ_TIMEOUT_SECONDS = 30.0
 """An operation that answers from the agent (a read, a list, a fresh sensor measurement)."""
 APPROVAL_MARGIN_SECONDS = 30.0
 """An actuation may wait for an admin's approval: up to ``approval_timeout_seconds``, plus this."""
-WAITS_FOR_APPROVAL = frozenset({"gpio.write", "gpio.pwm", "gpio.servo", "gpio.safe",
-                                "schedules.add", "schedules.remove"})
 
 
 class SocketDoor:
     """The running agent's control socket as the MCP server's door."""
 
     def __init__(self, paths: list[Path], approval_timeout: float):
+        from edge.ops.catalog import waits_for_approval  # with the tools it serves
+
         self.paths = paths
         self.approval_timeout = approval_timeout
+        self.waits = waits_for_approval()
+        """What may wait for an admin's approval (the catalog's actuations and changes)."""
 
     def timeout(self, op: str) -> float:
-        if op in WAITS_FOR_APPROVAL:
+        if op in self.waits:
             return self.approval_timeout + APPROVAL_MARGIN_SECONDS
         return READ_TIMEOUT_SECONDS
 
@@ -71,5 +73,5 @@ def check_agent(paths: list[Path]) -> str | None:
 def serve(paths: list[Path], approval_timeout: float) -> None:
     """Speak MCP on stdin and stdout until the client closes them."""
     caller = StdioCaller()
-    server = build_server(SocketDoor(paths, approval_timeout), caller, [caller.middleware])
+    server = catalog_server(SocketDoor(paths, approval_timeout), caller, [caller.middleware])
     anyio.run(server.run_stdio_async)

@@ -7,22 +7,23 @@ a job then does goes through the policy as ``schedule:NAME`` every time it runs.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from edge.automation.assembly import Automation
-from edge.automation.engine import RuleEngine
-from edge.automation.interlocks import Interlocks
-from edge.automation.interlocks import format_rows as format_interlocks
 from edge.automation.schedule import local_time
 from edge.config.schedules import ScheduleConfig
 from edge.core.exc import PolicyDenied
 from edge.core.requester import Requester
-from edge.security.approvals import ApprovalGate
 from edge.status import ago, times
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from edge.tools.sensors import SensorReadTool
+
+if TYPE_CHECKING:  # what the tools act on: the catalog describes them without loading it
+    from edge.automation.assembly import Automation
+    from edge.automation.engine import RuleEngine
+    from edge.automation.interlocks import Interlocks
+    from edge.security.approvals import ApprovalGate
 
 
 class NoArgs(ToolArgs):
@@ -73,8 +74,10 @@ class InterlockListTool(ModelTool[NoArgs]):
         self.interlocks = interlocks
 
     async def run(self, params: NoArgs, requester: Requester) -> ToolResult:
+        from edge.automation.interlocks import format_rows  # with the agent's interlocks, loaded
+
         rows = self.interlocks.rows()
-        return ToolResult(True, format_interlocks(rows), data={"interlocks": rows})
+        return ToolResult(True, format_rows(rows), data={"interlocks": rows})
 
 
 def format_schedules(rows: list[dict[str, Any]]) -> str:
@@ -100,7 +103,7 @@ class _ScheduleTool(ModelTool[P]):
         self.automation = automation
 
 
-class _ScheduleChange(_ScheduleTool[P]):
+class ScheduleChange(_ScheduleTool[P]):
     """Adds or removes a job: for admins, approved first when the model proposes it."""
 
     def __init__(self, automation: Automation, approvals: ApprovalGate):
@@ -136,7 +139,7 @@ def _admin_only(requester: Requester, gate: ApprovalGate, what: str) -> None:
                            f"operator) may; {requester.caller} is not one")
 
 
-class ScheduleAddTool(_ScheduleChange[ScheduleArgs]):
+class ScheduleAddTool(ScheduleChange[ScheduleArgs]):
     name = "schedule_add"
     description = ("Add a scheduled job (cron, every or at) whose action runs through the same "
                    "policy as a chat command. Admins only; the person is asked to approve.")
@@ -161,7 +164,7 @@ class ScheduleNameArgs(ToolArgs):
     name: str = Field(description="The schedule's name")
 
 
-class ScheduleRemoveTool(_ScheduleChange[ScheduleNameArgs]):
+class ScheduleRemoveTool(ScheduleChange[ScheduleNameArgs]):
     name = "schedule_remove"
     description = "Remove a scheduled job that was added at runtime (admins only)."
     Params = ScheduleNameArgs

@@ -93,7 +93,7 @@ def _without_titles(node: Any) -> Any:
             for key, value in node.items() if key != "title"}
 
 
-def _argument_errors(exc: ValidationError, params: type[BaseModel]) -> str:
+def argument_errors(exc: ValidationError, params: type[BaseModel]) -> str:
     from edge.core.validation import problems  # here: only wrong arguments need the words for them
 
     parts = [f"{problem.where or 'arguments'}: {problem.message}" for problem in problems(exc, params)]
@@ -118,7 +118,7 @@ class ModelTool(ABC, Generic[P]):
         try:
             params = self.Params.model_validate(args or {})
         except ValidationError as exc:
-            return ToolResult(False, error=_argument_errors(exc, self.Params))
+            return ToolResult(False, error=argument_errors(exc, self.Params))
         try:
             return await self.run(params, requester)
         except (EdgeError, BoardError) as exc:

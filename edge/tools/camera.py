@@ -8,13 +8,17 @@ gets there at all. Each sender may have :data:`PHOTOS_PER_MINUTE` pictures a min
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
-from edge.cameras.service import CameraService
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 from edge.tools.base import ModelTool, ToolArgs, ToolResult
 from edge.tools.pictures import PictureLimit, picture_sent
+
+if TYPE_CHECKING:  # the agent's cameras: the catalog describes the tool without loading them
+    from edge.cameras.service import CameraService
 
 PHOTOS_PER_MINUTE = 4
 

@@ -13,18 +13,20 @@ a pin; the model's holds are automation's ``for``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from edge.core.requester import Requester
-from edge.hardware import Hardware
-from edge.pin_values import PinValue
-from edge.pins import Pin
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from peripherals.base import PinMode
 from peripherals.exc import BoardError
+
+if TYPE_CHECKING:  # what the tools act on: the catalog describes them without loading it
+    from edge.hardware import Hardware
+    from edge.pin_values import PinValue
+    from edge.pins import Pin
 
 PIN_HELP = "Pin name or alias, e.g. 'led', 'GPIO17', or 'board:pin' when several boards exist"
 
@@ -76,12 +78,12 @@ def read_back(hardware: Hardware, rule: Pin, asked: float) -> tuple[float, str]:
     return done.read_back, ""
 
 
-class _PinTool(ModelTool[P]):
+class PinTool(ModelTool[P]):
     def __init__(self, hardware: Hardware):
         self.hardware = hardware
 
 
-class GpioReadTool(_PinTool[PinArgs]):
+class GpioReadTool(PinTool[PinArgs]):
     name = "gpio_read"
     description = ("Read an allowlisted pin: on or off; a PWM pin its duty (0..1), an analog pin "
                    "its value (0..1 of the reference, and the sensor's reading with its unit), "
@@ -94,7 +96,7 @@ class GpioReadTool(_PinTool[PinArgs]):
         return ToolResult(True, shown.sentence, data=pin_data(rule, value, shown))
 
 
-class GpioWriteTool(_PinTool[WriteArgs]):
+class GpioWriteTool(PinTool[WriteArgs]):
     name = "gpio_write"
     description = "Switch an allowlisted output pin on or off."
     Params = WriteArgs
@@ -109,7 +111,7 @@ class GpioWriteTool(_PinTool[WriteArgs]):
                           data=pin_data(rule, value))
 
 
-class GpioPwmTool(_PinTool[PwmArgs]):
+class GpioPwmTool(PinTool[PwmArgs]):
     name = "gpio_pwm"
     description = "Set the PWM duty cycle (0..1) and optionally the frequency of an allowlisted PWM pin."
     Params = PwmArgs
@@ -122,7 +124,7 @@ class GpioPwmTool(_PinTool[PwmArgs]):
                           data=pin_data(rule, value))
 
 
-class ServoWriteTool(_PinTool[ServoArgs]):
+class ServoWriteTool(PinTool[ServoArgs]):
     name = "servo_write"
     description = "Turn a hobby servo on an allowlisted pwm pin to an angle (0-180 degrees)."
     Params = ServoArgs
@@ -134,7 +136,7 @@ class ServoWriteTool(_PinTool[ServoArgs]):
                           data=pin_data(rule, params.angle, shown))
 
 
-class GpioSafeTool(_PinTool[PinArgs]):
+class GpioSafeTool(PinTool[PinArgs]):
     name = "gpio_safe"
     description = "Return an allowlisted output pin to its configured safe level (off if it has none)."
     Params = PinArgs
@@ -147,7 +149,7 @@ class GpioSafeTool(_PinTool[PinArgs]):
                           data=pin_data(rule, value))
 
 
-class BoardStatusTool(_PinTool[NoArgs]):
+class BoardStatusTool(PinTool[NoArgs]):
     name = "board_status"
     description = "List the boards, whether they are simulated, and every allowlisted pin with its mode and state."
     Params = NoArgs

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from edge.core.requester import Requester
 from edge.readings.moments import DEFAULT_SINCE, span
@@ -22,13 +22,20 @@ from edge.tools.base import ModelTool, ToolArgs, ToolResult
 MAX_POINTS = 1000
 
 
-class SensorHistoryArgs(ToolArgs):
-    sensor: str = Field(description="The sensor's name, as in sensor_read")
+class SensorSpanArgs(ToolArgs):
+    """A sensor over a span of time: what ``sensor_history`` and ``sensors.chart`` are asked."""
+
+    name: str = Field(validation_alias=AliasChoices("name", "sensor"), description=(
+        "The sensor's name, as sensor_read lists it"))
+    """Also accepted as ``sensor``, as the model tool and ``edge-cli`` named it before."""
     quantity: str | None = Field(default=None, description=(
         "One quantity (temperature, humidity...); all the sensor's when omitted"))
     since: str = Field(default=DEFAULT_SINCE, description=(
         "Start: a span ago ('12h', '7d', '90m') or a time ('2026-11-25T18:00', local)"))
     until: str | None = Field(default=None, description="End, written the same way; now when omitted")
+
+
+class SensorHistoryArgs(SensorSpanArgs):
     points: int = Field(default=100, ge=1, le=MAX_POINTS,
                         description="At most this many points per quantity")
 
@@ -58,12 +65,12 @@ class SensorHistoryTool(ModelTool[SensorHistoryArgs]):
             return ToolResult(False, error=str(exc))
         if self.before_read is not None:
             await self.before_read()
-        found = await self.store.series(params.sensor, params.quantity, since, until,
+        found = await self.store.series(params.name, params.quantity, since, until,
                                         params.points)
         if found:
             return ToolResult(True, series_text(found),
                               data={"series": [one.as_dict() for one in found]})
-        return await self._nothing(params.sensor, params.quantity)
+        return await self._nothing(params.name, params.quantity)
 
     async def _nothing(self, sensor: str, quantity: str | None) -> ToolResult:
         """No history: of a sensor the config has, not yet (ok); of an unknown sensor or

@@ -44,6 +44,7 @@ EXPORTS: dict[str, list[str]] = {
     "edge.memory": ["Category", "EmbeddingError", "EmbeddingProvider", "Memory", "MemoryEntry",
                     "MemoryFailure", "NothingToReindex", "StaleEmbeddings", "autosave_user_message",
                     "build_memory", "database_path", "hygiene_loop", "run_hygiene", "snapshot_path"],
+    "edge.ops": ["catalog", "chat", "handlers", "operation", "reference", "result"],
     "edge.mqtt": ["BadPayload", "MqttBridge", "MqttUnavailable", "round_trip"],
     "edge.providers": ["ChatResponse", "ModelInfo", "ModelSwitch", "Provider", "ProviderError",
                        "StreamDone", "StreamEvent", "StreamInterrupted", "TextDelta", "ToolCallReady",
