@@ -15,6 +15,7 @@ it was receiving at the same time.
 
 from __future__ import annotations
 
+import io
 import re
 import threading
 import time
@@ -155,7 +156,7 @@ class FakeTranscription(LoopbackServer):
 PIECE = 1 << 20
 
 
-def counted_file_part(content_type: str, body: IO[bytes], length: int) -> tuple[bytes, int]:
+def counted_file_part(content_type: str, body: IO[bytes] | io.BufferedIOBase, length: int) -> tuple[bytes, int]:
     """A multipart body read in pieces, its last part (the file, where clients put it) counted:
     the body with the file's content cut to one byte (the rest parses as usual), and the file's
     size."""
