@@ -28,7 +28,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from edge.core.requester import Requester
 from edge.hardware import Hardware
-from edge.pins import Pin
+from edge.hardware.pins import Pin
 
 T = TypeVar("T")
 ANSWER_SECONDS = 30.0

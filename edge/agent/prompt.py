@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from edge.core.messages import ToolSpec
-from edge.pins import Pin
+from edge.hardware.pins import Pin
 from peripherals.base import BoardStatus
 
 BOOTSTRAP_FILES = ("IDENTITY.md", "SOUL.md", "USER.md", "AGENTS.md")

@@ -11,7 +11,7 @@ to the admins once, until it clears.
 
 Conditions use the rules' grammar (:func:`edge.automation.rules.parse_when`): ``PIN on|off``
 (any allowlisted pin, output or input; an input is on while it is active, its switch closed:
-:func:`edge.pins.input_active_low`), ``SENSOR.QUANTITY < VALUE`` and ``board NAME down``. The
+:func:`edge.hardware.pins.input_active_low`), ``SENSOR.QUANTITY < VALUE`` and ``board NAME down``. The
 unknown counts as true (fail safe): a sensor that is failing, has no reading yet, or whose
 reading is older than three of its intervals; a board that is down; a pin whose level cannot be
 read. Going to the safe level is never refused. ``exclusive`` and ``at_most`` count the outputs
@@ -19,7 +19,7 @@ that are on now (what the boards report, 1 is on whatever the wiring), and one w
 unknown (its board down or not saying) as on.
 
 The door runs :meth:`Interlocks.check` and the switch it allows as one step against every other
-switch of the outputs the same interlock sees (:meth:`Interlocks.scopes`, :mod:`edge.atomic`),
+switch of the outputs the same interlock sees (:meth:`Interlocks.scopes`, :mod:`edge.hardware.atomic`),
 so two callers at once never both pass. Outputs on a fleet node are not allowed in an interlock
 here: a check on this Pi and a switch on another cannot be one step (declare it on the node).
 """
@@ -42,7 +42,7 @@ from edge.core.exc import ConfigError, PolicyDenied
 from edge.core.requester import Requester
 from edge.core.validation import Problem
 from edge.hardware import Hardware
-from edge.pins import Pin, wiring
+from edge.hardware.pins import Pin, wiring
 from edge.sensors import SensorHub
 from peripherals.base import PinMode
 from peripherals.exc import BoardError, UnknownPin
@@ -295,7 +295,7 @@ class Interlocks:
     def scopes(self) -> list[list[tuple[str, str]]]:
         """The outputs each interlock looks at together (its group; a ``forbid`` target and
         the output its ``while`` names): the door switches them one at a time, each check with
-        the switch it allows (:mod:`edge.atomic`)."""
+        the switch it allows (:mod:`edge.hardware.atomic`)."""
         found = []
         for lock in self.interlocks:
             pins = [(p.board, p.pin) for p in lock.group]

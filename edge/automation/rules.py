@@ -6,7 +6,7 @@ that keeps it from flapping (``for_seconds``, ``hysteresis``, ``cooldown_seconds
 - ``PIN pressed|released|on|off|rising|falling|changes``: an input pin (name, alias or
   ``board:pin``). ``on`` (or ``pressed``): the input becomes active, its switch closes (a low
   line with ``pull = "up"``, the default; high with ``"down"``; its ``active`` level without a
-  pull: :func:`edge.pins.input_active_low`); ``off`` (or ``released``): back;
+  pull: :func:`edge.hardware.pins.input_active_low`); ``off`` (or ``released``): back;
   ``rising``/``falling``: the electrical line, whatever the wiring;
 - ``board NAME down|up|watchdog``: a board dropping off, coming back, or its firmware watchdog
   putting the outputs at their safe levels;

@@ -1,6 +1,6 @@
 """The rules and interlocks that watch an input, in wiring terms: what a person checks against
 the wires before power is on (``edge-cli config check``), and which of them mean something else
-since an input's "on" became "active" (:func:`edge.pins.input_active_low`).
+since an input's "on" became "active" (:func:`edge.hardware.pins.input_active_low`).
 
 >>> from peripherals.base import PinMode
 >>> tank = Pin("gpio", "GPIO5", PinMode.INPUT, aliases=("tank_low",), active_low=True)
@@ -22,7 +22,7 @@ from edge.automation.interlocks import Interlock, Interlocks, PinLevel, pin_name
 from edge.automation.rules import PinTrigger
 from edge.config.model import Config
 from edge.hardware import Hardware
-from edge.pins import Pin, wiring
+from edge.hardware.pins import Pin, wiring
 from peripherals.base import PinMode, Pull
 from peripherals.exc import BoardError
 

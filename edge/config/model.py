@@ -254,7 +254,8 @@ class PinConfig(Section):
         return self
 
     def _check_input(self) -> None:
-        """An input is on when it is active, and one key says when that is (:func:`edge.pins.input_active_low`)."""
+        """An input is on when it is active, and one key says when that is
+        (:func:`edge.hardware.pins.input_active_low`)."""
         if self.active_low:
             same = (' (what pull = "up" means already: just remove active_low)'
                     if self.pull is Pull.UP else "")

@@ -13,7 +13,7 @@ Outputs are ``switch``es, PWM pins dimmable ``light``s (brightness in percent on
 light.mqtt default schema, number.mqtt, binary_sensor.mqtt, sensor.mqtt);
 ``tests/mqtt/test_discovery.py`` pins them.
 
->>> from edge.pins import Pin
+>>> from edge.hardware.pins import Pin
 >>> kind = kind_for(Pin("gpio", "GPIO18", PinMode.PWM, aliases=("fan",)), Naming())
 >>> kind.name, kind.command("40"), kind.command("off")
 ('light', Command(action='pwm', value=0.4), Command(action='write', value=0.0))
@@ -31,8 +31,8 @@ from edge.mqtt.commands import OFF, ON, BadPayload, Command, number, shown
 from peripherals.base import PinMode
 
 if TYPE_CHECKING:
+    from edge.hardware.pins import Pin
     from edge.mqtt.topics import Topics
-    from edge.pins import Pin
 
 
 @dataclass(frozen=True)
@@ -156,10 +156,10 @@ class Servo(EntityKind):
 
 class BinarySensor(EntityKind):
     """An input, shown as its logical state: ``ON`` while it is on (active: its switch closed, a
-    low line with ``pull = "up"``), as everywhere else (:func:`edge.pins.input_active_low`);
+    low line with ``pull = "up"``), as everywhere else (:func:`edge.hardware.pins.input_active_low`);
     ``device_class`` says what on means to Home Assistant (``door``: open).
 
-    >>> from edge.pins import Pin
+    >>> from edge.hardware.pins import Pin
     >>> button = Pin("gpio", "GPIO27", PinMode.INPUT, aliases=("button",),  # pulled up
     ...              active_low=True)
     >>> kind = BinarySensor()

@@ -31,8 +31,8 @@ from typing import Any
 
 from edge.config.mqtt import InputPresentation
 from edge.core.exc import ConfigError
+from edge.hardware.pins import Pin
 from edge.mqtt.entities import EntityKind, Naming, kind_for
-from edge.pins import Pin
 from peripherals.base import PinMode
 from peripherals.exc import BoardError
 

@@ -25,8 +25,8 @@ from peripherals.exc import BoardError
 
 if TYPE_CHECKING:  # what the tools act on: the catalog describes them without loading it
     from edge.hardware import Hardware
-    from edge.pin_values import PinValue
-    from edge.pins import Pin
+    from edge.hardware.pin_values import PinValue
+    from edge.hardware.pins import Pin
 
 PIN_HELP = "Pin name or alias, e.g. 'led', 'GPIO17', or 'board:pin' when several boards exist"
 

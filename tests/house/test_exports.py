@@ -36,6 +36,7 @@ EXPORTS: dict[str, list[str]] = {
     "edge.core": ["durations", "exc", "files", "heap", "httpclient", "logformat", "logsetup",
                   "messages", "ownership", "paths", "ratelimit", "redaction", "requester", "sdnotify",
                   "sqlite_files", "sse", "stopsignals", "storage", "supervision", "validation"],
+    "edge.hardware": ["Hardware", "Pin", "build_hardware"],
     "edge.doctor": ["Check", "Status", "agent", "cameras", "host", "mcp_servers", "memory", "mqtt", "remote",
                     "worst"],
     "edge.fleet": ["board", "link", "node_board", "protocol", "remote", "responder"],

@@ -11,11 +11,11 @@ import pytest
 
 from edge.config.loader import load_config
 from edge.hardware import build_hardware
+from edge.hardware.pins import Pin
 from edge.mqtt.bridge import MqttBridge
 from edge.mqtt.commands import BadPayload, Command, shown
 from edge.mqtt.entities import KINDS, EntityKind, Naming, kind_for, register
 from edge.mqtt.topics import Topics
-from edge.pins import Pin
 from peripherals.base import PinMode
 from tests.fakes.mosquitto import Watcher
 from tests.helpers import until

@@ -191,8 +191,8 @@ model = "big"
 def test_a_pin_named_like_the_nodes_own_topics_never_writes_over_them():
     """A pin aliased ``health`` or ``request`` would publish its state over the node's health or
     be read as a request to the node: it gets its board's prefix, as a name two boards share."""
+    from edge.hardware.pins import Pin
     from edge.mqtt.topics import NODE_TOPICS, NodePins
-    from edge.pins import Pin
     from peripherals.base import PinMode
 
     pins = [Pin("gpio", f"GPIO{5 + i}", PinMode.OUTPUT, aliases=(name,))

@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
-from edge.outcomes import Outcomes
-from edge.pins import Pin
+from edge.hardware.outcomes import Outcomes
+from edge.hardware.pins import Pin
 from edge.security.policy import SwitchBudget
 from peripherals.base import Board, PinMode
 from peripherals.exc import BoardError

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from edge.pins import Pin
+from edge.hardware.pins import Pin
 
 
 def hold_refusal(rule: Pin, seconds: float, *, advice: str = "--hold {limit:g}") -> str | None:

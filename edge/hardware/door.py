@@ -6,10 +6,12 @@ hardware locates the pin, asks the policy (allowlist, modes, the caller's rate l
 approval gate, the pin's own ``max_switches_per_minute``), runs the one-shot and
 ``max_on_seconds`` guards, then acts. Nobody hands it a rule.
 
-Beside it: the boards and pins the config describes (:mod:`edge.board_setup`), the pins' facts
-and lookup (:mod:`edge.pins`), the pins claimed at their safe level and returned to it at
-shutdown (:mod:`edge.claims`), the timers and one-shot guards (:mod:`edge.holds`), the record of
-every outcome (:mod:`edge.outcomes`) and the stream of board events (:mod:`edge.board_events`).
+Beside it in this package (:mod:`edge.hardware`): the boards and pins the config describes
+(:mod:`~edge.hardware.board_setup`), the pins' facts and lookup (:mod:`~edge.hardware.pins`), the
+pins claimed at their safe level and returned to it at shutdown (:mod:`~edge.hardware.claims`),
+the timers and one-shot guards (:mod:`~edge.hardware.holds`), the interlock groups
+(:mod:`~edge.hardware.atomic`), the record of every outcome (:mod:`~edge.hardware.outcomes`) and
+the stream of board events (:mod:`~edge.hardware.board_events`).
 """
 
 from __future__ import annotations
@@ -20,20 +22,20 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from edge.atomic import AtomicGroups
-from edge.board_events import RECENT_EVENTS_KEPT, BoardEvents
-from edge.board_setup import build_boards, simulation_details
-from edge.claims import PinClaims, safe_levels
 from edge.config.model import Config
 from edge.core.actuation import Actuation, ActuationRecorder
 from edge.core.exc import PolicyDenied
 from edge.core.ratelimit import SharedWindow
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask
-from edge.holds import AutoOffTimers, hold_refusal, oneshot_refusal
-from edge.outcomes import Outcomes
-from edge.pin_values import PinMeanings, PinValue
-from edge.pins import Pin, locate, logical
+from edge.hardware.atomic import AtomicGroups
+from edge.hardware.board_events import RECENT_EVENTS_KEPT, BoardEvents
+from edge.hardware.board_setup import build_boards, simulation_details
+from edge.hardware.claims import PinClaims, safe_levels
+from edge.hardware.holds import AutoOffTimers, hold_refusal, oneshot_refusal
+from edge.hardware.outcomes import Outcomes
+from edge.hardware.pin_values import PinMeanings, PinValue
+from edge.hardware.pins import Pin, locate, logical
 from edge.security.approvals import ApprovalGate
 from edge.security.policy import RATE_WINDOW_SECONDS, Action, SecurityPolicy, SwitchBudget
 from peripherals.base import Board, BoardContext, BoardListener, BoardStatus, PinMode
@@ -51,7 +53,7 @@ class Guard(Protocol):
     :mod:`edge.automation.interlocks`): raises a ``PolicyDenied`` to refuse setting ``rule`` to
     ``value`` (logical: 1/0, a duty, an angle). :meth:`scopes` names the outputs each of its
     checks looks at together: the door runs a check and the switch it allows as one step
-    against every other switch in the same scope (:mod:`edge.atomic`)."""
+    against every other switch in the same scope (:mod:`edge.hardware.atomic`)."""
 
     def check(self, rule: Pin, value: float) -> None: ...
 
@@ -141,7 +143,7 @@ class Hardware:
 
     def _check_oneshot(self, rule: Pin, on: bool) -> None:
         """Without a running agent, refuse what would not be true once this process exits
-        (:func:`edge.holds.oneshot_refusal`)."""
+        (:func:`edge.hardware.holds.oneshot_refusal`)."""
         if not self.resident and (refusal := oneshot_refusal(
                 rule, on=on, board_holds_levels=self.boards[rule.board].holds_levels,
                 hold_seconds=self.hold_seconds)):
@@ -269,7 +271,7 @@ class Hardware:
                       requester: Requester, on: bool,
                       act: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """The interlocks' check, the act and the state it leaves, as one step against every
-        other switch an interlock sees with ``rule`` (:mod:`edge.atomic`); a refusal is recorded
+        other switch an interlock sees with ``rule`` (:mod:`edge.hardware.atomic`); a refusal is recorded
         (who, why) before it is raised."""
         async def step() -> None:
             if self.guard is not None and action is not Action.SAFE:
@@ -364,7 +366,7 @@ class Hardware:
         return list(self.pins.values())
 
     def safe_levels(self, board: str) -> dict[str, bool]:
-        """Each output's safe level on ``board`` as a line level (:func:`edge.claims.safe_levels`)."""
+        """Each output's safe level on ``board`` as a line level (:func:`edge.hardware.claims.safe_levels`)."""
         return safe_levels(self.pins.values(), board)
 
     def subscribe(self, listener: BoardListener) -> Callable[[], None]:
@@ -372,7 +374,7 @@ class Hardware:
         :meth:`read`), firmware watchdog trips, boards going down and coming back; and
         ``output`` after each actuation through this door or its timers (write, pwm, servo,
         make_safe, auto-off: 1/0, the duty or the angle), whoever asked. Listeners run on the
-        event loop (:mod:`edge.board_events`)."""
+        event loop (:mod:`edge.hardware.board_events`)."""
         return self._events.subscribe(listener)
 
     def status(self) -> list[BoardStatus]:
@@ -401,8 +403,9 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                    approvals: ApprovalGate | None = None) -> Hardware:
     """Boards, their pins and the policy from config; aliases and pins that could never work
     (unknown, a mode the pin cannot take, two keys for one pin) are one ConfigError naming every
-    one at its key, under the config file (:func:`edge.board_setup.build_boards`). ``state_dir``: where one-shot
-    commands (not ``resident``) count actuations and each pin's switches together.
+    one at its key, under the config file (:func:`edge.hardware.board_setup.build_boards`).
+    ``state_dir``: where one-shot commands (not ``resident``) count actuations and each pin's
+    switches together.
     ``approvals``: the agent's gate (its runtime builds it, with the channels that answer it);
     without one, a gate for ``[security] autonomy`` that no channel answers (direct commands
     need none; what a model asks under ``supervised`` is refused)."""

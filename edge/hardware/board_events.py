@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from edge.pins import Pin, logical, wiring
+from edge.hardware.pins import Pin, logical, wiring
 from peripherals.base import Board, BoardEvent, BoardListener
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from edge.core.actuation import Actuation, ActuationRecorder, Outcome
 from edge.core.requester import Requester
-from edge.pins import Pin, logical
+from edge.hardware.pins import Pin, logical
 from peripherals.base import Board
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from edge.config.sensors import AnalogSensorConfig
-from edge.pins import Pin, locate, wiring
+from edge.hardware.pins import Pin, locate, wiring
 from peripherals.base import Board, PinMode
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading, Scaling

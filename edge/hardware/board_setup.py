@@ -1,6 +1,6 @@
 """The boards the config describes, built and checked before anything opens: each
 ``[boards.NAME]``'s driver (by its type, :mod:`peripherals.factory`), the pins its section
-allowlists (:func:`edge.pins.pin_table`), and how a simulated Pi header came to be simulated.
+allowlists (:func:`edge.hardware.pins.pin_table`), and how a simulated Pi header came to be simulated.
 
 Every alias and pin that could never work, on every board, is one ConfigError (exit 2) naming
 each at its dotted key under the config file, as the rules' and sensors' problems are
@@ -16,7 +16,7 @@ from __future__ import annotations
 from edge.config.loader import invalid_config
 from edge.config.model import BoardConfig, Config
 from edge.core.validation import Problem
-from edge.pins import Pin, pin_table
+from edge.hardware.pins import Pin, pin_table
 from peripherals.base import Board, BoardContext
 from peripherals.exc import UnknownPin
 from peripherals.factory import create_board
