@@ -148,7 +148,7 @@ for _operation in (
               summary="The agent's status: version, uptime, boards, channels, tasks, what is "
                       "down and why."),
     Operation("history", Kind.READ, HistoryTool, remote=True, paired_only=True, mcp=True,
-              build=lambda parts: HistoryTool(parts.audit.path)),
+              build=lambda parts: HistoryTool(parts.audit.path, parts.approvals.admins)),
     Operation("rules", Kind.READ, RuleListTool, chat=(chat.RULES,),
               build=lambda parts: RuleListTool(parts.automation.rules)),
     Operation("interlocks", Kind.READ, InterlockListTool, chat=(chat.INTERLOCKS,),

@@ -103,7 +103,8 @@ async def test_a_person_who_is_no_admin_sees_their_own_calls_and_no_one_elses_id
     async def status(**_: object) -> str:
         return ""
     admins = {"telegram": frozenset({"42"})}
-    person = CommandContext({"history": HistoryTool(path)}, status,
+    tool = HistoryTool(path, admins)  # as the agent builds it: with the admins of its channels
+    person = CommandContext({"history": tool}, status,
                             Requester("telegram", "7", "7"), admins=admins)
     reply = await run_command("/history", person) or ""
     lines = reply.splitlines()
@@ -114,10 +115,18 @@ async def test_a_person_who_is_no_admin_sees_their_own_calls_and_no_one_elses_id
     for withheld in ("telegram:42", "turn 9", "local", "alice", "1000", "pump", "heater",
                      "schedule"):
         assert withheld not in reply, withheld
-    stranger = CommandContext({"history": HistoryTool(path)}, status,
+    # the model asking for them reads the same part of the trail, however it asks
+    asked = await tool.execute({"who": "local:1000", "limit": 200},
+                               Requester("telegram", "7", "7").asking_model())
+    assert asked.success and asked.data == {"records": []}, asked
+    asked = await tool.execute({}, Requester("telegram", "7", "7").asking_model())
+    assert asked.data is not None and len(asked.data["records"]) == 4
+    for withheld in ("telegram:42", "local", "alice", "1000"):
+        assert withheld not in asked.output and withheld not in str(asked.data), withheld
+    stranger = CommandContext({"history": tool}, status,
                               Requester("telegram", "8", "8"), admins=admins)
     assert "You have not switched anything" in (await run_command("/history", stranger) or "")
-    admin = CommandContext({"history": HistoryTool(path)}, status,
+    admin = CommandContext({"history": tool}, status,
                            Requester("telegram", "42", "42"), admins=admins)
     assert "by local:1000 (local, alice)" in (await run_command("/history fan", admin) or "")
 
