@@ -98,12 +98,12 @@ def _origins(value: list[str]) -> list[str]:
     return [origin.rstrip("/").lower() for origin in value]
 
 
-def _existing_paths(value: list[str]) -> list[str]:
+def _absolute_paths(value: list[str]) -> list[str]:
+    """Absolute paths; whether each exists is the server's start's to say (a USB stick not
+    mounted yet stops that server, with why, never the agent or ``config check`` elsewhere)."""
     for path in value:
         if not os.path.isabs(path):
             raise ValueError(f"{path!r} is not an absolute path (such as /srv/data)")
-        if not os.path.exists(path):
-            raise ValueError(f"{path} does not exist: create it, or leave it out")
     return [os.path.normpath(path) for path in value]
 
 
@@ -153,10 +153,12 @@ class McpServerConfig(Section):
     network: bool = True
     """The sandboxed server shares the network (most servers call web APIs); ``false`` gives it
     none."""
-    paths: Annotated[list[str], AfterValidator(_existing_paths)] = []
-    """More directories or files the sandboxed server may read (absolute, existing)."""
-    writable_paths: Annotated[list[str], AfterValidator(_existing_paths)] = []
-    """Directories or files the sandboxed server may also write (absolute, existing)."""
+    paths: Annotated[list[str], AfterValidator(_absolute_paths)] = []
+    """More directories or files the sandboxed server may read (absolute; a missing one stops
+    the server from starting, saying which)."""
+    writable_paths: Annotated[list[str], AfterValidator(_absolute_paths)] = []
+    """Directories or files the sandboxed server may also write (absolute; a missing one stops
+    the server from starting, saying which)."""
     max_result_bytes: int = Field(default=262144, ge=1024)
     """A tool's result is cut to this many bytes for the model, saying how much was cut."""
     max_message_bytes: int = Field(default=1048576, ge=4096)

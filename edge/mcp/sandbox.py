@@ -143,6 +143,10 @@ def launch(config: McpServerConfig, places: Places, environ: Mapping[str, str] =
                 if k in environ}
         return Launch([config.command, *config.args], {**base, "LANG": lang, **config.env},
                       str(scratch), sandboxed=False)
+    for given in [*config.paths, *config.writable_paths]:
+        if not os.path.exists(given):
+            raise FileNotFoundError(errno.ENOENT, "a path this server is given does not exist "
+                                    "(create it or mount it, or leave it out of paths)", given)
     path, with_proc, why = bwrap_usable(bwrap)
     if path is None:
         raise SandboxUnavailable(f"not started: no sandbox: {why}")

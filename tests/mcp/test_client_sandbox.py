@@ -152,8 +152,11 @@ def test_doctor_says_a_server_is_sandboxed(tmp_path):
 def test_sandbox_keys_are_checked(tmp_path):
     with pytest.raises(ValidationError, match="is not an absolute path"):
         lights(paths=["data"])
-    with pytest.raises(ValidationError, match="/nonexistent/data does not exist"):
-        lights(writable_paths=["/nonexistent/data"])
+    # a path that is not there (a USB stick not mounted yet) stops that server from starting,
+    # saying which; the config, and so the agent, still loads
+    missing = lights(writable_paths=["/nonexistent/data"])
+    with pytest.raises(FileNotFoundError, match="does not exist .*: '/nonexistent/data'"):
+        launch(missing, Places(tmp_path / "state", tmp_path / "state"))
     with pytest.raises(ValidationError, match="are for a command server; a url server runs"):
         McpServerConfig(name="ha", url="http://ha.lan/mcp", sandbox=False)
     assert lights(paths=[f"{tmp_path}/"]).paths == [str(tmp_path)]
