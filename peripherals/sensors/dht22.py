@@ -38,16 +38,17 @@ CHECK_WIRING = ("check the wiring: data to the overlay's GPIO with a 10 kΩ pull
                 "(most modules have one), VCC to 3.3 V, GND to GND, at most a few metres of cable")
 
 
-class ImplausibleReading(SensorError):
-    """Numbers the DHT22 cannot have measured (a misread frame); worth another try."""
+class GarbledFrame(SensorError):
+    """A DHT22 reply lost or out of range (the driver's EIO or ETIMEDOUT, or numbers it cannot
+    have measured); worth another try."""
 
 
 def plausible(millidegrees: int, millipercent: int) -> tuple[float, float]:
-    """(°C, %) from the driver's values; ImplausibleReading outside the DHT22's range
+    """(°C, %) from the driver's values; GarbledFrame outside the DHT22's range
     (-40..80 °C, 0..100 %)."""
     celsius, percent = millidegrees / 1000.0, millipercent / 1000.0
     if not -40.0 <= celsius <= 80.0 or not 0.0 <= percent <= 100.0:
-        raise ImplausibleReading(f"{celsius:g} °C and {percent:g} % are outside what a DHT22 "
+        raise GarbledFrame(f"{celsius:g} °C and {percent:g} % are outside what a DHT22 "
                                  "measures")
     return celsius, percent
 
@@ -81,7 +82,7 @@ class Dht22Sensor(Sensor):
         for attempt in range(1, self.attempts + 1):
             try:
                 celsius, percent = self._read_once(device)
-            except ImplausibleReading as exc:
+            except GarbledFrame as exc:
                 problem = str(exc)
             else:
                 return {"temperature": Reading("temperature", round(celsius, 2), "°C"),
@@ -103,9 +104,9 @@ class Dht22Sensor(Sensor):
             raise SensorError(f"DHT22 {device} is gone from {self.iio_root}; {ENABLE_DHT}") from None
         except OSError as exc:  # EIO: a garbled frame; ETIMEDOUT: no answer
             what = "no answer" if exc.errno == errno.ETIMEDOUT else "a garbled reply"
-            raise ImplausibleReading(f"{what} ({exc.strerror})") from None
+            raise GarbledFrame(f"{what} ({exc.strerror})") from None
         except ValueError:
-            raise ImplausibleReading("the driver's files hold no number") from None
+            raise GarbledFrame("the driver's files hold no number") from None
         return plausible(millidegrees, millipercent)
 
     def _resolve(self) -> str:
