@@ -13,6 +13,7 @@ elsewhere, then when it is raised::
         FrameError(ValueError) [peripherals.stm32_protocol]: a frame fails COBS, its CRC or layout
         SensorError: a reading failed or was implausible; the next read may succeed
             ImplausibleReading [peripherals.sensors.w1]: a DS18B20 scratchpad that cannot be trusted
+            GarbledFrame [peripherals.sensors.dht22]: a DHT22 reply lost or out of range; tried again
             SensorUnavailable: a sensor cannot be used at all as set up; the message names the fix
 
 A builtin is mixed in where a caller may fairly catch it (gpiozero's ``PinInvalidPin(PinError,

@@ -20,10 +20,10 @@ it. A built-in that fails to load is a bug in this project, and raises.
 >>> from peripherals.sensors.factory import SENSORS
 >>> SENSORS.get("bme280").options.__name__
 'Bme280Options'
->>> SENSORS.get("dht22")
+>>> SENSORS.get("bme680")
 Traceback (most recent call last):
 ...
-ValueError: unknown sensor type 'dht22'; use one of: pi, ds18b20, bme280, ads1115, mcp3008, ...
+ValueError: unknown sensor type 'bme680'; use one of: pi, ds18b20, bme280, ads1115, mcp3008, ...
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ def test_every_problem_at_once_at_the_key_as_written():
         "boards.uno.pins.pump.max_on_seconds: must be greater than 0 (got -1)",
         "boards.x.type: unknown type 'esp32'; use one of: gpio, arduino, stm32, node",
         "boards.y.colour: unknown key",
-        "sensors.s: type is missing; use one of: pi, ds18b20, bme280, ads1115, mcp3008, analog",
+        "sensors.s: type is missing; use one of: pi, ds18b20, bme280, ads1115, mcp3008, dht22, "
+        "sht3x, aht20, hcsr04, pulse_counter, analog",
         "sensors.t.channel: must be at most 3 (got 4)",
     ]
 

@@ -51,6 +51,7 @@ DEVICE_CLASSES: dict[str, tuple[str, frozenset[str]]] = {
     "co2": ("carbon_dioxide", frozenset({"ppm"})),
     "carbon_dioxide": ("carbon_dioxide", frozenset({"ppm"})),
     "pm25": ("pm25", frozenset({"µg/m³"})),
+    "flow_rate": ("volume_flow_rate", frozenset({"L/min", "m³/h", "ft³/min", "gal/min"})),
     "distance": ("distance", frozenset({"mm", "cm", "m", "km", "in", "ft", "yd", "mi"})),
     "moisture": ("moisture", frozenset({"%"})),
     "soil_moisture": ("moisture", frozenset({"%"})),

@@ -26,6 +26,11 @@ SENSORS: Registry[SensorSpec[Any]] = Registry("sensor", "edge_agent.sensors", {
     "bme280": "peripherals.sensors.bme280:SPEC",
     "ads1115": "peripherals.sensors.ads1115:SPEC",
     "mcp3008": "peripherals.sensors.mcp3008:SPEC",
+    "dht22": "peripherals.sensors.dht22:SPEC",
+    "sht3x": "peripherals.sensors.sht3x:SPEC",
+    "aht20": "peripherals.sensors.aht20:SPEC",
+    "hcsr04": "peripherals.sensors.hcsr04:SPEC",
+    "pulse_counter": "peripherals.sensors.pulse_counter:SPEC",
 }, SensorSpec, reserved=(ANALOG_ON_BOARD,))
 """Every sensor driver, by the ``type`` its section names."""
 

@@ -13,12 +13,15 @@ from __future__ import annotations
 import contextlib
 import errno
 from collections.abc import Callable, Sequence
-from typing import Annotated, Protocol
+from typing import TYPE_CHECKING, Annotated, Protocol
 
 from pydantic import BeforeValidator
 
 from peripherals.base import DeviceNode
 from peripherals.exc import SensorError, SensorUnavailable
+
+if TYPE_CHECKING:
+    from smbus2 import i2c_msg
 
 
 class SMBusLike(Protocol):
@@ -36,6 +39,8 @@ class SMBusLike(Protocol):
 
     def read_i2c_block_data(self, i2c_addr: int, register: int, length: int,
                             force: bool | None = None) -> list[int]: ...
+
+    def i2c_rdwr(self, *i2c_msgs: i2c_msg) -> None: ...
 
     def close(self) -> None: ...
 
@@ -146,6 +151,41 @@ class I2CChip:
             self._opened().write_word_data(self.address, register, swap16(value))
         except OSError as exc:
             raise self._failed(exc, f"writing register 0x{register:02x}") from None
+
+    def send(self, data: bytes, what: str) -> None:
+        """Write ``data`` as one plain I2C message (a command, not a register write)."""
+        from smbus2 import i2c_msg
+
+        try:
+            self._opened().i2c_rdwr(i2c_msg.write(self.address, data))
+        except OSError as exc:
+            raise self._failed(exc, what) from None
+
+    def receive(self, length: int, what: str) -> bytes:
+        """Read ``length`` bytes as one plain I2C message (no register byte first)."""
+        from smbus2 import i2c_msg
+
+        message = i2c_msg.read(self.address, length)
+        try:
+            self._opened().i2c_rdwr(message)
+        except OSError as exc:
+            raise self._failed(exc, what) from None
+        return bytes(message)
+
+
+def crc8(data: bytes, *, polynomial: int = 0x31, initial: int = 0xFF) -> int:
+    """The CRC-8 Sensirion and Aosong chips append to their words (x^8 + x^5 + x^4 + 1, start
+    0xFF, no reflection, no final XOR); the SHT3x datasheet's example is 0xBEEF -> 0x92.
+
+    >>> hex(crc8(bytes([0xBE, 0xEF])))
+    '0x92'
+    """
+    crc = initial
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = ((crc << 1) ^ polynomial) & 0xFF if crc & 0x80 else (crc << 1) & 0xFF
+    return crc
 
 
 def swap16(word: int) -> int:

@@ -99,7 +99,8 @@ def test_each_driver_built_from_its_section_yields_what_the_section_announced(
 
 @pytest.mark.parametrize("text,expected", [
     ('[sensors.x]\ntype = "bme28"\n',
-     r"sensors\.x\.type: unknown type 'bme28'; use one of: pi, ds18b20, bme280, ads1115, mcp3008, analog"),
+     r"sensors\.x\.type: unknown type 'bme28'; use one of: pi, ds18b20, bme280, ads1115, mcp3008, "
+     r"dht22, sht3x, aht20, hcsr04, pulse_counter, analog"),
     ('[sensors.x]\ninterval_seconds = 5\n', r"sensors\.x: type is missing; use one of: pi, ds18b20"),
     ('[sensors."green house"]\ntype = "pi"\n', r"sensor name 'green house': use letters, digits"),
     ('[sensors.x]\ntype = "bme280"\naddress = 0x40\n', r"sensors\.x\.address: .*0x76 \(SDO to GND\) or 0x77"),

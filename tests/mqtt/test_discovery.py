@@ -67,7 +67,7 @@ ALLOWED_STATE_CLASSES = {
     "temperature": {"measurement"}, "humidity": {"measurement"}, "pressure": {"measurement"},
     "illuminance": {"measurement"}, "voltage": {"measurement"}, "current": {"measurement"},
     "power": {"measurement"}, "carbon_dioxide": {"measurement"}, "pm25": {"measurement"},
-    "moisture": {"measurement"}, "distance": STATE_CLASSES,
+    "moisture": {"measurement"}, "distance": STATE_CLASSES, "volume_flow_rate": {"measurement"},
 }
 BINARY_SENSOR_CLASSES = {  # BinarySensorDeviceClass
     "battery", "battery_charging", "carbon_monoxide", "cold", "connectivity", "door",

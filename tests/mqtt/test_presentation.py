@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from edge.config.mqtt import MqttConfig
+from edge.config.sensors import parse_sensor
 from edge.hardware.pins import Pin
 from edge.mqtt.discovery import discovery_configs, entity_name
 from edge.mqtt.topics import NodePins, Topics
@@ -77,3 +78,40 @@ def test_the_pis_health_is_diagnostic_with_problem_flags():
     assert load["entity_category"] == "diagnostic" and "device_class" not in load
     garden = found[f"{PREFIX}/sensor/greenhouse/greenhouse_temperature/config"]
     assert "entity_category" not in garden  # the garden's own readings are not diagnostics
+
+
+FIRST_SENSORS = {  # name -> its config section, as a newcomer writes it
+    "air": {"type": "dht22"},
+    "bench": {"type": "sht3x", "address": "0x45"},
+    "shelf": {"type": "aht20"},
+    "tank": {"type": "hcsr04", "echo_pin": "GPIO24", "trigger_pin": "GPIO23",
+             "empty_distance": 110, "full_distance": 10},
+    "irrigation": {"type": "pulse_counter", "pin": "GPIO17", "pulses_per_litre": 450},
+}
+
+
+@pytest.mark.parametrize("entity, device_class, unit, state_class", [
+    ("air_temperature", "temperature", "°C", "measurement"),
+    ("air_humidity", "humidity", "%", "measurement"),
+    ("bench_temperature", "temperature", "°C", "measurement"),
+    ("bench_humidity", "humidity", "%", "measurement"),
+    ("shelf_temperature", "temperature", "°C", "measurement"),
+    ("shelf_humidity", "humidity", "%", "measurement"),
+    ("tank_distance", "distance", "cm", "measurement"),
+    ("tank_level", None, "%", "measurement"),  # HA has no class for a fill level
+    ("irrigation_water", "water", "L", "total_increasing"),  # the Energy dashboard's water
+    ("irrigation_flow_rate", "volume_flow_rate", "L/min", "measurement"),
+])
+def test_the_first_sensors_people_buy_are_announced_with_their_device_classes(
+        entity, device_class, unit, state_class):
+    cfg = MqttConfig(url="mqtt://broker.lan", node_id="greenhouse")
+    sections = {name: parse_sensor(section) for name, section in FIRST_SENSORS.items()}
+    found = discovery_configs(cfg, Topics(cfg.topic_base), NodePins.build([], servos=()),
+                              {name: s.units for name, s in sections.items()},
+                              {name: s.type for name, s in sections.items()})
+    body = found[f"{PREFIX}/sensor/greenhouse/{entity}/config"]
+    assert body.get("device_class") == device_class
+    assert (body["unit_of_measurement"], body["state_class"]) == (unit, state_class)
+    assert "entity_category" not in body  # the garden's readings, not the machine's
+    for topic, config in found.items():
+        meets_home_assistants_schema(topic, config, "greenhouse")

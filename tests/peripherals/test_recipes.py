@@ -25,7 +25,7 @@ MODULES = {"peripherals/ledger.py": RECIPES / "ledger.py",
 LINES = {  # table: (the last built-in line, the recipe's line after it)
     "peripherals/factory.py": ('    "stm32": "peripherals.board_types:STM32",\n',
                                '    "ledger": "peripherals.ledger:SPEC",\n'),
-    "peripherals/sensors/factory.py": ('    "mcp3008": "peripherals.sensors.mcp3008:SPEC",\n',
+    "peripherals/sensors/factory.py": ('    "pulse_counter": "peripherals.sensors.pulse_counter:SPEC",\n',
                                        '    "tally": "peripherals.sensors.tally:SPEC",\n'),
 }
 PACKAGES = ("edge", "peripherals")
@@ -119,7 +119,8 @@ def test_the_new_types_work_like_the_built_in_ones(tree, env, tmp_path):
     assert adapters["status"] == "ok"
     # this project's own node board (edge.fleet) registers through the same entry point group
     assert "board types: gpio, arduino, stm32, ledger, node (from edge-agent-pi " in adapters["detail"]
-    assert adapters["detail"].endswith("sensor types: pi, ds18b20, bme280, ads1115, mcp3008, tally")
+    assert adapters["detail"].endswith("sensor types: pi, ds18b20, bme280, ads1115, mcp3008, dht22, "
+                                       "sht3x, aht20, hcsr04, pulse_counter, tally")
 
 
 @pytest.mark.parametrize("change,expected", [

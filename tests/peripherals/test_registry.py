@@ -107,9 +107,10 @@ def test_a_module_that_fails_to_import_is_an_unusable_entry_point(installed):
 
 
 def test_an_unknown_type_names_the_known_ones():
-    with pytest.raises(ValueError, match=r"^unknown sensor type 'dht22'; use one of: pi, ds18b20, "
-                                         r"bme280, ads1115, mcp3008, analog$"):
-        SENSORS.get("dht22")
+    with pytest.raises(ValueError, match=r"^unknown sensor type 'dht23'; use one of: pi, ds18b20, "
+                                         r"bme280, ads1115, mcp3008, dht22, sht3x, aht20, "
+                                         r"hcsr04, pulse_counter, analog$"):
+        SENSORS.get("dht23")
 
 
 def test_a_spec_takes_options_of_its_own_kind():

@@ -142,7 +142,7 @@ def test_config_check_takes_the_type_and_names_what_is_wrong(site, lux, tmp_path
     Path(env["EDGE_CONFIG"]).write_text('[sensors.lux]\ntype = "fake_luxx"\n')
     unknown = cli("config", "check", env=env)
     assert ("sensors.lux.type: unknown type 'fake_luxx'; use one of: pi, ds18b20, bme280, "
-            "ads1115, mcp3008, fake_lux, analog") in unknown.stderr
+            "ads1115, mcp3008, dht22, sht3x, aht20, hcsr04, pulse_counter, fake_lux, analog") in unknown.stderr
 
 
 def test_sensors_reads_it_without_an_agent(site, lux, tmp_path, isolated_env):

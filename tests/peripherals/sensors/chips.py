@@ -11,6 +11,7 @@ import errno
 from dataclasses import astuple
 
 from peripherals.sensors.bme280 import Calibration
+from peripherals.sensors.i2c import crc8
 
 DATASHEET = Calibration(t1=27504, t2=26435, t3=-1000, p1=36477, p2=-10685, p3=3024, p4=2855,
                         p5=140, p6=-7, p7=15500, p8=-14600, p9=6000,
@@ -114,6 +115,71 @@ class Ads1115Chip:
                 self._busy = self.busy_reads
 
 
+def with_crc(word: int) -> list[int]:
+    """A 16-bit word as Sensirion chips send it: two bytes, then their CRC-8."""
+    data = word.to_bytes(2, "big")
+    return [*data, crc8(data)]
+
+
+class Sht3xChip:
+    """An SHT3x: the single-shot command 0x2400 starts a measurement of ``words`` (temperature,
+    humidity); a read while it converts (the first ``busy_reads`` reads) is not acknowledged;
+    ``corrupt`` flips a bit of the humidity word after its CRC was computed."""
+
+    def __init__(self, words: tuple[int, int] = (0x6666, 0x8000), *, busy_reads: int = 0,
+                 corrupt: bool = False):
+        self.words, self.busy_reads, self.corrupt = words, busy_reads, corrupt
+        self.commands: list[bytes] = []
+        self._result: list[int] | None = None
+        self._busy = 0
+
+    def command(self, data: bytes) -> None:
+        self.commands.append(data)
+        if data == bytes([0x24, 0x00]):
+            temperature, humidity = self.words
+            self._result = with_crc(temperature) + with_crc(humidity)
+            if self.corrupt:
+                self._result[3] ^= 0x01
+            self._busy = self.busy_reads
+
+    def reply(self, length: int) -> list[int]:
+        if self._result is None or self._busy:
+            self._busy = max(0, self._busy - 1)
+            raise OSError(errno.EREMOTEIO, "Remote I/O error")  # NACK: nothing to read yet
+        result, self._result = self._result, None
+        return result[:length]
+
+
+class Aht20Chip:
+    """An AHT20: the status byte's calibration bit is clear until 0xBE 0x08 0x00; 0xAC 0x33 0x00
+    measures ``raw`` (humidity, temperature: 20 bits each), busy for ``busy_reads`` reads."""
+
+    def __init__(self, raw: tuple[int, int] = (0x80000, 0x5999A), *, calibrated: bool = False,
+                 busy_reads: int = 0, corrupt: bool = False):
+        self.raw, self.calibrated, self.busy_reads, self.corrupt = raw, calibrated, busy_reads, corrupt
+        self.commands: list[bytes] = []
+        self.measurements = 0
+        self._busy = 0
+
+    def command(self, data: bytes) -> None:
+        self.commands.append(data)
+        if data == bytes([0xBE, 0x08, 0x00]):
+            self.calibrated = True
+        elif data == bytes([0xAC, 0x33, 0x00]):
+            self.measurements += 1
+            self._busy = self.busy_reads
+
+    def reply(self, length: int) -> list[int]:
+        status = (0x80 if self._busy else 0) | (0x08 if self.calibrated else 0) | 0x10
+        self._busy = max(0, self._busy - 1)
+        humidity, temperature = self.raw
+        frame = [status, humidity >> 12, (humidity >> 4) & 0xFF,
+                 ((humidity & 0x0F) << 4) | (temperature >> 16), (temperature >> 8) & 0xFF,
+                 temperature & 0xFF]
+        frame.append(crc8(bytes(frame)) ^ (0x01 if self.corrupt else 0))
+        return frame[:length]
+
+
 class LoopbackBus:
     """A bus with smbus2's methods over the chips it holds (by address). An address with no
     chip does not answer, as on a real bus (EREMOTEIO)."""
@@ -154,6 +220,17 @@ class LoopbackBus:
     def write_word_data(self, address: int, register: int, value: int,
                         force: bool | None = None) -> None:
         self._chip(address).write_word(register, value)
+
+    def i2c_rdwr(self, *messages) -> None:
+        """Plain I2C messages (smbus2's i2c_msg): a write is a command to the chip, a read is
+        filled from its reply."""
+        for message in messages:
+            chip = self._chip(message.addr)
+            if message.flags & 0x0001:  # I2C_M_RD
+                for index, byte in enumerate(chip.reply(message.len)):
+                    message.buf[index] = bytes([byte])
+            else:
+                chip.command(bytes(message))
 
     def close(self) -> None:
         self.closed = True

@@ -96,6 +96,29 @@ class FakeSysfs:
         self.stops.append(lambda: (stop.set(), thread.join(5)))
         return served
 
+    # the kernel's dht11 IIO driver (dtoverlay=dht11,gpiopin=N) -------------------------------
+
+    IIO = "sys/bus/iio/devices"
+
+    def dht11(self, device: str = "iio:device0", *, millidegrees: int | str = 21300,
+              millipercent: int | str = 64500, gpio: int = 4) -> Path:
+        """An IIO device as the dht11 driver makes it (``name`` is ``dht11@<gpio>``); a value of
+        ``"EIO"`` makes that file fail its read with EIO, as the driver does on a garbled frame."""
+        folder = self.root / self.IIO / device
+        self.write(f"{self.IIO}/{device}/name", f"dht11@{gpio}\n")
+        for file, value in (("in_temp_input", millidegrees),
+                            ("in_humidityrelative_input", millipercent)):
+            self.dht11_value(device, file, value)
+        return folder
+
+    def dht11_value(self, device: str, file: str, value: int | str) -> None:
+        path = self.root / self.IIO / device / file
+        path.unlink(missing_ok=True)
+        if value == "EIO":
+            path.symlink_to("/proc/self/mem")  # reading it from offset 0 is a real EIO
+        else:
+            path.write_text(f"{value}\n")
+
     # the Pi's health --------------------------------------------------------------------------
 
     def pi(self, *, millidegrees: int = 48312, throttled: str | None = "50005",
