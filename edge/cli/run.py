@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
                         help=argparse.SUPPRESS)
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
-                          help="in a terminal, show every log line (info) on stderr too")
+                          help="in a terminal, show every log line (info) on stderr too, other "
+                          "packages' requests included")
     loudness.add_argument("-q", "--quiet", action="store_true",
                           help="show errors only on stderr (the log file keeps everything)")
     parser.set_defaults(handler=run_agent)
@@ -67,7 +68,8 @@ def run_agent(args: argparse.Namespace) -> int:
                          "for the running agent, or the control socket from scripts")
     loaded = load_config(args.config)
     loaded.prepare_dirs()  # an unwritable state or log directory: exit 2, not a traceback
-    configure_from(loaded, stream_level=stream_level(args, sys.stdin.isatty()))
+    configure_from(loaded, stream_level=stream_level(args, sys.stdin.isatty()),
+                   verbose=args.verbose)
     runtime = Runtime(loaded, resident=True)
     asyncio.run(run_collecting_once_ready(runtime))
     return runtime.exit_code

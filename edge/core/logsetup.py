@@ -20,6 +20,10 @@ from edge.core.redaction import Redactor
 LOG_FILE_MAX_BYTES = 1024 * 1024
 LOG_FILE_BACKUPS = 3
 RECENT_EVENTS = 20
+LIBRARY_LOGGERS = ("httpx", "httpcore", "aiomqtt", "mcp", "uvicorn", "uvicorn.access",
+                   "urllib3", "asyncio")
+"""Other packages' loggers: at warning unless the agent logs at debug or runs with ``-v``
+(httpx's line per Telegram long poll was 73 % of the log)."""
 
 
 def under_systemd(env: Mapping[str, str] = os.environ) -> bool:
@@ -37,11 +41,14 @@ def log_file_path(configured: str, state_dir: Path) -> Path | None:
 
 def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None = None,
               secrets: Iterable[str] = (), env: Mapping[str, str] = os.environ,
-              stream: bool = True, stream_level: str | None = None) -> None:
+              stream: bool = True, stream_level: str | None = None,
+              verbose: bool = False) -> None:
     """Replace the root logger's handlers. ``file`` is ignored under systemd (journald has it).
     ``stream=False``: nothing on stderr (one-shot commands print their own friendly error; the
     events still reach the log file). ``stream_level``: a higher threshold for stderr than for
-    the file (an interactive chat shows warnings only; ``-v``/``-q`` move it)."""
+    the file (an interactive chat shows warnings only; ``-v``/``-q`` move it). Other packages'
+    loggers (:data:`LIBRARY_LOGGERS`) say warnings and worse, unless ``level`` is debug or
+    ``verbose``."""
     journald = bool(env.get("JOURNAL_STREAM"))
     redaction = RedactionFilter(Redactor(secrets))
     handlers: list[logging.Handler] = []
@@ -62,6 +69,9 @@ def configure(level: str = "info", *, style: str = "keyvalue", file: Path | None
     root = logging.getLogger()
     root.handlers[:] = handlers
     root.setLevel(level.upper())
+    quiet = not verbose and level.lower() != "debug"
+    for name in LIBRARY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING if quiet else logging.NOTSET)
 
 
 
@@ -122,14 +132,14 @@ class RotatingLogFile(logging.FileHandler):
 
 
 def configure_from(loaded: Any, env: Mapping[str, str] = os.environ, *, stream: bool = True,
-                   stream_level: str | None = None) -> None:
+                   stream_level: str | None = None, verbose: bool = False) -> None:
     """Configure from a LoadedConfig: level, style, log file and the config's secrets."""
     from edge.core.redaction import secret_values
 
     cfg = loaded.config.logging
     configure(cfg.level, style=cfg.format, file=log_file_path(cfg.file, loaded.state_dir),
               secrets=secret_values(loaded.config), env=env, stream=stream,
-              stream_level=stream_level)
+              stream_level=stream_level, verbose=verbose)
 
 
 class RecentEvents(logging.Handler):

@@ -149,3 +149,21 @@ def test_log_file_rotates_by_size_keeping_the_newest_backups(tmp_path):
     assert "event=00" not in "".join(p.read_text() for p in tmp_path.iterdir())  # dropped
     newest_backup = (tmp_path / "edge-agent.log.1").read_text()
     assert newest_backup < path.read_text()  # .1 holds the events just before the current file
+
+
+@pytest.mark.parametrize(("level", "verbose", "shown"), [
+    ("info", False, False), ("info", True, True), ("debug", False, True)])
+def test_other_packages_requests_are_said_only_when_asked_for(level, verbose, shown, capsys):
+    """httpx logs every request at info (a Telegram long poll each 30 s: 73 % of a day's log);
+    the agent's own info events stay."""
+    configure(level, env={}, verbose=verbose)
+    try:
+        logging.getLogger("httpx").info("HTTP Request: POST https://api.telegram.org/bot***/"
+                                        'getUpdates "HTTP/1.1 200 OK"')
+        logging.getLogger("httpx").warning("a library's warning")
+        logging.getLogger("edge.runtime").info("agent_ready")
+        err = capsys.readouterr().err
+        assert ("getUpdates" in err) is shown
+        assert "a library's warning" in err and "agent_ready" in err
+    finally:
+        configure("info", env={})
