@@ -22,7 +22,7 @@ from peripherals.sensors.hcsr04 import Hcsr04Sensor
 from peripherals.sensors.pulse_counter import PulseCounterSensor
 from peripherals.sensors.sht3x import Sht3xSensor
 from tests.peripherals.sensors.chips import Aht20Chip, LoopbackBus, Sht3xChip
-from tests.peripherals.sensors.test_hcsr04 import EchoPin, TriggerPin
+from tests.peripherals.sensors.echo_pins import EchoPin, TriggerPin
 
 PULSES = 20_000
 FLOW_METER_HZ = 225.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 from dataclasses import astuple
+from typing import Any
 
 from peripherals.sensors.bme280 import Calibration
 from peripherals.sensors.i2c import crc8
@@ -89,7 +90,8 @@ class Ads1115Chip:
                  busy_reads: int = 1):
         self.volts = list(volts)
         self.words = {0x00: 0x0000, 0x01: 0x8583}  # reset values
-        self.busy_reads, self.conversions, self.configs = busy_reads, 0, []
+        self.busy_reads, self.conversions = busy_reads, 0
+        self.configs: list[int] = []
         self._busy = 0
 
     def read_word(self, register: int) -> int:
@@ -184,7 +186,7 @@ class LoopbackBus:
     """A bus with smbus2's methods over the chips it holds (by address). An address with no
     chip does not answer, as on a real bus (EREMOTEIO)."""
 
-    def __init__(self, chips: dict[int, object]):
+    def __init__(self, chips: dict[int, Any]):
         self.chips = chips
         self.closed = False
         self.opened = 0
@@ -195,7 +197,7 @@ class LoopbackBus:
         self.closed = False
         return self
 
-    def _chip(self, address: int):
+    def _chip(self, address: int) -> Any:
         if self.closed:
             raise OSError(errno.EBADF, "bus closed")
         if address not in self.chips:
@@ -203,7 +205,7 @@ class LoopbackBus:
         return self.chips[address]
 
     def read_byte_data(self, address: int, register: int, force: bool | None = None) -> int:
-        return self._chip(address).read(register)
+        return int(self._chip(address).read(register))
 
     def write_byte_data(self, address: int, register: int, value: int,
                         force: bool | None = None) -> None:
@@ -215,13 +217,13 @@ class LoopbackBus:
         return [chip.read(register + i) for i in range(length)]
 
     def read_word_data(self, address: int, register: int, force: bool | None = None) -> int:
-        return self._chip(address).read_word(register)
+        return int(self._chip(address).read_word(register))
 
     def write_word_data(self, address: int, register: int, value: int,
                         force: bool | None = None) -> None:
         self._chip(address).write_word(register, value)
 
-    def i2c_rdwr(self, *messages) -> None:
+    def i2c_rdwr(self, *messages: Any) -> None:
         """Plain I2C messages (smbus2's i2c_msg): a write is a command to the chip, a read is
         filled from its reply."""
         for message in messages:

@@ -5,43 +5,13 @@ cm and, with a tank's empty and full distances, a level in %."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from gpiozero.pins.mock import MockFactory, MockPin
+from gpiozero.pins.mock import MockFactory
 
 from peripherals.exc import SensorError, SensorUnavailable
 from peripherals.sensors.factory import create_sensor
 from peripherals.sensors.hcsr04 import Hcsr04Sensor
-
-SPEED_OF_SOUND = 343.26  # m/s, as gpiozero reckons
-
-
-class EchoPin(MockPin):
-    """The module's echo output: ``pulse`` raises and drops it with edges ``seconds`` apart."""
-
-    def pulse(self, seconds: float) -> None:
-        start = time.monotonic()
-        for level, at in ((True, start), (False, start + seconds)):
-            self._state, self._last_change = level, at
-            if self._when_changed is not None:
-                self._call_when_changed()
-
-
-class TriggerPin(MockPin):
-    """The module's trigger input: each ping is answered at once by an echo from ``distance``
-    cm away (None: nothing answers)."""
-
-    def __init__(self, factory, info, echo_pin: EchoPin | None = None):
-        super().__init__(factory, info)
-        self.echo_pin, self.distance, self.pings = echo_pin, None, 0
-
-    def _set_state(self, value) -> None:
-        super()._set_state(value)
-        if value:
-            self.pings += 1
-            if self.distance is not None and self.echo_pin is not None:
-                self.echo_pin.pulse(self.distance / 100 * 2 / SPEED_OF_SOUND)
+from tests.peripherals.sensors.echo_pins import EchoPin, TriggerPin
 
 
 @pytest.fixture
