@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from edge.backup.archive import create_backup, default_name
@@ -52,10 +54,12 @@ class ScheduledBackups:
     def take(self) -> Path:
         """Write one archive and remove the oldest beyond ``keep`` (blocking: run in a thread)."""
         phrase = self.config.passphrase.get_secret_value() if self.config.passphrase else None
-        destination = self.folder / default_name(sealed=phrase is not None)
+        now = self.clock()
+        destination = self.folder / default_name(datetime.fromtimestamp(now, UTC), phrase is not None)
         manifest = create_backup(destination, state_dir=self.state_dir, config=self.config_path,
                                  env_file=self.env_file, secrets=self.config.secrets,
                                  passphrase=phrase)
+        os.utime(destination, (now, now))  # its time is when it was taken, by this clock
         found = self.archives()
         old = found[:-self.config.keep]
         for path in old:
