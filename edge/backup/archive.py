@@ -33,7 +33,7 @@ from typing import Any
 
 from edge import __version__
 from edge.backup.contents import classify
-from edge.backup.sealing import is_sealed, open_sealed, seal
+from edge.backup.sealing import is_sealed, open_sealed_file, seal_file
 from edge.core.exc import EXIT_USAGE, EdgeError
 
 FORMAT = 1
@@ -42,6 +42,8 @@ CONFIG_MEMBER = "config/config.toml"
 ENV_MEMBER = "config/env"
 STATE_PREFIX = "state/"
 CHUNK = 1 << 20
+OPENED = ".opened.tar.gz"
+"""A sealed archive, opened, while it is unpacked (no member has this name)."""
 
 
 class BackupInvalid(EdgeError, ValueError):
@@ -172,13 +174,15 @@ def create_backup(destination: Path, *, state_dir: Path, config: Path | None,
                 with source.open("rb") as content:
                     tar.addfile(info, content)
         if passphrase is not None:
-            packed.write_bytes(seal(packed.read_bytes(), passphrase))
+            seal_file(packed, staged / "archive.sealed", passphrase)
+            packed = staged / "archive.sealed"
         os.chmod(packed, 0o600)
         os.replace(packed, destination)
     return manifest
 
 
-def _tar(archive: Path, passphrase: str | None) -> tarfile.TarFile:
+def _tar(archive: Path, passphrase: str | None, scratch: Path) -> tarfile.TarFile:
+    """``archive`` open for reading; a sealed one is opened into ``scratch`` first."""
     with archive.open("rb") as head:
         sealed = is_sealed(head.read(64))
     try:
@@ -187,8 +191,9 @@ def _tar(archive: Path, passphrase: str | None) -> tarfile.TarFile:
         if passphrase is None:
             raise BackupInvalid(f"{archive} is sealed with a passphrase: give it with "
                                 "--passphrase-file, or as EDGE_BACKUP__PASSPHRASE")
-        return tarfile.open(fileobj=io.BytesIO(open_sealed(archive.read_bytes(), passphrase)),
-                            mode="r:gz")
+        opened = scratch / OPENED
+        open_sealed_file(archive, opened, passphrase)
+        return tarfile.open(opened, "r:gz")
     except (tarfile.TarError, EOFError, OSError) as exc:
         if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError):
             raise
@@ -200,7 +205,8 @@ def unpack(archive: Path, into: Path, passphrase: str | None = None) -> Manifest
     """Extract ``archive`` into ``into``, checking every member against the manifest (name,
     size, SHA-256, nothing more and nothing less) and every database with ``PRAGMA
     integrity_check``; BackupInvalid naming the first member that fails."""
-    with _tar(archive, passphrase) as tar:
+    into.mkdir(parents=True, exist_ok=True)
+    with _tar(archive, passphrase, into) as tar:
         try:
             first = tar.next()
             if first is None or first.name != MANIFEST or not first.isfile():
@@ -216,7 +222,8 @@ def unpack(archive: Path, into: Path, passphrase: str | None = None) -> Manifest
                 entry = expected.get(info.name)
                 if entry is None or info.name in seen or not info.isfile():
                     raise BackupInvalid(f"{archive}: {info.name} is not in its manifest (altered?)")
-                if PurePosixPath(info.name).is_absolute() or ".." in PurePosixPath(info.name).parts:
+                if PurePosixPath(info.name).is_absolute() or ".." in PurePosixPath(info.name).parts \
+                        or not info.name.startswith((STATE_PREFIX, "config/")):
                     raise BackupInvalid(f"{archive}: {info.name} points outside the archive")
                 seen.add(info.name)
                 target = into / info.name
@@ -232,6 +239,7 @@ def unpack(archive: Path, into: Path, passphrase: str | None = None) -> Manifest
             if isinstance(exc, BackupInvalid):
                 raise
             raise BackupInvalid(f"{archive} is damaged ({exc})") from None
+    (into / OPENED).unlink(missing_ok=True)
     if missing := sorted(set(expected) - seen):
         raise BackupInvalid(f"{archive} lacks {', '.join(missing)} that its manifest lists")
     for entry in manifest.files:

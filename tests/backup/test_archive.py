@@ -189,7 +189,7 @@ def test_a_sealed_archive_opens_only_with_its_passphrase(setup: dict[str, Any]) 
 def test_without_cryptography_sealing_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "cryptography.fernet", None)
     with pytest.raises(EdgeError, match="python3-cryptography"):
-        sealing.seal(b"x", "phrase")
+        sealing.seal_file(Path(__file__), Path(__file__).with_name("never"), "phrase")
 
 
 def test_a_restored_database_replaces_a_stale_journal_beside_it(setup: dict[str, Any]) -> None:
