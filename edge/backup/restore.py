@@ -5,8 +5,10 @@ Nothing is written until the whole archive has checked out (:func:`edge.backup.a
 into a scratch directory beside the state directory, so the final moves are renames on one file
 system). A running agent's state is never written over: :class:`~edge.core.ownership.AgentRunning`
 says to stop it first. A restored database replaces the file and any ``-wal``/``-shm`` beside it
-(a stale journal would be replayed into the restored copy). Run as root, restored files get the
-owner and group of the directory they land in (``/var/lib/edge-agent`` is the ``edge`` user's).
+(a stale journal would be replayed into the restored copy). Run as root, the config and the
+environment file get the owner and group of the folder they land in (``/etc/edge-agent``: root,
+group ``edge``); state files, and any folder made for them, get the state directory's
+(``/var/lib/edge-agent``: the ``edge`` user's).
 """
 
 from __future__ import annotations
@@ -47,17 +49,27 @@ def refuse_if_running(state_dir: Path) -> None:
                                "directory with --state-dir and --config")
 
 
-def _place(staged: Path, target: Path, mode: int) -> None:
-    """Move ``staged`` to ``target`` with ``mode``, owned like its directory when run as root."""
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+def _place(staged: Path, target: Path, mode: int, owner: Path) -> None:
+    """Move ``staged`` to ``target`` with ``mode``; run as root, the file and any folder made
+    for it get ``owner``'s owner and group."""
+    as_root = os.geteuid() == 0
+    missing = [folder for folder in target.parents if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700)
+        if as_root:
+            os.chown(folder, owner.stat().st_uid, owner.stat().st_gid)
     os.chmod(staged, mode)
-    if os.geteuid() == 0:
-        where = target.parent.stat()
-        os.chown(staged, where.st_uid, where.st_gid)
+    if as_root:
+        os.chown(staged, owner.stat().st_uid, owner.stat().st_gid)
     if staged.stat().st_dev == target.parent.stat().st_dev:
         os.replace(staged, target)
     else:
         shutil.move(staged, target)
+
+
+def _nearest(path: Path) -> Path:
+    """The nearest folder above ``path`` that exists (whose owner a restored file takes)."""
+    return next(folder for folder in path.parents if folder.exists())
 
 
 def restore_backup(archive: Path, *, state_dir: Path | None, config: Path | None,
@@ -81,17 +93,17 @@ def restore_backup(archive: Path, *, state_dir: Path | None, config: Path | None
         for entry in manifest.files:
             staged = Path(scratch) / entry.path
             if entry.path == CONFIG_MEMBER and config_target is not None:
-                _place(staged, config_target, entry.mode)
+                _place(staged, config_target, entry.mode, _nearest(config_target))
                 placed_config = config_target
             elif entry.path == ENV_MEMBER and env_target is not None:
-                _place(staged, env_target, entry.mode)
+                _place(staged, env_target, entry.mode, _nearest(env_target))
                 placed_env = env_target
             elif entry.path.startswith(STATE_PREFIX):
                 target = state / entry.path.removeprefix(STATE_PREFIX)
                 if entry.kind == "sqlite":
                     for suffix in JOURNAL_SUFFIXES:
                         Path(f"{target}{suffix}").unlink(missing_ok=True)
-                _place(staged, target, entry.mode)
+                _place(staged, target, entry.mode, state)
             else:
                 continue
             count += 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import sqlite3
 import sys
 import tarfile
@@ -225,3 +226,19 @@ def test_unpack_rejects_a_member_that_points_outside(tmp_path: Path) -> None:
     with pytest.raises(BackupInvalid, match="points outside"):
         unpack(bad, tmp_path / "into")
     assert not (tmp_path / "escape").exists()
+
+
+def test_restored_state_takes_the_state_directorys_owner(setup: dict[str, Any]) -> None:
+    """Run as root (``sudo edge-cli backup restore``), restored state files and the folders made
+    for them belong to the state directory's owner (``edge``), not root; as a user, to that user."""
+    archive, target = setup["tmp"] / "b.tar.gz", setup["tmp"] / "service-state"
+    create_backup(archive, state_dir=setup["state"], config=None, env_file=None)
+    target.mkdir()
+    owner = (4242, 4343) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    if os.geteuid() == 0:
+        os.chown(target, *owner)
+    out = cli("backup", "restore", str(archive), "--state-dir", str(target), env=setup["env"])
+    assert out.returncode == 0, out.stderr
+    for path in (target / "audit.db", target / "memory", target / "memory" / "brain.db"):
+        assert (path.stat().st_uid, path.stat().st_gid) == owner, path
+    assert (target / "memory").stat().st_mode & 0o777 == 0o700
