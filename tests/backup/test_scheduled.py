@@ -71,3 +71,18 @@ async def test_an_unwritable_folder_shows_the_task_down(start_agent, tmp_path: P
     status = await agent.runtime.status()
     assert [t["healthy"] for t in status["tasks"] if t["name"] == "backup"] == [False]
     assert not agent.task.done()  # the rest of the agent runs on
+
+
+def test_the_commented_example_is_valid(write_config, isolated_env) -> None:
+    import re
+    from importlib import resources
+
+    from edge.config.loader import load_config
+
+    text = resources.files("edge.config").joinpath("example.toml").read_text()
+    block = text[text.index("# [backup]"):]
+    block = block[:block.index("\n\n")]
+    uncommented = re.sub(r"^# ?(\[backup\]|\w+ = )", r"\1", block, flags=re.M)
+    backup = load_config(str(write_config(uncommented)), env=isolated_env).config.backup
+    assert (backup.path, backup.every_seconds, backup.keep, backup.secrets) == (
+        "/mnt/usb/edge-backups", DAY, 7, False)
