@@ -2,8 +2,9 @@
 # Install, upgrade or remove edge-agent as a system service (Raspberry Pi OS / Debian).
 #
 #   sudo deploy/install.sh                  install (idempotent: run it again to repair)
-#   sudo deploy/install.sh --upgrade        new venv; rolls back to the previous one if the
-#                                           health check fails
+#   sudo deploy/install.sh --upgrade        a backup first (the state directory's backups/),
+#                                           then a new venv; rolls back to the previous one if
+#                                           the health check fails
 #   sudo deploy/install.sh --uninstall      remove all but config (/etc/edge-agent) and state
 #   sudo deploy/install.sh --uninstall --purge   remove those and the edge user too
 #
@@ -18,6 +19,7 @@
 #   --operator USER   add USER to the edge group so `edge-cli` reaches the control socket
 #                     (default: $SUDO_USER)
 #   --no-start        install but do not enable or start the service
+#   --no-backup       upgrade without taking a backup first
 #
 # Layout: /opt/edge-agent/releases/<stamp> are venvs; /opt/edge-agent/venv and
 # /opt/edge-agent/previous are symlinks to the current and previous ones, so switching and
@@ -33,6 +35,7 @@ PIP_ARGS=""
 PYTHON=python3
 OPERATOR="${SUDO_USER:-}"
 START=yes
+BACKUP=yes
 SERVICE_USER=edge
 GROUPS_WANTED="gpio dialout i2c spi video"
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -57,6 +60,7 @@ while [ $# -gt 0 ]; do
         --operator) OPERATOR=${2?}; shift ;;
         --operator=*) OPERATOR=${1#*=} ;;
         --no-start) START=no ;;
+        --no-backup) BACKUP=no ;;
         -h|--help) usage ;;
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -302,6 +306,25 @@ install_venv() {
     die "the new installation failed its health check; nothing is installed"
 }
 
+backup_before_upgrade() {  # the installed version backs up the config and state, as the service sees them
+    [ "$MODE" = upgrade ] && [ "$BACKUP" = yes ] || return 0
+    if ! "$VENV/bin/edge-cli" backup --help >/dev/null 2>&1; then
+        say "the installed version has no 'edge-cli backup': upgrading without a backup"
+        return 0
+    fi
+    backups="$STATE_DIR/backups"
+    archive="$backups/pre-upgrade-$(date -u +%Y%m%d-%H%M%S).tar.gz"
+    mkdir -p "$backups"
+    STATE_DIRECTORY="$STATE_DIR" "$VENV/bin/edge-cli" --config "$CONFIG" backup create "$archive" \
+        --env-file "$ENV_FILE" >/dev/null \
+        || die "the backup before the upgrade failed (above); nothing was changed. Free some space, or upgrade with --no-backup"
+    own edge:edge 0700 "$backups"
+    own edge:edge 0600 "$archive"
+    # the three newest pre-upgrade backups are kept
+    ls -1t "$backups"/pre-upgrade-*.tar.gz 2>/dev/null | tail -n +4 | while read -r old; do rm -f "$old"; done
+    say "backed up the config and state to $archive (edge-cli backup verify $archive)"
+}
+
 # ---- files ----------------------------------------------------------------------------------
 
 install_file() {  # install_file SOURCE DEST MODE
@@ -411,6 +434,7 @@ case "$MODE" in
             die "nothing to upgrade at $OPT; install first"
         fi
         ensure_user
+        backup_before_upgrade
         install_venv
         install_config
         install_system_files

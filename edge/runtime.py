@@ -224,12 +224,21 @@ class Runtime(AgentAssembly):
         self.start_recorder()  # before the sensors' first reads
         await self.automation.start(self.channels, self.admins, self._down_components,
                                     prompts=self, hold_rules=self.safe_mode.active)
+        self.start_backups()
         await self._announce_safe_mode()
         self.storage.tell_to(partial(self.automation.notifier.notify, ("admins",)))
         self._log_ready()
         self.service.ready(self._service_status())
         self.ready.set()
         self.hardware.subscribe(self._refresh_service_status)
+
+    def start_backups(self) -> None:
+        """``[backup] path``: the agent's own backups, a supervised task (imported only then)."""
+        if self.config.backup.enabled:
+            from edge.backup.scheduled import ScheduledBackups
+
+            backups = ScheduledBackups(self.config.backup, self.loaded.state_dir, self.loaded.path)
+            self._tasks.append(SupervisedTask("backup", backups.run).start())
 
     async def _announce_safe_mode(self) -> None:
         """Once at start, in safe mode: the log (status shows it too) and the admins."""

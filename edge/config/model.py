@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from edge.config.backup import BackupConfig
 from edge.config.cameras import CameraConfig, CameraName
 from edge.config.channels import ChannelsConfig
 from edge.config.interlocks import InterlockConfig
@@ -379,6 +380,7 @@ class Config(Section):
     channels: ChannelsConfig = ChannelsConfig()
     memory: MemoryConfig = MemoryConfig()
     audit: AuditConfig = AuditConfig()
+    backup: BackupConfig = BackupConfig()
     mqtt: MqttConfig = MqttConfig()
     mcp: McpConfig = McpConfig()
     schedules: list[ScheduleConfig] = []

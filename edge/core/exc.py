@@ -13,6 +13,7 @@ when the class lives elsewhere, then when it is raised::
         UsageError: a command, or a job added at runtime, was given wrongly (exit 2)
             CommandLineError [edge.cli.main]: argparse refused the command line; carries the usage
             PairingCodeError(ValueError) [edge.core.keycodes]: a pairing code that is not one (a typo)
+            WrongPassphrase [edge.backup.sealing]: a sealed backup its passphrase does not open
         PolicyDenied: the security policy refused an action (a pin, a rate limit, an admin's job)
             InterlockRefused [edge.automation.interlocks]: an interlock refused an actuation
         DaemonUnavailable: no running agent answered on the control socket
@@ -44,6 +45,7 @@ when the class lives elsewhere, then when it is raised::
         SandboxUnavailable [edge.mcp.sandbox]: no sandbox here for a stdio MCP server; it is not started
         NodeUnknown [edge.fleet.remote]: no node of that name on the broker (edge-cli --node)
         NotPaired [edge.fleet.remote]: this machine shares no key with that node (edge-cli --node)
+        BackupInvalid(ValueError) [edge.backup.archive]: not a backup archive, or one altered or damaged (exit 2)
     BoardError [peripherals.exc]: a board or sensor failed; its tree is drawn in peripherals.exc
 
 A builtin is mixed in where a caller may fairly catch it (gpiozero's way): ``ValueError`` for a

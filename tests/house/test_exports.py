@@ -22,6 +22,7 @@ EXPORTS: dict[str, list[str]] = {
                    "Hook", "HookRunner", "Preflight", "ResetPolicy", "SessionStore"],
     "edge.automation": ["ActionFailed", "Automation", "Clock", "ManualClock", "RuleEngine",
                         "SystemClock", "build_sensor_hub"],
+    "edge.backup": ["archive", "contents", "restore", "scheduled", "sealing"],
     "edge.cameras": ["base", "registry", "rpicam", "service", "v4l2"],
     "edge.charts": ["Chart", "OutputTrack", "SensorCharts", "chart_png", "draw_chart", "plotting_missing"],
     "edge.channels": ["ApprovalAnswers", "CHANNELS", "Channel", "ChannelCapabilityMissing",

@@ -2,6 +2,7 @@
 rollback, uninstall and purge. One real venv is built per install (pip, from this checkout), so
 the steps share one root and run in order."""
 
+import json
 import os
 import shutil
 import stat
@@ -161,6 +162,12 @@ def test_5_upgrade_switches_and_keeps_the_previous_venv(root):
     assert os.readlink(root / "opt/edge-agent/previous") == old
     assert sorted(p.name for p in (root / "opt/edge-agent/releases").iterdir()) == \
         sorted([old.split("/")[1], new.split("/")[1]])
+    backup = max((root / "var/lib/edge-agent/backups").glob("pre-upgrade-*.tar.gz"),
+                 key=lambda p: p.stat().st_mtime)  # test 4's upgrade took one too
+    assert f"backed up the config and state to {backup}" in upgraded.stdout
+    verified = edge_cli("backup", "verify", str(backup), "--json")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "config/config.toml" in json.loads(verified.stdout)["data"]["files"]
 
 
 def test_5b_upgrade_from_a_tarball_or_a_checkout_named_by_a_relative_path(root, tmp_path):
