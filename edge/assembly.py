@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from edge.mcp.server_http import McpHttpServer
     from edge.mqtt.bridge import MqttBridge
     from edge.providers.switch import ModelSwitch
+    from edge.web.server import WebServer
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,8 @@ class AgentAssembly:
         self.mcp_servers: McpServers | None = None
         self.mcp_http: McpHttpServer | None = None
         """The MCP server over HTTP (``[mcp] listen``): its connection bounds and refusals."""
+        self.web: WebServer | None = None
+        """The web page (``[web] listen``): its sessions, streams and refusals."""
         self.sessions: SessionStore | None = None
         self.memory: Memory | None = None
         self.agent: Agent | None = None
@@ -142,6 +145,14 @@ class AgentAssembly:
 
             self.mcp_http = McpHttpServer(self.config.mcp, target)
             self._tasks.append(SupervisedTask("mcp-http", self.mcp_http.serve).start())
+
+    def start_web(self, target: OpTarget) -> None:
+        """The web page when ``[web] listen`` is set (:mod:`edge.web`): uvicorn loads only then."""
+        if self.config.web.enabled:
+            from edge.web.server import WebServer
+
+            self.web = WebServer(self.config.web, target, self.hardware, self.loaded.state_dir)
+            self._tasks.append(SupervisedTask("web", self.web.serve).start())
 
     def start_provider(self) -> None:
         if self.config.provider.configured:  # the provider modules load only for a model

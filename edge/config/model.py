@@ -29,6 +29,7 @@ from edge.config.section import Hours, Minutes, Seconds, Section, adapter_sectio
 from edge.config.sensors import SensorConfig, SensorName
 from edge.config.transcription import TranscriptionConfig
 from edge.config.urls import http_url
+from edge.config.web import WebConfig
 from peripherals.base import BoardOptions, BoardSpec, PinMode, Pull
 from peripherals.factory import BOARDS
 
@@ -381,6 +382,7 @@ class Config(Section):
     audit: AuditConfig = AuditConfig()
     mqtt: MqttConfig = MqttConfig()
     mcp: McpConfig = McpConfig()
+    web: WebConfig = WebConfig()
     schedules: list[ScheduleConfig] = []
     rules: list[RuleConfig] = []
     heartbeat: HeartbeatConfig = HeartbeatConfig()

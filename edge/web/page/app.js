@@ -1,0 +1,183 @@
+// edge-agent's web page: the project's own script, no framework. Every name the agent sends is
+// put in the page as text (textContent), never as markup; the URL is never read: the page talks
+// only to the origin it came from, with relative paths.
+"use strict";
+const state = { csrf: "", role: "", pins: [], timer: 0 };
+const $ = (id) => document.getElementById(id);
+const RANK = { viewer: 0, operator: 1, admin: 2 };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") node.className = v; else node.setAttribute(k, v);
+  }
+  for (const child of children) node.append(child instanceof Node ? child : String(child));
+  return node;
+}
+
+async function call(method, path, body) {
+  const headers = { "Accept": "application/json" };
+  if (method === "POST") { headers["Content-Type"] = "application/json"; headers["X-CSRF-Token"] = state.csrf; }
+  const answer = await fetch(path, { method, headers, credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body) });
+  let data = {};
+  try { data = await answer.json(); } catch (e) { data = {}; }
+  return { status: answer.status, data };
+}
+
+async function op(name, args) {
+  const { status, data } = await call("POST", "/api/op", { op: name, args: args || {} });
+  if (status === 401) { showPairing(); throw new Error("not paired"); }
+  return data;
+}
+
+function say(text, bad) { const m = $("message"); m.textContent = text || ""; m.className = bad ? "error" : ""; }
+function may(role) { return RANK[state.role] >= RANK[role]; }
+
+function showPairing() {
+  $("pair").hidden = false; $("tabs").hidden = true;
+  for (const s of document.querySelectorAll(".tab")) s.hidden = true;
+  $("code").focus();
+}
+
+function signedIn(data) {
+  state.csrf = data.csrf; state.role = data.role;
+  $("who").textContent = `${data.name} (${data.role})`;
+  $("pair").hidden = true; $("tabs").hidden = false;
+  $("safe-state").hidden = !may("admin");
+  show("pins"); listen();
+}
+
+function show(tab) {
+  for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+  for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== tab;
+  if (tab === "pins") loadPins();
+  if (tab === "sensors") loadSensors();
+  if (tab === "history") loadHistory();
+  if (tab === "health") loadHealth();
+}
+
+function pinName(p) { return p.aliases && p.aliases.length ? p.aliases[0] : p.pin; }
+function pinRef(p) { return `${p.board}:${p.pin}`; }
+
+async function loadPins() {
+  const answer = await op("pins");
+  if (!answer.ok) { say(answer.error, true); return; }
+  state.pins = answer.data.pins || [];
+  const list = $("pin-list"); list.replaceChildren();
+  for (const p of state.pins) list.append(pinCard(p));
+}
+
+function pinCard(p) {
+  const on = p.value !== null && p.value > 0;
+  const words = p.shown || (p.value === null ? "unknown" : on ? "on" : "off");
+  const card = el("article", { class: "card", "data-pin": pinName(p) },
+    el("h3", {}, pinName(p)),
+    el("div", { class: `state ${on ? "on" : "off"}`, "data-state": "" }, words),
+    el("div", { class: "facts" }, `${p.board} ${p.pin} · ${p.mode}` + (p.safe ? ` · safe ${p.safe}` : "")));
+  if (may("operator") && p.mode === "output") {
+    const button = el("button", { type: "button", "aria-pressed": String(on) }, on ? "Switch off" : "Switch on");
+    button.addEventListener("click", () => act("gpio.write", { pin: pinRef(p), value: on ? "off" : "on" }));
+    card.append(el("div", { class: "controls" }, button));
+  } else if (may("operator") && (p.mode === "pwm" || p.mode === "servo")) {
+    const servo = p.mode === "servo";
+    const input = el("input", { type: "range", min: "0", max: servo ? "180" : "1", step: servo ? "1" : "0.05",
+      value: String(p.value || 0), "aria-label": `${pinName(p)} ${servo ? "angle" : "duty"}` });
+    input.addEventListener("change", () => act(servo ? "gpio.servo" : "gpio.pwm",
+      servo ? { pin: pinRef(p), angle: Number(input.value) } : { pin: pinRef(p), duty: Number(input.value) }));
+    card.append(el("div", { class: "controls" }, input));
+  }
+  return card;
+}
+
+async function act(name, args) {
+  const answer = await op(name, args);
+  say(answer.ok ? answer.message : answer.error, !answer.ok);
+  loadPins();
+}
+
+function listen() {
+  const stream = new EventSource("/api/events");
+  stream.addEventListener("hello", () => { $("live").textContent = "live"; $("live").className = "on"; });
+  stream.addEventListener("pin", () => {
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => { if (!$("pins").hidden) loadPins(); }, 15);
+  });
+  stream.onerror = () => { $("live").textContent = "offline"; $("live").className = "off"; };
+}
+
+async function loadSensors() {
+  const answer = await op("sensors");
+  const list = $("sensor-list"); list.replaceChildren();
+  for (const s of (answer.data && answer.data.sensors) || []) {
+    const button = el("button", { type: "button" }, "Chart");
+    button.addEventListener("click", () => chart(s.name));
+    list.append(el("article", { class: "card", "data-sensor": s.name }, el("h3", {}, s.name),
+      el("div", { class: "state" }, s.text || s.shown || JSON.stringify(s.values || s.value || "")), button));
+  }
+  if (!list.children.length) list.append(el("p", {}, answer.ok ? "No sensors are configured." : answer.error));
+}
+
+async function chart(name) {
+  const answer = await op("sensors.history", { name, since: "7d" });
+  const series = ((answer.data && answer.data.series) || [])[0];
+  $("chart-box").hidden = false;
+  $("chart-title").textContent = series ? `${series.sensor} ${series.quantity} (${series.unit})` : (answer.error || "no history");
+  draw($("chart"), series ? series.buckets.filter((b) => b.mean !== null) : []);
+}
+
+function draw(canvas, buckets) {
+  const g = canvas.getContext("2d"); const w = canvas.width, h = canvas.height, pad = 30;
+  g.clearRect(0, 0, w, h);
+  if (!buckets.length) return;
+  const t0 = buckets[0].start, t1 = buckets[buckets.length - 1].end;
+  const lo = Math.min(...buckets.map((b) => b.low)), hi = Math.max(...buckets.map((b) => b.high));
+  const x = (t) => pad + (w - 2 * pad) * (t - t0) / Math.max(t1 - t0, 1);
+  const y = (v) => h - pad - (h - 2 * pad) * (v - lo) / Math.max(hi - lo, 1e-9);
+  g.strokeStyle = "#2e7d32"; g.lineWidth = 2; g.beginPath();
+  buckets.forEach((b, i) => { const px = x((b.start + b.end) / 2), py = y(b.mean); if (i) g.lineTo(px, py); else g.moveTo(px, py); });
+  g.stroke(); g.fillStyle = "#1c2419"; g.font = "12px sans-serif";
+  g.fillText(hi.toFixed(1), 2, pad); g.fillText(lo.toFixed(1), 2, h - pad);
+}
+
+async function loadHistory(event) {
+  if (event) event.preventDefault();
+  const args = { limit: 50 };
+  if ($("h-pin").value) args.pin = $("h-pin").value;
+  if ($("h-who").value) args.who = $("h-who").value;
+  if ($("h-since").value) args.since = $("h-since").value;
+  const answer = await op("history", args);
+  const rows = $("history-rows"); rows.replaceChildren();
+  if (!answer.ok) { say(answer.error, true); return; }
+  for (const r of answer.data.records || []) {
+    rows.append(el("tr", {}, el("td", {}, new Date(r.at * 1000).toLocaleString()), el("td", {}, r.label || r.pin),
+      el("td", {}, r.action), el("td", {}, r.caller), el("td", {}, r.outcome + (r.reason ? ` (${r.reason})` : ""))));
+  }
+}
+
+async function loadHealth() {
+  const answer = await op("status");
+  $("status-text").textContent = answer.ok ? answer.message : answer.error;
+}
+
+async function safeState() {
+  if (!window.confirm("Put every output in its safe state now?")) return;
+  const { data } = await call("POST", "/api/safe-state", {});
+  $("safe-result").textContent = data.ok ? data.message : (data.error || "refused");
+}
+
+async function pair(event) {
+  event.preventDefault();
+  const { status, data } = await call("POST", "/api/pair", { code: $("code").value.trim() });
+  if (status === 200) { $("pair-error").textContent = ""; signedIn(data); }
+  else $("pair-error").textContent = data.error || `refused (${status})`;
+}
+
+document.addEventListener("DOMContentLoaded", async () => {
+  $("pair-form").addEventListener("submit", pair);
+  $("history-form").addEventListener("submit", loadHistory);
+  $("safe-state").addEventListener("click", safeState);
+  for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => show(b.dataset.tab));
+  const { status, data } = await call("GET", "/api/session");
+  if (status === 200) signedIn(data); else showPairing();
+});
