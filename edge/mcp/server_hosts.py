@@ -65,7 +65,11 @@ class HostRule:
     [True, True, True, False, False]
     """
 
-    def __init__(self, config: McpConfig | WebConfig, machine: str | None = None):
+    def __init__(self, config: McpConfig | WebConfig, machine: str | None = None, *,
+                 local_pages: bool = True):
+        self.local_pages = local_pages
+        """Pages on this machine may call (an MCP inspector on localhost); the web page's server
+        says False: only its own origin, and ``allowed_origins``."""
         machine = (machine if machine is not None else socket.gethostname()).lower()
         self.names = {"localhost", machine, f"{machine}.local", *config.allowed_hosts}
         if config.listen:
@@ -83,5 +87,5 @@ class HostRule:
         name = host_name(parts.netloc)
         if parts.scheme not in ("http", "https") or name is None:
             return False  # "null": a sandboxed frame or a file
-        return (origin.rstrip("/").lower() in self.origins or is_loopback(name)
+        return (origin.rstrip("/").lower() in self.origins or (self.local_pages and is_loopback(name))
                 or (host is not None and parts.netloc.lower() == host.lower()))

@@ -52,7 +52,7 @@ class WebServer:
         self.sessions = WebSessions.in_state_dir(state_dir, config.max_sessions, config.session_days)
         self.refusals = RefusalLog(event="web_refused")
         self.connections = ConnectionGuard(config, self.refusals)
-        self.gate = WebGate(HostRule(config), self.sessions, config.pair_attempts_per_minute)
+        self.gate = WebGate(HostRule(config, local_pages=False), self.sessions, config.pair_attempts_per_minute)
         self.streams: EventStreams | None = None
 
     def app(self) -> WebApp:

@@ -157,7 +157,7 @@ async function loadHistory(event) {
 
 async function loadHealth() {
   const answer = await op("status");
-  $("status-text").textContent = answer.ok ? answer.message : answer.error;
+  $("status-text").textContent = answer.ok ? (answer.message || JSON.stringify(answer.data, null, 2)) : answer.error;
 }
 
 async function safeState() {

@@ -1,0 +1,131 @@
+"""The page in a real browser: Debian's Chromium (/usr/bin/chromium, deploy/test-packages.txt)
+driven by Playwright, against a real agent on mock pins. Pair, see the pins, switch the led and
+see it on, watch a change made by `edge-cli` (the control socket) appear, open a chart, filter
+the history, press "safe state"; on a desktop and on a phone-sized viewport. A page from another
+origin tries to switch a pin and cannot. Screenshots of each step go to the test's tmp_path
+(and the desktop's pin map to docs/web-pins.png when WEB_PINS_SCREENSHOT is set)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from threading import Thread
+
+import pytest
+from playwright.async_api import async_playwright, expect
+
+from tests.helpers import ROOT, cli
+from tests.mcp.http_agent import free_port
+
+CHROMIUM = "/usr/bin/chromium"
+VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+
+
+@pytest.fixture
+async def browser():
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        await launched.close()
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+async def test_pair_switch_watch_chart_history_and_safe_state(viewport, web_agent, browser, mock_factory,
+                                                              tmp_path, isolated_env):
+    agent = await web_agent()
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    page = await browser.new_page(viewport=VIEWPORTS[viewport])
+
+    async def shot(step: str) -> None:
+        await page.screenshot(path=str(shots / f"{viewport}-{step}.png"), full_page=True)
+
+    await page.goto(agent.url + "/")
+    await expect(page.locator("#pair")).to_be_visible()
+    await shot("1-pairing")
+    await page.fill("#code", agent.code("admin", f"{viewport}"))
+    await page.press("#code", "Enter")  # usable without a mouse
+    led = page.locator('article[data-pin="led"]')
+    await expect(led.locator(".state")).to_have_text("off")
+    await expect(page.locator("#live")).to_have_text("live")
+    await shot("2-pins")
+
+    await led.get_by_role("button", name="Switch on").click()
+    await expect(led.locator(".state")).to_have_text("on")
+    assert mock_factory.pin(17).state == 1
+    await shot("3-led-on")
+    if viewport == "desktop" and os.environ.get("WEB_PINS_SCREENSHOT"):
+        shutil.copy(shots / "desktop-3-led-on.png", ROOT / "docs" / "web-pins.png")
+
+    env = {**isolated_env, "EDGE_CONFIG": str(tmp_path / "config.toml")}
+    done = await asyncio.to_thread(cli, "gpio", "write", "fan", "on", env=env)
+    assert done.returncode == 0, done.stderr
+    await expect(page.locator('article[data-pin="fan"] .state')).to_have_text("on", timeout=2000)
+    await shot("4-fan-by-edge-cli")
+
+    await page.get_by_role("button", name="Sensors").click()
+    await expect(page.locator("#sensor-list")).to_contain_text("No sensors")
+    await page.get_by_role("button", name="History").click()
+    await page.fill("#h-pin", "fan")
+    await page.get_by_role("button", name="Filter").click()
+    rows = page.locator("#history-rows tr")
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("local:")
+    await shot("5-history-fan")
+
+    await page.get_by_role("button", name="Health").click()
+    await expect(page.locator("#status-text")).not_to_be_empty()
+    page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+    await page.get_by_role("button", name="Safe state now").click()
+    await expect(page.locator("#safe-result")).to_contain_text("2 of 2 outputs at their safe level")
+    assert (mock_factory.pin(17).state, mock_factory.pin(27).state) == (0, 0)
+    await shot("6-safe-state")
+
+
+class EvilPage(BaseHTTPRequestHandler):
+    """Another site's page that tries to switch the led on the agent it names."""
+
+    target = ""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        body = f"""<!doctype html><title>evil</title><script>
+fetch("{self.target}/api/op", {{method: "POST", credentials: "include", mode: "no-cors",
+  headers: {{"Content-Type": "text/plain"}},
+  body: JSON.stringify({{op: "gpio.write", args: {{pin: "led", value: "on"}}}})}})
+  .then(() => document.title = "sent", () => document.title = "failed");
+</script>""".encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/html")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+async def test_a_page_from_another_origin_cannot_switch_a_pin(web_agent, browser, mock_factory, tmp_path):
+    agent = await web_agent()
+    context = await browser.new_context()
+    page = await context.new_page()
+    await page.goto(agent.url + "/")
+    await page.fill("#code", agent.code("operator"))
+    await page.press("#code", "Enter")
+    await expect(page.locator('article[data-pin="led"] .state')).to_have_text("off")
+    EvilPage.target = agent.url
+    port = free_port()
+    server = ThreadingHTTPServer(("127.0.0.2", port), EvilPage)
+    Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        evil = await context.new_page()  # the same browser, holding the agent's cookie
+        await evil.goto(f"http://127.0.0.2:{port}/")
+        await expect(evil).to_have_title(re.compile("sent|failed"))  # CORP hides the answer
+        await evil.screenshot(path=str(tmp_path / "evil-page.png"))
+    finally:
+        server.shutdown()
+    assert agent.agent.runtime.web.refusals.totals["origin"] == 1  # it reached the agent: refused
+    assert mock_factory.pin(17).state == 0
+    await page.reload()
+    await expect(page.locator('article[data-pin="led"] .state')).to_have_text("off")
