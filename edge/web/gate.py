@@ -109,13 +109,13 @@ class WebGate:
 
     def session(self, headers: Mapping[str, str], peer: str) -> WebSession | Refusal:
         """The session the cookie opens, or why not (each refusal counts as an attempt)."""
-        if limit := self.limited(peer):
-            return limit
         cookie = headers.get("cookie")
         token = session_token(cookie)
         session = self.sessions.session_of(token) if token else None
-        if session is not None:
+        if session is not None:  # a paired browser is never locked out by strangers' guesses
             return session
+        if limit := self.limited(peer):
+            return limit
         if cookie is not None and COOKIE in cookie:
             self.attempt(peer)
             return refused("bad_session", 401, "this session is not (or no longer) paired: pair "
