@@ -151,7 +151,8 @@ class AgentAssembly:
         if self.config.web.enabled:
             from edge.web.server import WebServer
 
-            self.web = WebServer(self.config.web, target, self.hardware, self.loaded.state_dir)
+            self.web = WebServer(self.config.web, target, self.hardware, self.loaded.state_dir,
+                                 self.approvals)
             self._tasks.append(SupervisedTask("web", self.web.serve).start())
 
     def start_provider(self) -> None:

@@ -4,7 +4,8 @@ Routes: the page's own files (``/``, and each file of ``edge/web/page`` by its n
 made once at start, so no request path ever reaches the file system); ``POST /api/pair`` (a
 one-time code for a session cookie); ``GET /api/session`` (who this browser is, and its CSRF
 token); ``POST /api/op`` (an operation of the catalog, by role: :mod:`edge.web.door`);
-``POST /api/safe-state`` (an admin's); ``POST /api/logout``; ``GET /api/events`` (server-sent
+``POST /api/safe-state`` (an admin's); ``GET /api/approvals`` (waiting now) and
+``POST /api/approve`` (an admin's: approve or deny); ``POST /api/logout``; ``GET /api/events`` (server-sent
 events: every output change and board report, as it happens: :mod:`edge.web.events`).
 
 Every answer carries a Content-Security-Policy without inline script, and the API's are never
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
     from edge.mcp.server_connections import RefusalLog
     from edge.ops.result import OpTarget
+    from edge.security.approvals import ApprovalGate
     from edge.web.events import EventStreams
 
 log = logging.getLogger(__name__)
@@ -60,8 +62,9 @@ class PageFiles:
 
 class WebApp:
     def __init__(self, target: OpTarget, gate: WebGate, streams: EventStreams, refusals: RefusalLog,
-                 secure_cookie: bool = False):
+                 approvals: ApprovalGate, secure_cookie: bool = False):
         self.target = target
+        self.approvals = approvals
         self.gate = gate
         self.streams = streams
         self.refusals = refusals
@@ -99,6 +102,9 @@ class WebApp:
         if path == "/api/session" and method == "GET":
             await respond(send, 200, {"name": session.name, "role": session.role, "csrf": session.csrf})
             return None
+        if path == "/api/approvals" and method == "GET":
+            await respond(send, 200, {"approvals": self.approvals.waiting()})
+            return None
         if path == "/api/events" and method == "GET":
             return await self.streams.serve(session, send, receive)
         if method != "POST":
@@ -120,6 +126,15 @@ class WebApp:
             if not session.may("admin"):
                 return refused("role", 403, "safe state is an admin's (edge-cli web pair --admin)")
             result = await door.safe_state(self.target, session)
+        elif path == "/api/approve":
+            if not session.may("admin"):
+                return refused("role", 403, "approving is an admin's (edge-cli web pair --admin)")
+            token, decision = body.get("token"), body.get("decision")
+            if not isinstance(token, str) or not isinstance(decision, str):
+                return refused("bad_body", 400, 'the body is {"token": ..., "decision": "approve"}')
+            said = self.approvals.decide(token, decision, f"web:{session.name}")
+            await respond(send, 200, {"ok": said in ("Approved.", "Denied."), "message": said})
+            return None
         elif path == "/api/logout":
             self.gate.sessions.revoke(session.name)
             await respond(send, 200, {"ok": True}, cookie=self._cookie("", 0))
@@ -179,7 +194,7 @@ class WebApp:
                 return
 
 
-API_POSTS = ("/api/op", "/api/safe-state", "/api/logout", "/api/pair")
+API_POSTS = ("/api/op", "/api/safe-state", "/api/approve", "/api/logout", "/api/pair")
 
 
 async def read_json(receive: Receive) -> dict[str, Any] | None:

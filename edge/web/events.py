@@ -1,7 +1,8 @@
 """The page's live stream: server-sent events (``GET /api/events``), one per open page, bounded
 (``[web] max_streams``: one more is answered 503). Every output change and board report reaches
 each open page as it happens (``event: pin``, its board, pin, kind and value, made logical by
-the hardware), pushed from the hardware's subscription (:meth:`edge.hardware.Hardware.subscribe`),
+the hardware) and every approval that starts or stops waiting
+(``event: approval``), pushed from the hardware's subscription (:meth:`edge.hardware.Hardware.subscribe`),
 never polled; the page then asks ``pins`` again through the catalog. A comment every
 ``KEEPALIVE_SECONDS`` keeps proxies from closing an idle stream, and ends it once its session has
 been revoked.
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from starlette.types import Receive, Send
 
     from edge.hardware import Hardware
+    from edge.security.approvals import ApprovalGate
     from edge.security.web_sessions import WebSession, WebSessions
     from peripherals.base import BoardEvent
 
@@ -32,8 +34,11 @@ QUEUED = 64
 
 
 class EventStreams:
-    def __init__(self, hardware: Hardware, sessions: WebSessions, max_streams: int):
+    def __init__(self, hardware: Hardware, sessions: WebSessions, max_streams: int,
+                 approvals: ApprovalGate):
         self.hardware = hardware
+        self.approvals = approvals
+        approvals.watchers.append(self._approvals_changed)
         self.sessions = sessions
         self.max_streams = max_streams
         self._queues: set[asyncio.Queue[dict[str, Any] | None]] = set()
@@ -52,8 +57,15 @@ class EventStreams:
                 data = {**data, "lost": True}
             queue.put_nowait(data)
 
+    def _approvals_changed(self) -> None:
+        for queue in list(self._queues):
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait({"approvals": len(self.approvals.waiting())})
+
     def close_all(self) -> None:
         self._unsubscribe()
+        if self._approvals_changed in self.approvals.watchers:
+            self.approvals.watchers.remove(self._approvals_changed)
         for queue in list(self._queues):
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(None)
@@ -83,8 +95,9 @@ class EventStreams:
                 data = getting.result()
                 if data is None:
                     break
+                kind = "approval" if "approvals" in data else "pin"
                 await send({"type": "http.response.body", "more_body": True,
-                            "body": f"event: pin\ndata: {json.dumps(data)}\n\n".encode()})
+                            "body": f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()})
             with contextlib.suppress(OSError):
                 await send({"type": "http.response.body", "body": b""})
         finally:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from edge.config.web import WebConfig
     from edge.hardware import Hardware
     from edge.ops.result import OpTarget
+    from edge.security.approvals import ApprovalGate
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,10 @@ class _AgentsUvicorn(uvicorn.Server):
 
 
 class WebServer:
-    def __init__(self, config: WebConfig, target: OpTarget, hardware: Hardware, state_dir: Path):
+    def __init__(self, config: WebConfig, target: OpTarget, hardware: Hardware, state_dir: Path,
+                 approvals: ApprovalGate):
         self.config = config
+        self.approvals = approvals
         self.target = target
         self.hardware = hardware
         self.sessions = WebSessions.in_state_dir(state_dir, config.max_sessions, config.session_days)
@@ -57,8 +60,10 @@ class WebServer:
 
     def app(self) -> WebApp:
         if self.streams is None:
-            self.streams = EventStreams(self.hardware, self.sessions, self.config.max_streams)
-        return WebApp(self.target, self.gate, self.streams, self.refusals, self.config.secure_cookie)
+            self.streams = EventStreams(self.hardware, self.sessions, self.config.max_streams,
+                                        self.approvals)
+        return WebApp(self.target, self.gate, self.streams, self.refusals, self.approvals,
+                      self.config.secure_cookie)
 
     def _bind(self) -> socket.socket:
         host, port = self.config.host, self.config.port

@@ -191,3 +191,14 @@ async def test_markup_in_a_name_reaches_the_page_as_data(web_agent):
     async with httpx.AsyncClient() as http:
         app = (await http.get(f"{agent.url}/app.js")).text
     assert "innerHTML" not in app and "insertAdjacentHTML" not in app and "eval(" not in app
+
+
+async def test_only_an_admin_may_answer_an_approval(web_agent):
+    agent = await web_agent()
+    async with httpx.AsyncClient() as http:
+        csrf = (await paired(http, agent, "operator"))["csrf"]
+        listed = await http.get(f"{agent.url}/api/approvals")
+        answer = await http.post(f"{agent.url}/api/approve", json={"token": "abc123", "decision": "approve"},
+                                 headers={"X-CSRF-Token": csrf})
+    assert listed.json() == {"approvals": []}
+    assert answer.status_code == 403

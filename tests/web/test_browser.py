@@ -17,6 +17,7 @@ from threading import Thread
 import pytest
 from playwright.async_api import async_playwright, expect
 
+from edge.core.requester import Requester
 from tests.helpers import ROOT, cli
 from tests.mcp.http_agent import free_port
 
@@ -83,6 +84,50 @@ async def test_pair_switch_watch_chart_history_and_safe_state(viewport, web_agen
     await expect(page.locator("#safe-result")).to_contain_text("2 of 2 outputs at their safe level")
     assert (mock_factory.pin(17).state, mock_factory.pin(27).state) == (0, 0)
     await shot("6-safe-state")
+
+
+MARKUP = "<img src=x onerror=\"document.title='pwned'\">"
+"""Markup in what a page shows (here the approval's "why", which a chat message sets)."""
+
+
+class ModelChat:
+    """A chat channel that can ask for approvals (the prompt goes nowhere: the page answers)."""
+
+    supports_approvals = True
+
+    async def request_approval(self, ctx, prompt: str, token: str) -> None:
+        pass
+
+    async def approval_expired(self, ctx, token: str) -> None:
+        pass
+
+
+async def test_an_admin_approves_a_models_actuation_on_the_page(web_agent, browser, mock_factory, tmp_path):
+    agent = await web_agent()
+    runtime = agent.agent.runtime
+    runtime.approvals.autonomy = "supervised"
+    runtime.approvals.approvers = {"chat": ModelChat()}
+    page = await browser.new_page(viewport=VIEWPORTS["phone"])
+    await page.goto(agent.url + "/")
+    await page.fill("#code", agent.code("admin", "owner"))
+    await page.press("#code", "Enter")
+    await expect(page.locator('article[data-pin="led"] .state')).to_have_text("off")
+    asked = asyncio.ensure_future(runtime.hardware.write(
+        "led", True, Requester("chat", "42", via_model=True, why=MARKUP)))
+    await expect(page.locator("#approval-count")).to_have_text("(1)")  # pushed, not polled
+    await page.get_by_role("button", name="Approvals").click()
+    card = page.locator("article[data-approval]")
+    await expect(card).to_contain_text("switch")
+    await expect(card).to_contain_text("chat:42")
+    await expect(card).to_contain_text(MARKUP)  # shown as the text it is, never run
+    assert await page.title() == "edge-agent" and await page.locator("img").count() == 0
+    await page.screenshot(path=str(tmp_path / "approval.png"), full_page=True)
+    await card.get_by_role("button", name="Approve").click()
+    await asyncio.wait_for(asked, 5)
+    assert mock_factory.pin(17).state == 1
+    await page.get_by_role("button", name="Pins").click()
+    await expect(page.locator('article[data-pin="led"] .state')).to_have_text("on")
+    await expect(page.locator('article[data-pin="led"] [data-last]')).to_contain_text("chat:42")
 
 
 class EvilPage(BaseHTTPRequestHandler):

@@ -52,6 +52,7 @@ function show(tab) {
   for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== tab;
   if (tab === "pins") loadPins();
+  if (tab === "approvals") loadApprovals();
   if (tab === "sensors") loadSensors();
   if (tab === "history") loadHistory();
   if (tab === "health") loadHealth();
@@ -64,17 +65,30 @@ async function loadPins() {
   const answer = await op("pins");
   if (!answer.ok) { say(answer.error, true); return; }
   state.pins = answer.data.pins || [];
+  const recent = await op("history", { limit: 100 });
+  const last = {};
+  for (const r of (recent.ok && recent.data.records) || []) {
+    const key = `${r.board}:${r.pin}`;
+    if (!last[key] || last[key].at < r.at) last[key] = r;
+  }
   const list = $("pin-list"); list.replaceChildren();
-  for (const p of state.pins) list.append(pinCard(p));
+  for (const p of state.pins) list.append(pinCard(p, last[pinRef(p)]));
 }
 
-function pinCard(p) {
+function lastWords(r) {
+  if (!r) return "";
+  const back = r.read_back === null || r.read_back === undefined ? "" : `, read back ${r.read_back > 0 ? "on" : "off"}`;
+  return `last: ${r.action} by ${r.caller} (${r.outcome}${back}) ${new Date(r.at * 1000).toLocaleTimeString()}`;
+}
+
+function pinCard(p, last) {
   const on = p.value !== null && p.value > 0;
   const words = p.shown || (p.value === null ? "unknown" : on ? "on" : "off");
   const card = el("article", { class: "card", "data-pin": pinName(p) },
     el("h3", {}, pinName(p)),
     el("div", { class: `state ${on ? "on" : "off"}`, "data-state": "" }, words),
-    el("div", { class: "facts" }, `${p.board} ${p.pin} · ${p.mode}` + (p.safe ? ` · safe ${p.safe}` : "")));
+    el("div", { class: "facts" }, `${p.board} ${p.pin} · ${p.mode}` + (p.safe ? ` · safe ${p.safe}` : "")),
+    el("div", { class: "facts", "data-last": "" }, lastWords(last)));
   if (may("operator") && p.mode === "output") {
     const button = el("button", { type: "button", "aria-pressed": String(on) }, on ? "Switch off" : "Switch on");
     button.addEventListener("click", () => act("gpio.write", { pin: pinRef(p), value: on ? "off" : "on" }));
@@ -99,11 +113,39 @@ async function act(name, args) {
 function listen() {
   const stream = new EventSource("/api/events");
   stream.addEventListener("hello", () => { $("live").textContent = "live"; $("live").className = "on"; });
+  stream.addEventListener("approval", (e) => {
+    const count = JSON.parse(e.data).approvals;
+    $("approval-count").textContent = count ? `(${count})` : "";
+    if (!$("approvals").hidden) loadApprovals();
+  });
   stream.addEventListener("pin", () => {
     clearTimeout(state.timer);
     state.timer = setTimeout(() => { if (!$("pins").hidden) loadPins(); }, 15);
   });
   stream.onerror = () => { $("live").textContent = "offline"; $("live").className = "off"; };
+}
+
+async function loadApprovals() {
+  const { data } = await call("GET", "/api/approvals");
+  const list = $("approval-list"); list.replaceChildren();
+  for (const a of data.approvals || []) {
+    const card = el("article", { class: "card", "data-approval": a.token }, el("h3", {}, a.summary),
+      el("div", { class: "facts" }, `asked by ${a.requester}` + (a.why ? ` · ${a.why}` : "")));
+    if (may("admin")) {
+      for (const decision of ["approve", "deny"]) {
+        const button = el("button", { type: "button" }, decision === "approve" ? "Approve" : "Deny");
+        button.addEventListener("click", async () => {
+          const answer = await call("POST", "/api/approve", { token: a.token, decision });
+          say(answer.data.message || answer.data.error, !answer.data.ok);
+          loadApprovals();
+        });
+        card.append(button);
+      }
+    }
+    list.append(card);
+  }
+  $("approval-count").textContent = list.children.length ? `(${list.children.length})` : "";
+  if (!list.children.length) list.append(el("p", {}, "Nothing is waiting for approval."));
 }
 
 async function loadSensors() {
