@@ -226,7 +226,8 @@ class AgentAssembly:
             context = ChannelContext(
                 self.config, self.loaded.state_dir, self.access[spec.name].allowed,
                 approvals=self.approvals, pair=self.pair, commands=_command_menu,
-                stdin=self._stdin, stdout=self._stdout, mqtt=self.mqtt)
+                stdin=self._stdin, stdout=self._stdout, mqtt=self.mqtt,
+                web=self.web.chat if self.web is not None else None)
             channel = spec.build(section, context)
             if channel is not None:
                 channel.hear_voice_notes(self.voice_notes())

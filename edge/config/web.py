@@ -36,6 +36,8 @@ class WebConfig(Section):
     pair_attempts_per_minute: int = Field(default=5, ge=1)
     """Pairing attempts and refused sessions one address may make per minute (all addresses
     together: four times this); beyond it 429 until the minute has passed."""
+    chat_rate_limit_per_minute: int = Field(default=20, ge=1)
+    """Chat messages one paired browser may send the agent per minute."""
     max_connections: int = Field(default=64, ge=1)
     """At most this many HTTP connections open at once (as ``[mcp] max_connections``)."""
     max_connections_per_peer: int = Field(default=16, ge=1)

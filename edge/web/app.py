@@ -5,7 +5,9 @@ made once at start, so no request path ever reaches the file system); ``POST /ap
 one-time code for a session cookie); ``GET /api/session`` (who this browser is, and its CSRF
 token); ``POST /api/op`` (an operation of the catalog, by role: :mod:`edge.web.door`);
 ``POST /api/safe-state`` (an admin's); ``GET /api/approvals`` (waiting now) and
-``POST /api/approve`` (an admin's: approve or deny); ``POST /api/logout``; ``GET /api/events`` (server-sent
+``POST /api/approve`` (an admin's: approve or deny); ``POST /api/chat`` (a message to the
+agent: :mod:`edge.channels.web`);
+``POST /api/logout``; ``GET /api/events`` (server-sent
 events: every output change and board report, as it happens: :mod:`edge.web.events`).
 
 Every answer carries a Content-Security-Policy without inline script, and the API's are never
@@ -14,6 +16,7 @@ cached. A refusal is counted in the server's :class:`~edge.mcp.server_connection
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import logging
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_BODY = 16384
+MAX_CHAT = 4000
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 SECURITY_HEADERS = [(b"content-security-policy", CSP.encode()),
@@ -62,8 +66,10 @@ class PageFiles:
 
 class WebApp:
     def __init__(self, target: OpTarget, gate: WebGate, streams: EventStreams, refusals: RefusalLog,
-                 approvals: ApprovalGate, secure_cookie: bool = False):
+                 approvals: ApprovalGate, chat: asyncio.Queue[tuple[str, str]],
+                 secure_cookie: bool = False):
         self.target = target
+        self.chat = chat
         self.approvals = approvals
         self.gate = gate
         self.streams = streams
@@ -126,6 +132,16 @@ class WebApp:
             if not session.may("admin"):
                 return refused("role", 403, "safe state is an admin's (edge-cli web pair --admin)")
             result = await door.safe_state(self.target, session)
+        elif path == "/api/chat":
+            text = body.get("text")
+            if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHAT:
+                return refused("bad_body", 400, f'the body is {{"text": "..."}}, at most {MAX_CHAT} characters')
+            try:
+                self.chat.put_nowait((session.name, text))
+            except asyncio.QueueFull:
+                return refused("busy", 503, "the agent has too many messages waiting: try again soon")
+            await respond(send, 202, {"ok": True})
+            return None
         elif path == "/api/approve":
             if not session.may("admin"):
                 return refused("role", 403, "approving is an admin's (edge-cli web pair --admin)")
@@ -194,7 +210,7 @@ class WebApp:
                 return
 
 
-API_POSTS = ("/api/op", "/api/safe-state", "/api/approve", "/api/logout", "/api/pair")
+API_POSTS = ("/api/op", "/api/safe-state", "/api/chat", "/api/approve", "/api/logout", "/api/pair")
 
 
 async def read_json(receive: Receive) -> dict[str, Any] | None:

@@ -41,7 +41,8 @@ class EventStreams:
         approvals.watchers.append(self._approvals_changed)
         self.sessions = sessions
         self.max_streams = max_streams
-        self._queues: set[asyncio.Queue[dict[str, Any] | None]] = set()
+        self._queues: dict[asyncio.Queue[dict[str, Any] | None], str] = {}
+        """Each open page's queue, and its session's name."""
         self._unsubscribe = hardware.subscribe(self._event)
 
     @property
@@ -62,6 +63,13 @@ class EventStreams:
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait({"approvals": len(self.approvals.waiting())})
 
+    def deliver(self, session: str, text: str) -> None:
+        """A chat answer or receipt to ``session``'s open pages."""
+        for queue, owner in list(self._queues.items()):
+            if owner == session:
+                with contextlib.suppress(asyncio.QueueFull):
+                    queue.put_nowait({"chat": text})
+
     def close_all(self) -> None:
         self._unsubscribe()
         if self._approvals_changed in self.approvals.watchers:
@@ -74,7 +82,7 @@ class EventStreams:
         if len(self._queues) >= self.max_streams:
             return refused("streams", 503, "too many pages are open: close one ([web] max_streams)")
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(QUEUED)
-        self._queues.add(queue)
+        self._queues[queue] = session.name
         gone = asyncio.ensure_future(_disconnected(receive))
         try:
             await send({"type": "http.response.start", "status": 200, "headers": [
@@ -95,13 +103,13 @@ class EventStreams:
                 data = getting.result()
                 if data is None:
                     break
-                kind = "approval" if "approvals" in data else "pin"
+                kind = "approval" if "approvals" in data else "chat" if "chat" in data else "pin"
                 await send({"type": "http.response.body", "more_body": True,
                             "body": f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()})
             with contextlib.suppress(OSError):
                 await send({"type": "http.response.body", "body": b""})
         finally:
-            self._queues.discard(queue)
+            self._queues.pop(queue, None)
             gone.cancel()
         return None
 

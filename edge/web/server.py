@@ -45,6 +45,19 @@ class _AgentsUvicorn(uvicorn.Server):
         yield
 
 
+class WebChat:
+    """The page's chat for :class:`edge.channels.web.WebChatChannel`: prompts in, answers out to
+    the asker's open pages."""
+
+    def __init__(self, server: WebServer):
+        self.server = server
+        self.inbox: asyncio.Queue[tuple[str, str]] = asyncio.Queue(64)
+
+    def deliver(self, session: str, text: str) -> None:
+        if self.server.streams is not None:
+            self.server.streams.deliver(session, text)
+
+
 class WebServer:
     def __init__(self, config: WebConfig, target: OpTarget, hardware: Hardware, state_dir: Path,
                  approvals: ApprovalGate):
@@ -57,13 +70,14 @@ class WebServer:
         self.connections = ConnectionGuard(config, self.refusals)
         self.gate = WebGate(HostRule(config, local_pages=False), self.sessions, config.pair_attempts_per_minute)
         self.streams: EventStreams | None = None
+        self.chat = WebChat(self)
 
     def app(self) -> WebApp:
         if self.streams is None:
             self.streams = EventStreams(self.hardware, self.sessions, self.config.max_streams,
                                         self.approvals)
         return WebApp(self.target, self.gate, self.streams, self.refusals, self.approvals,
-                      self.config.secure_cookie)
+                      self.chat.inbox, self.config.secure_cookie)
 
     def _bind(self) -> socket.socket:
         host, port = self.config.host, self.config.port

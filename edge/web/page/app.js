@@ -118,6 +118,7 @@ function listen() {
     $("approval-count").textContent = count ? `(${count})` : "";
     if (!$("approvals").hidden) loadApprovals();
   });
+  stream.addEventListener("chat", (e) => chatLine("agent", JSON.parse(e.data).chat));
   stream.addEventListener("pin", () => {
     clearTimeout(state.timer);
     state.timer = setTimeout(() => { if (!$("pins").hidden) loadPins(); }, 15);
@@ -202,6 +203,18 @@ async function loadHealth() {
   $("status-text").textContent = answer.ok ? (answer.message || JSON.stringify(answer.data, null, 2)) : answer.error;
 }
 
+function chatLine(who, text) {
+  $("chat-log").append(el("li", { class: who }, el("b", {}, who === "agent" ? "agent: " : "you: "), text));
+}
+
+async function sendChat(event) {
+  event.preventDefault();
+  const text = $("chat-text").value.trim();
+  if (!text) return;
+  const { status, data } = await call("POST", "/api/chat", { text });
+  if (status === 202) { chatLine("you", text); $("chat-text").value = ""; } else say(data.error, true);
+}
+
 async function safeState() {
   if (!window.confirm("Put every output in its safe state now?")) return;
   const { data } = await call("POST", "/api/safe-state", {});
@@ -219,6 +232,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("pair-form").addEventListener("submit", pair);
   $("history-form").addEventListener("submit", loadHistory);
   $("safe-state").addEventListener("click", safeState);
+  $("chat-form").addEventListener("submit", sendChat);
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => show(b.dataset.tab));
   const { status, data } = await call("GET", "/api/session");
   if (status === 200) signedIn(data); else showPairing();
