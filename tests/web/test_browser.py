@@ -130,6 +130,27 @@ async def test_an_admin_approves_a_models_actuation_on_the_page(web_agent, brows
     await expect(page.locator('article[data-pin="led"] [data-last]')).to_contain_text("chat:42")
 
 
+async def test_chat_goes_through_the_agents_pipeline(web_agent, browser, mock_factory, tmp_path):
+    agent = await web_agent()
+    page = await browser.new_page(viewport=VIEWPORTS["desktop"])
+    await page.goto(agent.url + "/")
+    await page.fill("#code", agent.code("operator", "kitchen"))
+    await page.press("#code", "Enter")
+    await page.get_by_role("button", name="Chat").click()
+    await page.fill("#chat-text", "/gpio fan on")
+    await page.press("#chat-text", "Enter")
+    log = page.locator("#chat-log")
+    await expect(log).to_contain_text("you: /gpio fan on")
+    await expect(log.locator("li.agent")).to_contain_text("on", timeout=5000)
+    assert mock_factory.pin(27).state == 1
+    await page.fill("#chat-text", "/pins")
+    await page.press("#chat-text", "Enter")
+    await expect(log.locator("li.agent").last).to_contain_text("GPIO17")
+    await page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
+    history = await agent.agent.runtime.tools["history"].execute({"pin": "fan"}, Requester("cli", "t"))
+    assert "web:kitchen" in history.output
+
+
 class EvilPage(BaseHTTPRequestHandler):
     """Another site's page that tries to switch the led on the agent it names."""
 
