@@ -12,6 +12,7 @@ interlocks, the budgets, the approvals, the receipts and the audit trail see it 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from edge.control.ops import OpResult, run_op
@@ -50,7 +51,18 @@ async def ask(target: OpTarget, session: WebSession, op: str, args: dict[str, An
                         f"(pair again with `edge-cli web pair --{role}`)")
     result = await run_op(target, op, args, requester_of(session))
     data = json.loads(json.dumps(result.data, default=str))  # as the socket would carry it
-    return OpResult(result.ok, result.message, data, result.exit_code)
+    message = result.message
+    words = _words(op)
+    if result.ok and not message and words is not None:  # data alone (status): as edge-cli says it
+        message = words(data)
+    return OpResult(result.ok, message, data, result.exit_code)
+
+
+def _words(op: str) -> Callable[[dict[str, Any]], str] | None:
+    from edge.ops.catalog import CATALOG
+
+    operation = CATALOG.get(op)
+    return operation.words if operation is not None else None
 
 
 async def safe_state(target: OpTarget, session: WebSession) -> OpResult:

@@ -22,6 +22,11 @@ from tests.helpers import ROOT, cli
 from tests.mcp.http_agent import free_port
 
 CHROMIUM = "/usr/bin/chromium"
+PI_SENSOR = """
+[sensors.pi]
+type = "pi"
+interval_seconds = 0.2
+"""
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
 
@@ -36,10 +41,12 @@ async def browser():
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 async def test_pair_switch_watch_chart_history_and_safe_state(viewport, web_agent, browser, mock_factory,
                                                               tmp_path, isolated_env):
-    agent = await web_agent()
+    agent = await web_agent(extra=PI_SENSOR)
     shots = tmp_path / "screenshots"
     shots.mkdir()
     page = await browser.new_page(viewport=VIEWPORTS[viewport])
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
 
     async def shot(step: str) -> None:
         await page.screenshot(path=str(shots / f"{viewport}-{step}.png"), full_page=True)
@@ -68,14 +75,17 @@ async def test_pair_switch_watch_chart_history_and_safe_state(viewport, web_agen
     await shot("4-fan-by-edge-cli")
 
     await page.get_by_role("button", name="Sensors").click()
-    await expect(page.locator("#sensor-list")).to_contain_text("No sensors")
+    await page.get_by_role("button", name="Chart pi memory_used").click()
+    await expect(page.locator("#chart-title")).to_contain_text("pi memory_used (%)")
+    await expect(page.locator("#chart")).to_have_attribute("data-points", re.compile(r"^[1-9]"))
+    await shot("5-chart")
     await page.get_by_role("button", name="History").click()
     await page.fill("#h-pin", "fan")
     await page.get_by_role("button", name="Filter").click()
     rows = page.locator("#history-rows tr")
     await expect(rows).to_have_count(1)
     await expect(rows.first).to_contain_text("local:")
-    await shot("5-history-fan")
+    await shot("6-history-fan")
 
     await page.get_by_role("button", name="Health").click()
     await expect(page.locator("#status-text")).not_to_be_empty()
@@ -83,7 +93,8 @@ async def test_pair_switch_watch_chart_history_and_safe_state(viewport, web_agen
     await page.get_by_role("button", name="Safe state now").click()
     await expect(page.locator("#safe-result")).to_contain_text("2 of 2 outputs at their safe level")
     assert (mock_factory.pin(17).state, mock_factory.pin(27).state) == (0, 0)
-    await shot("6-safe-state")
+    await shot("7-safe-state")
+    assert errors == []
 
 
 MARKUP = "<img src=x onerror=\"document.title='pwned'\">"

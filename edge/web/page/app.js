@@ -153,34 +153,69 @@ async function loadSensors() {
   const answer = await op("sensors");
   const list = $("sensor-list"); list.replaceChildren();
   for (const s of (answer.data && answer.data.sensors) || []) {
-    const button = el("button", { type: "button" }, "Chart");
-    button.addEventListener("click", () => chart(s.name));
-    list.append(el("article", { class: "card", "data-sensor": s.name }, el("h3", {}, s.name),
-      el("div", { class: "state" }, s.text || s.shown || JSON.stringify(s.values || s.value || "")), button));
+    const card = el("article", { class: "card", "data-sensor": s.name }, el("h3", {}, s.name));
+    for (const [quantity, r] of Object.entries(s.readings || {})) {
+      const button = el("button", { type: "button", "aria-label": `Chart ${s.name} ${quantity}` }, "Chart");
+      button.addEventListener("click", () => chart(s.name, quantity));
+      card.append(el("div", { class: "controls" }, el("span", {}, `${quantity}: ${r.value} ${r.unit}`), button));
+    }
+    if (s.error) card.append(el("div", { class: "error" }, s.error));
+    list.append(card);
   }
   if (!list.children.length) list.append(el("p", {}, answer.ok ? "No sensors are configured." : answer.error));
 }
 
-async function chart(name) {
-  const answer = await op("sensors.history", { name, since: "7d" });
+async function chart(name, quantity) {
+  let answer = await op("sensors.history", { name, quantity, since: "7d", points: 200 });
+  const wide = ((answer.data && answer.data.series) || [])[0];
+  const first = wide && wide.buckets.find((b) => b.count > 0);
+  if (first) {  // zoom to the span that has data
+    const zoomed = await op("sensors.history", { name, quantity, since: new Date(first.start * 1000).toISOString(), points: 200 });
+    if (zoomed.ok) answer = zoomed;
+  }
   const series = ((answer.data && answer.data.series) || [])[0];
   $("chart-box").hidden = false;
   $("chart-title").textContent = series ? `${series.sensor} ${series.quantity} (${series.unit})` : (answer.error || "no history");
-  draw($("chart"), series ? series.buckets.filter((b) => b.mean !== null) : []);
+  const buckets = series ? series.buckets.filter((b) => b.mean !== null) : [];
+  const records = buckets.length ? await op("history", { since: "7d", limit: 200 }) : { data: {} };
+  draw($("chart"), buckets, onPeriods((records.data && records.data.records) || []));
+  $("chart").setAttribute("data-points", String(buckets.length));
 }
 
-function draw(canvas, buckets) {
-  const g = canvas.getContext("2d"); const w = canvas.width, h = canvas.height, pad = 30;
-  g.clearRect(0, 0, w, h);
+function onPeriods(records) {
+  const periods = {};
+  const since = {};
+  for (const r of [...records].sort((a, b) => a.at - b.at)) {
+    if (r.action !== "write" || r.outcome !== "ok") continue;
+    const key = r.label || r.pin;
+    if (r.asked > 0 && since[key] === undefined) since[key] = r.at;
+    if (!(r.asked > 0) && since[key] !== undefined) { (periods[key] = periods[key] || []).push([since[key], r.at]); delete since[key]; }
+  }
+  const now = Date.now() / 1000;
+  for (const [key, start] of Object.entries(since)) (periods[key] = periods[key] || []).push([start, now]);
+  return periods;
+}
+
+function draw(canvas, buckets, periods) {
+  const g = canvas.getContext("2d"); const w = canvas.width, pad = 30;
+  const lanes = Object.keys(periods), h = canvas.height - lanes.length * 14;
+  g.clearRect(0, 0, w, canvas.height);
   if (!buckets.length) return;
-  const t0 = buckets[0].start, t1 = buckets[buckets.length - 1].end;
+  const t0 = buckets[0].start, t1 = Math.max(buckets[buckets.length - 1].end, buckets[0].start + 1);
   const lo = Math.min(...buckets.map((b) => b.low)), hi = Math.max(...buckets.map((b) => b.high));
-  const x = (t) => pad + (w - 2 * pad) * (t - t0) / Math.max(t1 - t0, 1);
+  const x = (t) => pad + (w - 2 * pad) * (Math.min(Math.max(t, t0), t1) - t0) / (t1 - t0);
   const y = (v) => h - pad - (h - 2 * pad) * (v - lo) / Math.max(hi - lo, 1e-9);
   g.strokeStyle = "#2e7d32"; g.lineWidth = 2; g.beginPath();
   buckets.forEach((b, i) => { const px = x((b.start + b.end) / 2), py = y(b.mean); if (i) g.lineTo(px, py); else g.moveTo(px, py); });
   g.stroke(); g.fillStyle = "#1c2419"; g.font = "12px sans-serif";
   g.fillText(hi.toFixed(1), 2, pad); g.fillText(lo.toFixed(1), 2, h - pad);
+  g.fillText(new Date(t0 * 1000).toLocaleTimeString(), pad, h - 8);
+  lanes.forEach((lane, i) => {
+    const top = h + i * 14;
+    g.fillStyle = "#1c2419"; g.fillText(lane, 2, top + 11);
+    g.fillStyle = "#e6a700";
+    for (const [a, b] of periods[lane]) if (b > t0 && a < t1) g.fillRect(x(a), top + 2, Math.max(x(b) - x(a), 2), 10);
+  });
 }
 
 async function loadHistory(event) {
@@ -200,7 +235,7 @@ async function loadHistory(event) {
 
 async function loadHealth() {
   const answer = await op("status");
-  $("status-text").textContent = answer.ok ? (answer.message || JSON.stringify(answer.data, null, 2)) : answer.error;
+  $("status-text").textContent = answer.ok ? answer.message : answer.error;
 }
 
 function chatLine(who, text) {
