@@ -17,7 +17,7 @@ autonomy = "full"
 led = "GPIO17"
 fan = "GPIO27"
 [boards.gpio.pins]
-led = {{ mode = "output", safe = "off" }}
+led = {{ mode = "output", safe = "off", max_on_seconds = 600 }}
 fan = {{ mode = "output", safe = "off" }}
 [web]
 listen = "127.0.0.1:{port}"

@@ -26,6 +26,10 @@ PI_SENSOR = """
 [sensors.pi]
 type = "pi"
 interval_seconds = 0.2
+[[interlocks]]
+name = "supply"
+at_most = 2
+of = ["led", "fan"]
 """
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
@@ -64,6 +68,9 @@ async def test_pair_switch_watch_chart_history_and_safe_state(viewport, web_agen
     await led.get_by_role("button", name="Switch on").click()
     await expect(led.locator(".state")).to_have_text("on")
     assert mock_factory.pin(17).state == 1
+    await expect(led.locator("[data-last]")).to_contain_text(f"write by web:{viewport} (ok, read back on)")
+    await expect(led.locator("[data-auto-off]")).to_contain_text("auto-off in")
+    await expect(led.locator('[data-interlock="supply"]')).to_contain_text("interlock supply")
     await shot("3-led-on")
     if viewport == "desktop" and os.environ.get("WEB_PINS_SCREENSHOT"):
         shutil.copy(shots / "desktop-3-led-on.png", ROOT / "docs" / "web-pins.png")

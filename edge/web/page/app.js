@@ -2,7 +2,7 @@
 // put in the page as text (textContent), never as markup; the URL is never read: the page talks
 // only to the origin it came from, with relative paths.
 "use strict";
-const state = { csrf: "", role: "", pins: [], timer: 0 };
+const state = { csrf: "", role: "", pins: [], locks: [], timer: 0 };
 const $ = (id) => document.getElementById(id);
 const RANK = { viewer: 0, operator: 1, admin: 2 };
 
@@ -71,8 +71,28 @@ async function loadPins() {
     const key = `${r.board}:${r.pin}`;
     if (!last[key] || last[key].at < r.at) last[key] = r;
   }
+  const locks = await op("interlocks");
+  state.locks = (locks.ok && locks.data.interlocks) || [];
   const list = $("pin-list"); list.replaceChildren();
   for (const p of state.pins) list.append(pinCard(p, last[pinRef(p)]));
+}
+
+function locksOn(p) {
+  const names = [p.pin, ...(p.aliases || [])];
+  const words = (text) => String(text || "").split(/[^A-Za-z0-9_:.-]+/);
+  return state.locks.filter((l) => words(l.rule).some((w) => names.includes(w) || names.includes(w.split(":").pop())));
+}
+
+function countdown(p, last) {
+  if (!p.max_on_seconds || !(p.value > 0) || !last || !(last.asked > 0)) return null;
+  const node = el("div", { class: "facts", "data-auto-off": "" });
+  const tick = () => {
+    const left = Math.max(0, Math.round(last.at + p.max_on_seconds - Date.now() / 1000));
+    node.textContent = `auto-off in ${left} s`;
+    if (left > 0 && (node.isConnected || !node.dataset.started)) { node.dataset.started = "1"; setTimeout(tick, 1000); }
+  };
+  tick();
+  return node;
 }
 
 function lastWords(r) {
@@ -89,6 +109,12 @@ function pinCard(p, last) {
     el("div", { class: `state ${on ? "on" : "off"}`, "data-state": "" }, words),
     el("div", { class: "facts" }, `${p.board} ${p.pin} · ${p.mode}` + (p.safe ? ` · safe ${p.safe}` : "")),
     el("div", { class: "facts", "data-last": "" }, lastWords(last)));
+  const timer = countdown(p, last);
+  if (timer) card.append(timer);
+  for (const l of locksOn(p)) {
+    const holding = l.active ? `holding: ${l.why}` : l.tripped ? `tripped: ${JSON.stringify(l.tripped)}` : "clear";
+    card.append(el("div", { class: `facts${l.active || l.tripped ? " error" : ""}`, "data-interlock": l.name }, `interlock ${l.name}: ${holding}`));
+  }
   if (may("operator") && p.mode === "output") {
     const button = el("button", { type: "button", "aria-pressed": String(on) }, on ? "Switch off" : "Switch on");
     button.addEventListener("click", () => act("gpio.write", { pin: pinRef(p), value: on ? "off" : "on" }));
