@@ -412,4 +412,8 @@ class Config(Section):
                                if c > 1):
             raise ValueError(f"interlocks: names must be unique; "
                              f"{', '.join(map(repr, duplicate))} appears more than once")
+        if self.web.enabled and self.mcp.enabled and self.web.port == self.mcp.port:
+            raise ValueError(f"web: listen {self.web.listen} takes [mcp] listen's port "
+                             f"{self.mcp.port}: give the page another port (such as "
+                             f"{self.web.host}:8080)")
         return self

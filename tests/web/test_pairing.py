@@ -55,3 +55,11 @@ async def test_an_admins_web_command_issues_a_code(web_agent):
     async with httpx.AsyncClient() as http:
         paired = await http.post(f"{agent.url}/api/pair", json={"code": code})
     assert paired.json()["role"] == "admin"
+
+
+def test_the_page_and_mcp_need_their_own_ports(write_config, isolated_env):
+    path = write_config('[web]\nlisten = "127.0.0.1:8765"\n[mcp]\nlisten = "127.0.0.1:8765"\n')
+    done = cli("config", "check", env={**isolated_env, "EDGE_CONFIG": str(path)})
+    assert done.returncode == 2 and "give the page another port" in done.stderr
+    path.write_text('[web]\nlisten = "0.0.0.0:8080"\n[mcp]\nlisten = "127.0.0.1:8765"\n')
+    assert cli("config", "check", env={**isolated_env, "EDGE_CONFIG": str(path)}).returncode == 0
