@@ -3,7 +3,9 @@ until each of 5 connected pages has it on screen, i.e. received the pushed event
 pins again as the page does, p50/p95 (target p95 under 250 ms); the agent's idle RSS with
 ``[web] listen`` and no browser next to the same agent without it (target at most +3 MB), and
 with 5 pages connected; the bytes a first visit transfers (the page, its style and its script,
-gzipped; target at most 50 KB). Two real daemons (``edge-cli run``, simulated pins), real HTTP."""
+gzipped; target at most 50 KB). The page's chat is a channel, which builds the chat pipeline an
+agent with no other channel would not have: its cost is shown apart. Three real daemons
+(``edge-cli run``, simulated pins), real HTTP."""
 
 from __future__ import annotations
 
@@ -115,12 +117,15 @@ def main() -> None:
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         plain, _ = start(Path(tmp) / "plain", "")
+        page_only, _ = start(Path(tmp) / "page", f'[web]\nlisten = "127.0.0.1:{free_port()}"\nchat = false')
         web, state = start(Path(tmp) / "web", f'[web]\nlisten = "127.0.0.1:{port}"\nmax_streams = {PAGES}')
         try:
             time.sleep(SETTLE_SECONDS)
-            base, with_web = rss_kib(plain.pid), rss_kib(web.pid)
-            row("idle RSS without [web]", f"{base / 1024:.1f} MB", ratio="1.00x")
-            row("idle RSS with [web] listen, no browser", f"{with_web / 1024:.1f} MB", "target +3 MB",
+            base, alone, with_web = rss_kib(plain.pid), rss_kib(page_only.pid), rss_kib(web.pid)
+            row("idle RSS without [web] (no channel)", f"{base / 1024:.1f} MB", ratio="1.00x")
+            row("idle RSS with [web], chat = false", f"{alone / 1024:.1f} MB", "target +3 MB",
+                f"{(alone - base) / 1024:+.1f} MB")
+            row("idle RSS with [web] and its chat", f"{with_web / 1024:.1f} MB", "(the chat pipeline)",
                 f"{(with_web - base) / 1024:+.1f} MB")
             samples = asyncio.run(latencies(url, state))
             connected = rss_kib(web.pid)
@@ -134,6 +139,6 @@ def main() -> None:
             row("first visit transferred (gzip)", f"{sent / 1024:.1f} KB", "target 50 KB",
                 f"{sent / 1024 / 50:.2f}x")
         finally:
-            for proc in (plain, web):
+            for proc in (plain, page_only, web):
                 proc.terminate()
                 proc.wait(20)

@@ -124,7 +124,7 @@ def _build_web(section: WebChat, context: ChannelContext) -> Channel | None:
 
 class WebChat:
     """The web page's chat as a channel's section: it runs when the page does (``[web]
-    listen``), for every paired browser (the page's server verified its session), at
+    listen``, ``chat``), for every paired browser (the page's server verified its session), at
     ``chat_rate_limit_per_minute``."""
 
     def __init__(self, web: WebConfig):
@@ -132,7 +132,7 @@ class WebChat:
 
     @property
     def enabled(self) -> bool:
-        return self.web.enabled
+        return self.web.enabled and self.web.chat
 
     def access(self) -> tuple[list[str], bool, int]:
         return ["*"], False, self.web.chat_rate_limit_per_minute

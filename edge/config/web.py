@@ -36,6 +36,9 @@ class WebConfig(Section):
     pair_attempts_per_minute: int = Field(default=5, ge=1)
     """Pairing attempts and refused sessions one address may make per minute (all addresses
     together: four times this); beyond it 429 until the minute has passed."""
+    chat: bool = True
+    """The page's chat with the agent (a channel, through the same pipeline as Telegram); off,
+    the page has no Chat tab, and an agent without other channels builds no chat pipeline."""
     chat_rate_limit_per_minute: int = Field(default=20, ge=1)
     """Chat messages one paired browser may send the agent per minute."""
     max_connections: int = Field(default=64, ge=1)

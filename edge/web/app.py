@@ -66,7 +66,7 @@ class PageFiles:
 
 class WebApp:
     def __init__(self, target: OpTarget, gate: WebGate, streams: EventStreams, refusals: RefusalLog,
-                 approvals: ApprovalGate, chat: asyncio.Queue[tuple[str, str]],
+                 approvals: ApprovalGate, chat: asyncio.Queue[tuple[str, str]] | None,
                  secure_cookie: bool = False):
         self.target = target
         self.chat = chat
@@ -106,7 +106,8 @@ class WebApp:
             return found
         session = found
         if path == "/api/session" and method == "GET":
-            await respond(send, 200, {"name": session.name, "role": session.role, "csrf": session.csrf})
+            await respond(send, 200, {"name": session.name, "role": session.role, "csrf": session.csrf,
+                                      "chat": self.chat is not None})
             return None
         if path == "/api/approvals" and method == "GET":
             await respond(send, 200, {"approvals": self.approvals.waiting()})
@@ -132,7 +133,7 @@ class WebApp:
             if not session.may("admin"):
                 return refused("role", 403, "safe state is an admin's (edge-cli web pair --admin)")
             result = await door.safe_state(self.target, session)
-        elif path == "/api/chat":
+        elif path == "/api/chat" and self.chat is not None:
             text = body.get("text")
             if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHAT:
                 return refused("bad_body", 400, f'the body is {{"text": "..."}}, at most {MAX_CHAT} characters')
@@ -175,8 +176,8 @@ class WebApp:
                            "web pair` for a new one")
         session, token = redeemed
         log.info("web_paired name=%s role=%s peer=%s", session.name, session.role, peer)
-        await respond(send, 200, {"name": session.name, "role": session.role, "csrf": session.csrf},
-                      cookie=self._cookie(token, 400 * 86400))
+        await respond(send, 200, {"name": session.name, "role": session.role, "csrf": session.csrf,
+                                  "chat": self.chat is not None}, cookie=self._cookie(token, 400 * 86400))
         return None
 
     def _cookie(self, token: str, max_age: int) -> bytes:

@@ -77,7 +77,7 @@ class WebServer:
             self.streams = EventStreams(self.hardware, self.sessions, self.config.max_streams,
                                         self.approvals)
         return WebApp(self.target, self.gate, self.streams, self.refusals, self.approvals,
-                      self.chat.inbox, self.config.secure_cookie)
+                      self.chat.inbox if self.config.chat else None, self.config.secure_cookie)
 
     def _bind(self) -> socket.socket:
         host, port = self.config.host, self.config.port

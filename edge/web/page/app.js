@@ -45,6 +45,7 @@ function signedIn(data) {
   $("who").textContent = `${data.name} (${data.role})`;
   $("pair").hidden = true; $("tabs").hidden = false;
   $("safe-state").hidden = !may("admin");
+  document.querySelector('#tabs [data-tab="chat"]').hidden = !data.chat;
   show("pins"); listen();
 }
 
