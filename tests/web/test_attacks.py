@@ -202,3 +202,22 @@ async def test_only_an_admin_may_answer_an_approval(web_agent):
                                  headers={"X-CSRF-Token": csrf})
     assert listed.json() == {"approvals": []}
     assert answer.status_code == 403
+
+
+async def test_strangers_guesses_never_lock_out_a_paired_browser(web_agent):
+    agent = await web_agent(attempts=2)
+    async with httpx.AsyncClient() as owner:
+        await paired(owner, agent)  # one of the two attempts
+        async with httpx.AsyncClient() as stranger:
+            guesses = [await stranger.get(f"{agent.url}/api/session",
+                                          headers={"Cookie": "edge_session=" + "g" * 43}) for _ in range(3)]
+        mine = await owner.get(f"{agent.url}/api/session")
+    assert [g.status_code for g in guesses] == [401, 429, 429]
+    assert mine.status_code == 200
+
+
+async def test_behind_tls_the_cookie_is_secure(web_agent):
+    agent = await web_agent(extra="secure_cookie = true\n")
+    async with httpx.AsyncClient() as http:
+        answer = await http.post(f"{agent.url}/api/pair", json={"code": agent.code()})
+    assert "; Secure" in answer.headers["set-cookie"]
