@@ -16,9 +16,11 @@ autonomy = "full"
 [boards.gpio.aliases]
 led = "GPIO17"
 fan = "GPIO27"
+{more_aliases}
 [boards.gpio.pins]
 led = {{ mode = "output", safe = "off", max_on_seconds = 600 }}
 fan = {{ mode = "output", safe = "off" }}
+{more_pins}
 [web]
 listen = "127.0.0.1:{port}"
 pair_attempts_per_minute = {attempts}
@@ -42,9 +44,11 @@ class WebAgent:
 
 @pytest.fixture
 def web_agent(start_agent):
-    async def start(attempts: int = 5, streams: int = 16, extra: str = "") -> WebAgent:
+    async def start(attempts: int = 5, streams: int = 16, extra: str = "", more_aliases: str = "",
+                    more_pins: str = "") -> WebAgent:
         port = free_port()
-        agent = await start_agent(PINS.format(port=port, attempts=attempts, streams=streams) + extra)
+        agent = await start_agent(PINS.format(port=port, attempts=attempts, streams=streams,
+                                              more_aliases=more_aliases, more_pins=more_pins) + extra)
         await until_listening(port)
         return WebAgent(agent, port)
     return start

@@ -169,6 +169,24 @@ async def test_chat_goes_through_the_agents_pipeline(web_agent, browser, mock_fa
     assert "web:kitchen" in history.output
 
 
+async def test_markup_in_a_pin_alias_is_shown_as_text(web_agent, browser, mock_factory):
+    alias = MARKUP.replace('"', "'")
+    agent = await web_agent(more_aliases=f'"{alias}" = "GPIO22"',
+                            more_pins=f'"{alias}" = {{ mode = "output" }}')
+    page = await browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: dialogs.append(dialog.message))
+    await page.goto(agent.url + "/")
+    await page.fill("#code", agent.code("operator"))
+    await page.press("#code", "Enter")
+    card = page.locator("article.card", has_text="GPIO22")
+    await expect(card.locator("h3")).to_have_text(alias)
+    await card.get_by_role("button", name="Switch on").click()
+    await expect(card.locator(".state")).to_have_text("on")
+    assert mock_factory.pin(22).state == 1
+    assert await page.title() == "edge-agent" and await page.locator("img").count() == 0 and dialogs == []
+
+
 class EvilPage(BaseHTTPRequestHandler):
     """Another site's page that tries to switch the led on the agent it names."""
 
