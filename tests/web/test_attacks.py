@@ -221,3 +221,22 @@ async def test_behind_tls_the_cookie_is_secure(web_agent):
     async with httpx.AsyncClient() as http:
         answer = await http.post(f"{agent.url}/api/pair", json={"code": agent.code()})
     assert "; Secure" in answer.headers["set-cookie"]
+
+
+async def test_connections_are_bounded_per_address(web_agent):
+    agent = await web_agent(extra="max_connections_per_peer = 2\n")
+    async with httpx.AsyncClient() as http:
+        await paired(http, agent)
+        cookie = f"edge_session={http.cookies['edge_session']}"
+    streams = []
+    for _ in range(2):  # two busy connections: open event streams
+        reader, writer = await asyncio.open_connection("127.0.0.1", agent.port)
+        writer.write(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{agent.port}\r\nCookie: {cookie}\r\n\r\n".encode())
+        assert (await reader.readline()).startswith(b"HTTP/1.1 200")
+        streams.append(writer)
+    reader, writer = await asyncio.open_connection("127.0.0.1", agent.port)
+    closed = await asyncio.wait_for(reader.read(), 2)  # no room: closed at once, unanswered
+    assert closed == b""
+    assert agent.agent.runtime.web.refusals.totals["busy"] == 1
+    for w in (*streams, writer):
+        w.close()
