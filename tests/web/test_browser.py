@@ -187,6 +187,24 @@ async def test_markup_in_a_pin_alias_is_shown_as_text(web_agent, browser, mock_f
     assert await page.title() == "edge-agent" and await page.locator("img").count() == 0 and dialogs == []
 
 
+async def test_a_pwm_slider_and_the_keyboard_alone(web_agent, browser, mock_factory):
+    agent = await web_agent(more_aliases='dimmer = "GPIO18"', more_pins='dimmer = { mode = "pwm" }')
+    page = await browser.new_page(viewport=VIEWPORTS["phone"])
+    await page.goto(agent.url + "/")
+    await page.keyboard.type(agent.code("operator"))  # the code field has the focus
+    await page.keyboard.press("Enter")
+    fan = page.locator('article[data-pin="fan"]')
+    await expect(fan.locator(".state")).to_have_text("off")
+    await fan.get_by_role("button", name="Switch on").focus()
+    await page.keyboard.press("Enter")
+    await expect(fan.locator(".state")).to_have_text("on")
+    assert mock_factory.pin(27).state == 1
+    slider = page.get_by_role("slider", name="dimmer duty")
+    await slider.fill("0.5")
+    await expect(page.locator('article[data-pin="dimmer"] .state')).to_contain_text("50")
+    assert abs(mock_factory.pin(18).state - 0.5) < 0.01
+
+
 class EvilPage(BaseHTTPRequestHandler):
     """Another site's page that tries to switch the led on the agent it names."""
 
