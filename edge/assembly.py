@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from edge.mcp.server_http import McpHttpServer
     from edge.mqtt.bridge import MqttBridge
     from edge.providers.switch import ModelSwitch
+    from edge.web.server import WebServer
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,8 @@ class AgentAssembly:
         self.mcp_servers: McpServers | None = None
         self.mcp_http: McpHttpServer | None = None
         """The MCP server over HTTP (``[mcp] listen``): its connection bounds and refusals."""
+        self.web: WebServer | None = None
+        """The web page (``[web] listen``): its sessions, streams and refusals."""
         self.sessions: SessionStore | None = None
         self.memory: Memory | None = None
         self.agent: Agent | None = None
@@ -142,6 +145,15 @@ class AgentAssembly:
 
             self.mcp_http = McpHttpServer(self.config.mcp, target)
             self._tasks.append(SupervisedTask("mcp-http", self.mcp_http.serve).start())
+
+    def start_web(self, target: OpTarget) -> None:
+        """The web page when ``[web] listen`` is set (:mod:`edge.web`): uvicorn loads only then."""
+        if self.config.web.enabled:
+            from edge.web.server import WebServer
+
+            self.web = WebServer(self.config.web, target, self.hardware, self.loaded.state_dir,
+                                 self.approvals)
+            self._tasks.append(SupervisedTask("web", self.web.serve).start())
 
     def start_provider(self) -> None:
         if self.config.provider.configured:  # the provider modules load only for a model
@@ -214,7 +226,8 @@ class AgentAssembly:
             context = ChannelContext(
                 self.config, self.loaded.state_dir, self.access[spec.name].allowed,
                 approvals=self.approvals, pair=self.pair, commands=_command_menu,
-                stdin=self._stdin, stdout=self._stdout, mqtt=self.mqtt)
+                stdin=self._stdin, stdout=self._stdout, mqtt=self.mqtt,
+                web=self.web.chat if self.web is not None else None)
             channel = spec.build(section, context)
             if channel is not None:
                 channel.hear_voice_notes(self.voice_notes())
@@ -269,7 +282,8 @@ class AgentAssembly:
             status_text, settings, Preflight(self.access), self.memory,
             channel_capabilities={name: ch.capabilities for name, ch in self.channels.items()},
             admins=self.admins, budget=self._token_budget(),
-            receipts_by_channel=self._receipts_by_channel(), storage=self.storage)
+            receipts_by_channel=self._receipts_by_channel(), storage=self.storage,
+            web_codes=self.web.sessions if self.web is not None else None)
         return Dispatcher(agent, self.channels, hooks=self.hooks,
                           interrupt_on_new_message=cfg.interrupt_on_new_message,
                           debounce_seconds=cfg.debounce_ms / 1000,

@@ -208,6 +208,7 @@ class Runtime(AgentAssembly):
             self.mqtt.serve_requests(self)
         await control.start()
         self.start_mcp(self)
+        self.start_web(self)
         self.start_provider()
         await self.start_memory()
         await self.start_mcp_servers()  # before the agent: its tools are fixed when it is built

@@ -34,6 +34,7 @@ from edge.tools.base import Tool
 if TYPE_CHECKING:
     from edge.providers.switch import ModelSwitch
     from edge.safe_mode import SafeMode
+    from edge.security.web_sessions import WebSessions
 
 RUNTIME_HELP = [
     ("/help", "this list"), ("/status", "agent, boards, channels and provider"),
@@ -50,6 +51,7 @@ MORE_HELP = [
     ("/photo [NAME]", "a picture from a camera ([cameras.NAME]); the cameras without NAME"),
     ("/history [PIN]", "who switched which pin, when and why (the audit trail)"),
     ("/resume", "leave safe mode after a crash loop (admins)"),
+    ("/web [operator|admin] [NAME]", "a one-time code pairing a browser with the web page (admins)"),
 ]
 
 
@@ -97,6 +99,8 @@ class CommandContext:
     """Channel -> admin senders (the approval gate's list)."""
     safe_mode: SafeMode | None = None
     """The agent's safe mode, for ``/resume``."""
+    web_codes: WebSessions | None = None
+    """The web page's sessions, for an admin's ``/web``; None when there is no page."""
 
     @property
     def is_admin(self) -> bool:
@@ -243,6 +247,22 @@ async def _resume(args: list[str], ctx: CommandContext) -> str:
     return await ctx.safe_mode.resume(ctx.requester.caller)
 
 
+async def _web(args: list[str], ctx: CommandContext) -> str:
+    """A one-time code for the web page (``[web] listen``), as ``edge-cli web pair`` gives."""
+    if ctx.web_codes is None:
+        return "The agent serves no web page: set [web] listen in its config."
+    if not ctx.is_admin:
+        return "Only an admin can pair a browser with the web page; ask one, or run `edge-cli web pair`."
+    role = args[0] if args and args[0] in ("viewer", "operator", "admin") else "viewer"
+    rest = args[1:] if args and args[0] == role else args
+    try:
+        issued = ctx.web_codes.issue(role, rest[0] if rest else None)
+    except ValueError as exc:
+        return str(exc)
+    return (f"Open the agent's web page and enter {issued.code} within 10 minutes: the browser is "
+            f"paired as {issued.name} ({issued.role}).")
+
+
 async def _history(args: list[str], ctx: CommandContext) -> str:
     """An admin sees the whole trail; anyone else their own calls and what the door did to those
     pins, other callers withheld (the history tool decides, for the model's asking too)."""
@@ -281,7 +301,7 @@ def spellings_of(command: str) -> list[Chat]:
 COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
     "help": _help, "start": _help, "status": _status, "chart": _chart, "photo": _photo,
     "new": _new, "reset": _new, "stop": _stop,
-    "model": _model, "models": _models, "resume": _resume, "history": _history,
+    "model": _model, "models": _models, "resume": _resume, "history": _history, "web": _web,
 }
 
 

@@ -39,6 +39,7 @@ from edge.core.storage import StorageHealth, in_words
 from edge.hardware import Hardware
 from edge.memory.base import Memory
 from edge.safe_mode import SafeMode
+from edge.security.web_sessions import WebSessions
 from edge.tools.base import Tool, spec_of
 
 if TYPE_CHECKING:  # the provider stack loads only when a model is configured
@@ -122,6 +123,8 @@ class Agent:
     """The daily token budget (``[provider] daily_token_budget``); None: no cap."""
     receipts_by_channel: Mapping[str, bool] = field(default_factory=dict)
     """Channels whose ``receipts`` differs from ``[agent] receipts``."""
+    web_codes: WebSessions | None = None
+    """The web page's sessions (``[web] listen``), for an admin's ``/web``; None: no page."""
     receipts: ReceiptBook = field(default_factory=ReceiptBook, init=False)
     """The open turns' actuations, told by the hardware (registered at construction)."""
     failed_turns: int = field(default=0, init=False)
@@ -147,7 +150,8 @@ class Agent:
         ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.requester,
                              reset_session=lambda: self.sessions.reset_session(msg.session_key),
                              provider=self.provider,
-                             admins=self.admins, safe_mode=self.safe_mode)
+                             admins=self.admins, safe_mode=self.safe_mode,
+                             web_codes=self.web_codes)
         return await run_command(msg.content, ctx)
 
     def _provider_failed(self, reason: str) -> None:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from edge.config.channels import CliChannelConfig, SignalChannelConfig, TelegramChannelConfig
     from edge.config.model import Config
     from edge.config.mqtt import MqttConfig
+    from edge.config.web import WebConfig
 
 CHANNELS: dict[str, ChannelSpec[Any]] = {}
 
@@ -115,6 +116,28 @@ class MqttChat:
         return ["*"], False, self.mqtt.chat_rate_limit_per_minute
 
 
+def _build_web(section: WebChat, context: ChannelContext) -> Channel | None:
+    from edge.channels.web import WebChatChannel
+
+    return None if context.web is None else WebChatChannel(context.web)
+
+
+class WebChat:
+    """The web page's chat as a channel's section: it runs when the page does (``[web]
+    listen``, ``chat``), for every paired browser (the page's server verified its session), at
+    ``chat_rate_limit_per_minute``."""
+
+    def __init__(self, web: WebConfig):
+        self.web = web
+
+    @property
+    def enabled(self) -> bool:
+        return self.web.enabled and self.web.chat
+
+    def access(self) -> tuple[list[str], bool, int]:
+        return ["*"], False, self.web.chat_rate_limit_per_minute
+
+
 register(ChannelSpec("cli", lambda config: config.channels.cli, _build_cli))
 register(ChannelSpec("telegram", lambda config: config.channels.telegram, _build_telegram,
                      pairs_into="allowed_users", admins=lambda section: section.admins,
@@ -123,3 +146,4 @@ register(ChannelSpec("signal", lambda config: config.channels.signal, _build_sig
                      pairs_into="allowed_numbers", admins=lambda section: section.admins,
                      check=check_signal))
 register(ChannelSpec("mqtt", lambda config: MqttChat(config.mqtt), _build_mqtt))
+register(ChannelSpec("web", lambda config: WebChat(config.web), _build_web))

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from edge.channels.base import Channel
     from edge.channels.mqtt import ChatTopic
     from edge.channels.pairing import Pair
+    from edge.channels.web import ChatHub
     from edge.config.model import Config
 
 Access = tuple[list[str], bool, int]
@@ -64,6 +65,8 @@ class ChannelContext:
     stdin: TextIO | None = None
     stdout: TextIO | None = None
     mqtt: ChatTopic | None = None
+    web: ChatHub | None = None
+    """The web page's chat (``[web] listen``)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ class ChannelSpec(Generic[S]):
 
     >>> from edge.channels.registry import CHANNELS
     >>> [(s.name, s.pairs_into) for s in CHANNELS.values()]
-    [('cli', None), ('telegram', 'allowed_users'), ('signal', 'allowed_numbers'), ('mqtt', None)]
+    [('cli', None), ('telegram', 'allowed_users'), ('signal', 'allowed_numbers'), ('mqtt', None), ('web', None)]
     """
 
     name: str

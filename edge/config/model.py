@@ -30,6 +30,7 @@ from edge.config.section import Hours, Minutes, Seconds, Section, adapter_sectio
 from edge.config.sensors import SensorConfig, SensorName
 from edge.config.transcription import TranscriptionConfig
 from edge.config.urls import http_url
+from edge.config.web import WebConfig
 from peripherals.base import BoardOptions, BoardSpec, PinMode, Pull
 from peripherals.factory import BOARDS
 
@@ -383,6 +384,7 @@ class Config(Section):
     backup: BackupConfig = BackupConfig()
     mqtt: MqttConfig = MqttConfig()
     mcp: McpConfig = McpConfig()
+    web: WebConfig = WebConfig()
     schedules: list[ScheduleConfig] = []
     rules: list[RuleConfig] = []
     heartbeat: HeartbeatConfig = HeartbeatConfig()
@@ -412,4 +414,8 @@ class Config(Section):
                                if c > 1):
             raise ValueError(f"interlocks: names must be unique; "
                              f"{', '.join(map(repr, duplicate))} appears more than once")
+        if self.web.enabled and self.mcp.enabled and self.web.port == self.mcp.port:
+            raise ValueError(f"web: listen {self.web.listen} takes [mcp] listen's port "
+                             f"{self.mcp.port}: give the page another port (such as "
+                             f"{self.web.host}:8080)")
         return self

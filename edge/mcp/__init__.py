@@ -15,4 +15,4 @@ lists the modules and imports none.
 """
 
 __all__ = ["client", "client_servers", "remote_tools", "server",
-           "server_approvals", "server_connections", "server_http", "server_stdio"]
+           "server_approvals", "server_connections", "server_hosts", "server_http", "server_stdio"]

@@ -34,6 +34,7 @@ from uvicorn.protocols.utils import get_remote_addr
 
 if TYPE_CHECKING:
     from edge.config.mcp import McpConfig
+    from edge.config.web import WebConfig
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,9 @@ class RefusalLog:
     Counter()
     """
 
-    def __init__(self, interval: float | None = None):
+    def __init__(self, interval: float | None = None, event: str = "mcp_http_refused"):
+        self.event = event
+        """The log line's event name (the web page's server logs ``web_refused``)."""
         self.interval = REFUSAL_LOG_SECONDS if interval is None else interval
         self.totals: Counter[str] = Counter()
         self.lines = 0
@@ -94,7 +97,7 @@ class RefusalLog:
             return
         shown = [peer for peer, _ in self._peers.most_common(PEERS_SHOWN)]
         more = len(self._peers) - len(shown)
-        log.warning("mcp_http_refused count=%d reasons=%s peers=%s%s", self._counts.total(),
+        log.warning("%s count=%d reasons=%s peers=%s%s", self.event, self._counts.total(),
                     ",".join(f"{reason}:{n}" for reason, n in self._counts.most_common()),
                     ",".join(shown), f",+{more}" if more else "")
         self.lines += 1
@@ -107,7 +110,7 @@ class ConnectionGuard:
     """The bounds over every connection of one server; uvicorn builds its connections from
     :meth:`protocol`."""
 
-    def __init__(self, config: McpConfig, refusals: RefusalLog):
+    def __init__(self, config: McpConfig | WebConfig, refusals: RefusalLog):
         self.max_open = config.max_connections
         self.per_peer = config.max_connections_per_peer
         self.header_timeout = config.header_timeout_seconds

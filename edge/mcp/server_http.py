@@ -28,25 +28,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import ipaddress
 import json
 import logging
 import math
-import re
 import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import uvicorn
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 
-from edge.config.mcp import is_loopback
 from edge.control.ops import OpResult, mcp_requester, run_op
 from edge.mcp.server import CallerOf, Door, McpCaller, catalog_server, client_caller, session_caller
 from edge.mcp.server_connections import ConnectionGuard, RefusalLog
+from edge.mcp.server_hosts import HostRule
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -60,7 +57,6 @@ log = logging.getLogger(__name__)
 PATH = "/mcp"
 SHUTDOWN_SECONDS = 2
 """How long open streams get to finish when the agent stops."""
-NOT_IN_A_HOST = re.compile(r"[@/?#\\\s]")
 UNNAMED = McpCaller("mcp:http")
 """The caller of a static resource read (the SDK gives its handler no request to name one by):
 a read, which the policy allows whoever asks and the audit trail does not record."""
@@ -91,73 +87,6 @@ class TokenTable:
             if hmac.compare_digest(offered, secret) and scheme.lower() == "bearer":
                 found = name
         return found
-
-
-def host_name(value: str | None) -> str | None:
-    """The name in a ``Host`` header (or an origin's host), lowercase, without port or brackets;
-    None when there is none.
-
-    >>> host_name("Pi.Local:8765"), host_name("[::1]:8765"), host_name("bad:port"), host_name("")
-    ('pi.local', '::1', None, None)
-    >>> host_name("evil.example@127.0.0.1")  # no user, path or query: a host and a port only
-    """
-    if not value or NOT_IN_A_HOST.search(value):
-        return None
-    try:
-        parts = urlsplit(f"//{value}")
-        parts.port  # noqa: B018 (a port that is no number is no host)
-    except ValueError:
-        return None
-    return parts.hostname or None
-
-
-def is_address(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
-
-
-class HostRule:
-    """Which ``Host`` and ``Origin`` headers a request may carry, for every listen address.
-
-    DNS rebinding is a web page whose own name (``evil.example``) is made to point at this
-    agent: the browser then sends ``Host: evil.example``. So a ``Host`` is accepted when it is an
-    IP address (no name, nothing to rebind), ``localhost``, this machine's own name, the name
-    ``listen`` gives, or one of ``[mcp] allowed_hosts``. An ``Origin`` (sent by browsers only) is
-    accepted when the page is on this machine (``localhost``, a loopback address), on the host it
-    calls, or one of ``[mcp] allowed_origins``.
-
-    >>> from edge.config.mcp import McpConfig
-    >>> rule = HostRule(McpConfig(listen="127.0.0.2:8765"), machine="pi")
-    >>> [rule.host_ok(h) for h in ("127.0.0.2:8765", "localhost:8765", "pi.local", "evil.example:8765")]
-    [True, True, True, False]
-    >>> [rule.origin_ok(o, "127.0.0.2:8765") for o in (None, "http://localhost:6274",
-    ...                                                 "http://127.0.0.2:8765", "http://evil.example", "null")]
-    [True, True, True, False, False]
-    """
-
-    def __init__(self, config: McpConfig, machine: str | None = None):
-        machine = (machine if machine is not None else socket.gethostname()).lower()
-        self.names = {"localhost", machine, f"{machine}.local", *config.allowed_hosts}
-        if config.listen:
-            self.names.add(config.host.lower())  # a name given as the listen address
-        self.origins = frozenset(config.allowed_origins)
-
-    def host_ok(self, host: str | None) -> bool:
-        name = host_name(host)
-        return name is not None and (name in self.names or is_address(name))
-
-    def origin_ok(self, origin: str | None, host: str | None) -> bool:
-        if origin is None:
-            return True  # not a browser
-        parts = urlsplit(origin)
-        name = host_name(parts.netloc)
-        if parts.scheme not in ("http", "https") or name is None:
-            return False  # "null": a sandboxed frame or a file
-        return (origin.rstrip("/").lower() in self.origins or is_loopback(name)
-                or (host is not None and parts.netloc.lower() == host.lower()))
 
 
 class RequestGate:

@@ -25,6 +25,7 @@ from typing import Any
 
 from edge.ops import chat, handlers
 from edge.ops.operation import ACTUATES, ADDS, MAKES_SAFE, REMOVES, Kind, Operation, ToolParts
+from edge.ops.web_access import WEB_OPERATIONS
 from edge.status import format_status
 from edge.tools.automation import (
     InterlockListTool,
@@ -169,6 +170,7 @@ for _operation in (
               summary="Issue a pairing code for a channel the agent runs."),
     Operation("resume", Kind.OPERATOR, handler=handlers.resume_op,
               summary="Leave safe mode after a crash loop: rules and schedules start again."),
+    *WEB_OPERATIONS,
 ):
     register(_operation)
 

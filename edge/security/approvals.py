@@ -31,7 +31,7 @@ import asyncio
 import enum
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -84,6 +84,9 @@ class PendingApproval:
     future: asyncio.Future[Decision]
     remembered_as: str | None = None
     """Whom an *Always* is remembered for (None: nobody verified; *Always* was not offered)."""
+    summary: str = ""
+    """What is asked (``switch gpio:GPIO17 (led) on``), as the prompt says it."""
+    why: str = ""
 
 
 @dataclass
@@ -98,6 +101,8 @@ class ApprovalGate:
     _pending: dict[str, PendingApproval] = field(default_factory=dict)
     _always: set[tuple[str, str, str]] = field(default_factory=set)
     """(verified identity, target, action) an admin answered *Always* for."""
+    watchers: list[Callable[[], None]] = field(default_factory=list)
+    """Called whenever an approval starts waiting or stops (the web page's stream)."""
 
     @classmethod
     def from_config(cls, security: SecurityConfig, admins: Mapping[str, frozenset[str]] | None = None,
@@ -129,7 +134,8 @@ class ApprovalGate:
         token = secrets.token_hex(3)
         future = asyncio.get_running_loop().create_future()
         self._pending[token] = PendingApproval(token, f"{ctx.channel}:{ctx.sender}", future,
-                                               identity)
+                                               identity, summary, ctx.why)
+        self._changed()
         try:
             await approver.request_approval(ctx, f"Approve: {summary}?", token)
             decision = await asyncio.wait_for(asyncio.shield(future), self.timeout)
@@ -139,6 +145,7 @@ class ApprovalGate:
             return f"no approval within {self.timeout:g} s (denied)"
         finally:
             self._pending.pop(token, None)
+            self._changed()
         log.info("approval_decided token=%s decision=%s by=%s:%s", token, decision.value,
                  ctx.channel, ctx.sender)
         if decision is Decision.DENY:
@@ -168,3 +175,25 @@ class ApprovalGate:
         pending.future.set_result(decided)
         return {Decision.APPROVE: "Approved.", Decision.DENY: "Denied.",
                 Decision.ALWAYS: "Approved, and remembered."}[decided]
+
+    def _changed(self) -> None:
+        for watcher in list(self.watchers):
+            watcher()
+
+    def waiting(self) -> list[dict[str, str]]:
+        """The approvals waiting now: token, who asked, what, why."""
+        return [{"token": p.token, "requester": p.requester, "summary": p.summary, "why": p.why}
+                for p in self._pending.values() if not p.future.done()]
+
+    def decide(self, token: str, decision: str, admin: str) -> str:
+        """An answer from ``admin``, verified as an admin by the door it came through (a web
+        session of the admin role): approve or deny, never *Always* (which is a chat admin's,
+        remembered for the identity they know)."""
+        pending = self._pending.get(token)
+        if pending is None or pending.future.done():
+            return "That approval request has expired or was already answered."
+        if decision not in (Decision.APPROVE, Decision.DENY):
+            return "Answer approve or deny."
+        log.info("approval_answered token=%s decision=%s by=%s", token, decision, admin)
+        pending.future.set_result(Decision(decision))
+        return "Approved." if decision == Decision.APPROVE else "Denied."
