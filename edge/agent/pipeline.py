@@ -43,6 +43,8 @@ from edge.tools.base import Tool, spec_of
 
 if TYPE_CHECKING:  # the provider stack loads only when a model is configured
     from edge.agent.budget import TokenBudget
+    from edge.agent.intent_turn import IntentRunner
+    from edge.agent.intents import Vocabulary
     from edge.agent.loop import TextSink
     from edge.providers.base import Provider
     from edge.providers.switch import ModelSwitch
@@ -84,6 +86,8 @@ class AgentSettings:
     """User messages at least this long are kept as Conversation memories; None: no autosave."""
     receipts: bool = _AGENT.receipts
     """End replies to turns that touched a pin with the agent's receipt (``[agent] receipts``)."""
+    local_intents: bool = _AGENT.local_intents
+    """Answer the common requests without a model (``[agent] local_intents``)."""
 
     @classmethod
     def from_config(cls, agent: AgentConfig, memory: MemoryConfig, workspace: Path) -> AgentSettings:
@@ -95,7 +99,7 @@ class AgentSettings:
                    history_share=agent.history_share, instructions=agent.instructions,
                    workspace=workspace, min_relevance=memory.min_relevance,
                    autosave_min_chars=memory.autosave_min_chars if memory.autosave else None,
-                   receipts=agent.receipts)
+                   receipts=agent.receipts, local_intents=agent.local_intents)
 
     @property
     def timeout_budget(self) -> float:
@@ -130,9 +134,31 @@ class Agent:
     """Turns the model could not answer (timeout, provider failure): a piped run exits 1."""
     storage: StorageHealth = field(default_factory=StorageHealth)
     """Told when the disk refuses to save a turn (the runtime's, shared with the audit trail)."""
+    sensors: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Sensor -> quantity -> unit: the names local intents understand besides the pins'."""
 
     def __post_init__(self) -> None:
         self.hardware.add_recorder(self.receipts)
+
+    @functools.cached_property
+    def intents(self) -> tuple[Vocabulary, IntentRunner]:
+        """The names local intents understand and what runs them (built at the first turn)."""
+        from edge.agent.intent_turn import IntentRunner, vocabulary
+
+        return (vocabulary(self.hardware, self.sensors),
+                IntentRunner({t.name: t for t in self.tools}))
+
+    async def _local_intent(self, msg: ChannelMessage) -> str | None:
+        """The reply of a request understood without a model, or None (the model's turn)."""
+        words, runner = self.intents
+        intent = words.match(msg.content)
+        if intent is None or not runner.can_run(intent):
+            return None
+        reply = await runner.run(intent, msg.requester)
+        session = await self.sessions.open(msg.session_key, msg.channel,
+                                           "group" if msg.is_group else "direct")
+        return await self._keep(session, [ChatMessage.user(msg.content),
+                                          ChatMessage.assistant(reply)], msg, reply)
 
     @functools.cached_property
     def specs(self) -> list[ToolSpec]:
@@ -192,10 +218,14 @@ class Agent:
         refusal = self.safe_mode.refusal()
         if refusal is not None:  # a crash loop: the model is not asked
             return refusal
-        if self.provider is None:
-            return NO_PROVIDER_REPLY
         if not self.preflight.within_rate(msg):
             return RATE_LIMITED_REPLY
+        if self.settings.local_intents:
+            reply = await self._local_intent(msg)
+            if reply is not None:
+                return reply
+        if self.provider is None:
+            return NO_PROVIDER_REPLY
         # the turn's steps load with the first turn: an idle agent does not hold them in memory
         from edge.agent.budget import BudgetSpent
         from edge.agent.context import evaluate_guard
@@ -270,6 +300,8 @@ class Agent:
                           user_turn: ChatMessage, on_text: TextSink | None) -> str:
         from edge.agent.context import estimate_tokens, prune_to_share
         from edge.agent.history import prepare_history
+        from edge.agent.intent_turn import reading_tools
+        from edge.agent.intents import is_state_question
         from edge.agent.loop import run_tool_loop
         from edge.agent.memory_context import build_memory_context
         from edge.agent.prompt import PromptContext, build_system_prompt
@@ -288,7 +320,12 @@ class Agent:
                 self.memory, msg, self.settings.min_relevance))
         system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.pin_list(), prompt,
                                      self.hardware.events(last=PROMPT_EVENTS))
+        tools, specs = self.tools, self.specs
+        if is_state_question(msg.content):  # restraint: a question about state moves nothing
+            tools = reading_tools(self.tools)
+            specs = [spec for spec in self.specs if spec.name in {t.name for t in tools}]
+            log.info("state_question by=%s tools=%d", msg.caller, len(tools))
         return await run_tool_loop(provider, [ChatMessage.system(system), *history],
-                                   self.tools, msg.requester.asking_model(),
+                                   tools, msg.requester.asking_model(),
                                    self.settings.max_tool_iterations,
-                                   self.settings.tool_result_max_chars, self.specs, on_text)
+                                   self.settings.tool_result_max_chars, specs, on_text)

@@ -51,6 +51,10 @@ class AgentConfig(Section):
     receipts: bool = True
     """End each reply to a turn that actuated or refused something with the agent's own receipt
     (one line per pin, what the board read back); ``[channels.NAME] receipts`` overrides it."""
+    local_intents: bool = True
+    """Understand the requests people send most ("turn the pump on", "is the fan on?", "what is
+    the temperature in the greenhouse?", "what did the pump do today?") without a model, from
+    the operation catalog's words and the config's pin and sensor names."""
     instructions: str = ""
     """Extra instructions appended to the system prompt's Your Task section."""
     workspace: str | None = None
