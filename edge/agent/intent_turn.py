@@ -22,7 +22,7 @@ from edge.core.requester import Requester
 from edge.hardware import Hardware
 from edge.ops.catalog import CATALOG
 from edge.ops.operation import Kind
-from edge.tools.base import Tool
+from edge.tools.base import Tool, ToolResult
 from peripherals.base import PinMode
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,16 @@ class IntentRunner:
 
     async def run(self, intent: Intent, requester: Requester) -> str:
         """The reply to ``intent`` asked by ``requester``: what the tool returned, or why not."""
+        result = await self.execute(intent, requester)
+        log.info("local_intent operation=%s success=%s by=%s", intent.operation, result.success,
+                 requester.caller)
+        if not result.success:
+            return f"I could not do that: {result.error}\n{NO_MODEL_ASKED}"
+        return f"{result.output}\n{NO_MODEL_ASKED}"
+
+    async def execute(self, intent: Intent, requester: Requester) -> ToolResult:
+        """``intent``'s tool call; a switch on for ``seconds`` is held that long through the
+        door's hold check and switched off again by a timer."""
         tool = self.tools[CATALOG[intent.operation].tool_name]
         args = dict(intent.args)
         if intent.operation == SWITCH:
@@ -76,16 +86,12 @@ class IntentRunner:
             if intent.seconds is not None:
                 args["hold_seconds"] = intent.seconds
         result = await tool.execute(args, requester)
-        log.info("local_intent operation=%s success=%s by=%s", intent.operation, result.success,
-                 requester.caller)
-        if not result.success:
-            return f"I could not do that: {result.error}\n{NO_MODEL_ASKED}"
-        text = result.text
         if intent.seconds is not None and result.success:
             self._timers[args["pin"]] = asyncio.create_task(
                 self._switch_off(tool, args["pin"], intent.seconds, requester))
-            text += f"; it goes off again in {_duration(intent.seconds)}"
-        return f"{text}\n{NO_MODEL_ASKED}"
+            result = replace(result, output=f"{result.output}; it goes off again in "
+                                            f"{_duration(intent.seconds)}")
+        return result
 
     def _cancel(self, pin: str) -> None:
         timer = self._timers.pop(pin, None)

@@ -239,10 +239,12 @@ class Agent:
             if spent is not None:
                 return spent
             provider = MeteredProvider(provider, self.budget, msg.caller)
-        guard = evaluate_guard(self.settings.context_window_tokens)
+        guard = evaluate_guard(self.settings.context_window_tokens,
+                               compact=self.provider.compact_profile)
         if guard.should_block:
-            return (f"The model's context window ({guard.tokens} tokens) is below the 16,000 "
-                    "minimum; set [agent] context_window_tokens to the model's real window.")
+            return (f"The model's context window ({guard.tokens} tokens) is below the "
+                    f"{guard.minimum:,} minimum; set [agent] context_window_tokens to the "
+                    "model's real window.")
         session = await self.sessions.open(msg.session_key, msg.channel,
                                            "group" if msg.is_group else "direct")
         user_turn = ChatMessage.user(msg.content)
@@ -298,6 +300,7 @@ class Agent:
 
     async def _model_turn(self, provider: Provider, msg: ChannelMessage, session: Session,
                           user_turn: ChatMessage, on_text: TextSink | None) -> str:
+        from edge.agent.compact import compact_turn, spec_tokens
         from edge.agent.context import estimate_tokens, prune_to_share
         from edge.agent.history import prepare_history
         from edge.agent.intent_turn import reading_tools
@@ -306,26 +309,34 @@ class Agent:
         from edge.agent.memory_context import build_memory_context
         from edge.agent.prompt import PromptContext, build_system_prompt
 
-        history = prepare_history(session.turns + [user_turn])
-        history, dropped = prune_to_share(history, self.settings.context_window_tokens,
-                                          self.settings.history_share)
-        if dropped:
-            log.info("history_pruned session=%s dropped_turns=%d kept_tokens=%d",
-                     session.entry.session_id, dropped, estimate_tokens(history))
+        reading_only = is_state_question(msg.content)  # restraint: a question moves nothing
         prompt = PromptContext(
             model=provider.model, instructions=self.settings.instructions,
             workspace=self.settings.workspace, channel=msg.channel, reply_target=msg.reply_target,
             sender=msg.sender, channel_capabilities=self.channel_capabilities.get(msg.channel, ""),
             summary=session.entry.summary, memory=await build_memory_context(
                 self.memory, msg, self.settings.min_relevance))
-        system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.pin_list(), prompt,
-                                     self.hardware.events(last=PROMPT_EVENTS))
-        tools, specs = self.tools, self.specs
-        if is_state_question(msg.content):  # restraint: a question about state moves nothing
-            tools = reading_tools(self.tools)
-            specs = [spec for spec in self.specs if spec.name in {t.name for t in tools}]
-            log.info("state_question by=%s tools=%d", msg.caller, len(tools))
-        return await run_tool_loop(provider, [ChatMessage.system(system), *history],
-                                   tools, msg.requester.asking_model(),
+        events = self.hardware.events(last=PROMPT_EVENTS)
+        if self.provider is not None and self.provider.compact_profile:
+            system, tools, specs = compact_turn(
+                self.tools, self.intents[1], self.hardware.pin_list(), self.sensors, prompt,
+                events, reading_only=reading_only)
+        else:
+            tools, specs = self.tools, self.specs
+            if reading_only:
+                tools = reading_tools(self.tools)
+                specs = [spec for spec in self.specs if spec.name in {t.name for t in tools}]
+            system = [ChatMessage.system(build_system_prompt(
+                specs, self.hardware.status(), self.hardware.pin_list(), prompt, events))]
+        window = self.settings.context_window_tokens - spec_tokens(specs)
+        history = prepare_history(session.turns + [user_turn])
+        history, dropped = prune_to_share(history, window, self.settings.history_share)
+        if dropped:
+            log.info("history_pruned session=%s dropped_turns=%d kept_tokens=%d",
+                     session.entry.session_id, dropped, estimate_tokens(history))
+        log.info("model_turn by=%s tools=%d compact=%s", msg.caller, len(tools),
+                 len(system) > 1)
+        return await run_tool_loop(provider, [*system, *history], tools,
+                                   msg.requester.asking_model(),
                                    self.settings.max_tool_iterations,
                                    self.settings.tool_result_max_chars, specs, on_text)

@@ -117,6 +117,24 @@ class EndpointConfig(Section):
     tool_mode: Literal["auto", "native", "prompt"] = "auto"
     """auto: native tools, falling back to the <tool_call> text protocol if the endpoint refuses."""
     fallback_models: list[str] = []
+    compact_profile: bool | None = None
+    """What a small local model can carry: a short system prompt, the tools a turn can need with
+    pin and sensor names as enums, the changing sections after the tools (a prompt cache keeps
+    the rest). Unset: on for the ollama and llamacpp presets and a base_url on loopback or the
+    LAN."""
+
+    @property
+    def compact(self) -> bool:
+        """Whether the compact profile applies (``compact_profile``, else where it points)."""
+        if self.compact_profile is not None:
+            return self.compact_profile
+        from edge.config.presets import PRESETS
+        from edge.config.urls import on_local_network
+
+        if self.preset in ("ollama", "llamacpp"):
+            return True
+        url = self.base_url or (PRESETS[self.preset].base_url if self.preset else "")
+        return bool(url) and on_local_network(url)
 
     @field_validator("model")
     @classmethod
