@@ -226,10 +226,21 @@ class Runtime(AgentAssembly):
                                     prompts=self, hold_rules=self.safe_mode.active)
         await self._announce_safe_mode()
         self.storage.tell_to(partial(self.automation.notifier.notify, ("admins",)))
+        self._watch_uplink()
         self._log_ready()
         self.service.ready(self._service_status())
         self.ready.set()
         self.hardware.subscribe(self._refresh_service_status)
+
+    def _watch_uplink(self) -> None:
+        """With a remote endpoint and a local one: the local answers while the uplink is down."""
+        if self.provider is None:
+            return
+        from edge.providers.uplink import UplinkWatch
+
+        watch = UplinkWatch(self.provider, partial(self.automation.notifier.notify, ("admins",)))
+        if watch.needed:
+            self._tasks.append(SupervisedTask("uplink", watch.run).start())
 
     async def _announce_safe_mode(self) -> None:
         """Once at start, in safe mode: the log (status shows it too) and the admins."""
