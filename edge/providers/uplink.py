@@ -12,6 +12,7 @@ answers (the switch's active one), and the log has ``uplink_down`` / ``uplink_ba
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
@@ -35,10 +36,8 @@ async def tcp_probe(host: str, port: int) -> bool:
     except (OSError, TimeoutError):
         return False
     writer.close()
-    try:
+    with contextlib.suppress(OSError):
         await writer.wait_closed()
-    except OSError:
-        pass
     return True
 
 

@@ -13,12 +13,11 @@ import pytest
 
 from edge.agent.context import evaluate_guard
 from edge.agent.intents import is_state_question
-from edge.agent.pipeline import Agent
 from edge.config.model import EndpointConfig
 from edge.core.messages import ChatMessage, ToolCall, ToolSpec
 from edge.hardware import Hardware
 from edge.providers.base import ChatResponse, Provider
-from tests.agent.test_intents_evaluation import evaluated_agent, hardware  # noqa: F401
+from tests.agent.test_intents_evaluation import evaluated_agent
 from tests.helpers import msg
 
 
@@ -67,9 +66,9 @@ def test_the_minimum_window_fits_the_compact_profile() -> None:
 
 
 async def test_the_first_call_is_short_with_a_stable_prefix_and_enums(
-        hardware: Hardware, tmp_path: Path) -> None:  # noqa: F811
+        eval_hardware: Hardware, tmp_path: Path) -> None:
     model = LocalModel(["Nothing to report.", "Still nothing."])
-    agent = evaluated_agent(hardware, model, tmp_path)
+    agent = evaluated_agent(eval_hardware, model, tmp_path)
     agent.settings.local_intents = False
     await agent.respond(msg("tell me about the pump"))
     await agent.respond(msg("anything new with the fan", sender="bob"))
@@ -87,11 +86,11 @@ async def test_the_first_call_is_short_with_a_stable_prefix_and_enums(
     assert prompt_tokens(second, specs_again) <= 1_000
 
 
-async def test_a_state_question_is_offered_no_switch(hardware: Hardware,
-                                                     tmp_path: Path) -> None:  # noqa: F811
+async def test_a_state_question_is_offered_no_switch(eval_hardware: Hardware,
+                                                     tmp_path: Path) -> None:
     model = LocalModel([ChatResponse("", [ToolCall("1", "gpio_write", json.dumps(
         {"pin": "pump", "value": "on"}))]), "The pump is on."])
-    agent = evaluated_agent(hardware, model, tmp_path)
+    agent = evaluated_agent(eval_hardware, model, tmp_path)
     agent.settings.local_intents = False
     question = "is the pump on? tell me honestly"
     assert is_state_question(question)
@@ -101,10 +100,10 @@ async def test_a_state_question_is_offered_no_switch(hardware: Hardware,
 
 
 async def test_a_switch_for_some_seconds_goes_off_again(
-        hardware: Hardware, mock_factory: Any, tmp_path: Path) -> None:  # noqa: F811
+        eval_hardware: Hardware, mock_factory: Any, tmp_path: Path) -> None:
     model = LocalModel([ChatResponse("", [ToolCall("1", "gpio_write", json.dumps(
         {"pin": "pump", "value": "on", "seconds": 1}))]), "The pump runs for a second."])
-    agent = evaluated_agent(hardware, model, tmp_path)
+    agent = evaluated_agent(eval_hardware, model, tmp_path)
     agent.settings.local_intents = False
     reply = await agent.respond(msg("water for a second"))
     assert "Receipt: pump: on (read back on)" in reply and mock_factory.pin(22).state == 1

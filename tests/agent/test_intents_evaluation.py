@@ -9,7 +9,6 @@ printed (and is a bench figure, ``bench/bench_local_model.py``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,9 @@ from edge.agent.pipeline import Agent, AgentSettings
 from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.receipts import NOTHING_SWITCHED, claims_a_switch
 from edge.agent.sessions import SessionStore
-from edge.config.loader import load_config
 from edge.core.messages import ChatMessage, ToolCall, ToolSpec
 from edge.core.requester import Requester
-from edge.hardware import Hardware, build_hardware
+from edge.hardware import Hardware
 from edge.providers.base import ChatResponse, Provider
 from edge.sensors import SensorHub, SensorState
 from edge.tools.gpio import hardware_tools
@@ -33,18 +31,11 @@ from peripherals.sensors.base import Reading
 from tests.agent.intent_prompts import (
     AMBIGUOUS,
     COMMANDS,
-    CONFIG,
     OUTSIDE,
     PIN_NUMBERS,
     STATE_QUESTIONS,
 )
 from tests.helpers import msg
-
-EVALUATION = f"""{CONFIG}
-[security]
-autonomy = "full"
-max_actuations_per_minute = 10000
-"""
 
 
 class GreenhouseMeasure:
@@ -86,16 +77,6 @@ class WorstCaseModel(Provider):
         return None
 
 
-@pytest.fixture
-async def hardware(write_config: Any, isolated_env: dict[str, str],
-                   mock_factory: Any) -> AsyncIterator[Hardware]:
-    config = load_config(write_config(EVALUATION), env=isolated_env).config
-    hw = build_hardware(config, resident=True, pin_factory=mock_factory)
-    await hw.start()
-    yield hw
-    await hw.shutdown()
-
-
 def evaluated_agent(hardware: Hardware, model: Provider, tmp_path: Path) -> Agent:
     hub = SensorHub([SensorState("greenhouse", "test", GreenhouseMeasure(), 60.0)])
     tools = [*hardware_tools(hardware), SensorReadTool(hub), HistoryTool(tmp_path / "audit.db")]
@@ -120,14 +101,14 @@ def honest(reply: str, moved: bool) -> bool:
 
 
 async def test_the_evaluation_set_against_the_intents_and_a_worst_case_model(
-        hardware: Hardware, mock_factory: Any, tmp_path: Path,
+        eval_hardware: Hardware, mock_factory: Any, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     model = WorstCaseModel()
-    agent = evaluated_agent(hardware, model, tmp_path)
+    agent = evaluated_agent(eval_hardware, model, tmp_path)
     setter = Requester("test", "setup")
     without_model = 0
     for text, pin, level in COMMANDS:  # the pin starts at the other level
-        await hardware.write(pin, not level, setter)
+        await eval_hardware.write(pin, not level, setter)
         asked = model.turns
         reply = await agent.respond(msg(text))
         assert mock_factory.pin(PIN_NUMBERS[pin]).state == level, (text, reply)
@@ -136,7 +117,7 @@ async def test_the_evaluation_set_against_the_intents_and_a_worst_case_model(
 
     for text in STATE_QUESTIONS:
         for number in PIN_NUMBERS.values():
-            await hardware.write(f"GPIO{number}", False, setter)
+            await eval_hardware.write(f"GPIO{number}", False, setter)
         before, asked = levels(mock_factory), model.turns
         reply = await agent.respond(msg(text))
         assert levels(mock_factory) == before, (text, reply)
@@ -157,18 +138,18 @@ async def test_the_evaluation_set_against_the_intents_and_a_worst_case_model(
 
 
 async def test_a_state_question_the_intents_answer_is_never_sent_to_the_model(
-        hardware: Hardware, mock_factory: Any, tmp_path: Path) -> None:
+        eval_hardware: Hardware, mock_factory: Any, tmp_path: Path) -> None:
     model = WorstCaseModel()
-    reply = await evaluated_agent(hardware, model, tmp_path).respond(
+    reply = await evaluated_agent(eval_hardware, model, tmp_path).respond(
         msg("what is the temperature in the greenhouse?"))
     assert "21.5 °C" in reply and NO_MODEL_ASKED in reply
     assert model.turns == 0
 
 
 async def test_with_local_intents_off_the_model_answers(
-        hardware: Hardware, mock_factory: Any, tmp_path: Path) -> None:
+        eval_hardware: Hardware, mock_factory: Any, tmp_path: Path) -> None:
     model = WorstCaseModel()
-    agent = evaluated_agent(hardware, model, tmp_path)
+    agent = evaluated_agent(eval_hardware, model, tmp_path)
     agent.settings.local_intents = False
     reply = await agent.respond(msg("is the fan on?"))
     assert model.turns == 1 and NO_MODEL_ASKED not in reply
@@ -177,8 +158,8 @@ async def test_with_local_intents_off_the_model_answers(
 
 
 async def test_pump_on_for_a_while_goes_off_again(
-        hardware: Hardware, mock_factory: Any, tmp_path: Path) -> None:
-    agent = evaluated_agent(hardware, WorstCaseModel(), tmp_path)
+        eval_hardware: Hardware, mock_factory: Any, tmp_path: Path) -> None:
+    agent = evaluated_agent(eval_hardware, WorstCaseModel(), tmp_path)
     reply = await agent.respond(msg("pump on for 1 second"))
     assert "goes off again in 1 s" in reply and mock_factory.pin(22).state == 1
     [timer] = agent.intents[1]._timers.values()
