@@ -3,8 +3,9 @@ can carry. On for a local endpoint (``[provider] compact_profile``, :attr:`Endpo
 
 - A short fixed system prompt, with no second list of the tools (the endpoint renders the
   schemas itself); the allowlisted pins and the sensors are named once.
-- Only the tools a turn can need: reading, the pins' list, the sensors, the history and
-  switching; a question about state gets the reading ones alone (the same prefix).
+- Only the tools a turn can need (the catalog's ``local`` operations: the pins' list, reading,
+  the sensors, the history, then switching); a question about state gets the reading ones
+  alone, the same prefix.
 - Descriptions cut to their first sentence; pin and sensor names as JSON-schema enums from the
   allowlist; ``gpio_write`` takes ``seconds`` ("pump on for 10 seconds"), held through the door's
   hold check and switched off again by the agent (:class:`TimedWriteTool`).
@@ -26,14 +27,13 @@ from edge.agent.prompt import PromptContext, memory_section
 from edge.core.messages import ChatMessage, ToolSpec
 from edge.core.requester import Requester
 from edge.hardware.pins import Pin
-from edge.ops.catalog import CATALOG
+from edge.ops.catalog import CATALOG, for_local_models
+from edge.ops.operation import Kind
 from edge.tools.base import Tool, ToolResult
 from peripherals.base import PinMode
 
-CORE_OPERATIONS = ("gpio.read", "pins", "sensors", "history", "gpio.write")
-"""What a compact turn may call (the catalog's names), the actuating one last: a question's
-tools are the others' prefix, which a prompt cache keeps."""
-READING_OPERATIONS = ("gpio.read", "pins", "sensors", "history")
+SWITCH_TOOL = CATALOG[SWITCH].tool_name
+"""The switch a duration is given to (``seconds``)."""
 
 COMPACT_SYSTEM = """You are edge-agent on a small computer. You read and switch its pins and \
 read its sensors only by calling the tools.
@@ -97,19 +97,19 @@ def _slim(schema: dict[str, Any], enums: Mapping[str, list[str]]) -> dict[str, A
 def compact_specs(tools: list[Tool], pins: list[Pin], sensors: Mapping[str, Mapping[str, str]],
                   *, reading_only: bool) -> list[ToolSpec]:
     """The compact tools' specs, in the catalog's order (stable, for the prompt cache)."""
-    wanted = {CATALOG[op].tool_name for op in (READING_OPERATIONS if reading_only
-                                               else CORE_OPERATIONS)}
+    order = [op.tool_name for op in for_local_models()
+             if not (reading_only and op.kind is not Kind.READ)]
+    by_name = {t.name: t for t in tools}
     outputs = [pin_name(p) for p in pins if p.mode is PinMode.OUTPUT]
     every = [pin_name(p) for p in pins]
     specs = []
-    for tool in sorted((t for t in tools if t.name in wanted),
-                       key=lambda t: [CATALOG[op].tool_name for op in CORE_OPERATIONS]
-                       .index(t.name)):
-        enums: dict[str, list[str]] = {"pin": outputs if tool.name == "gpio_write" else every}
+    for tool in (by_name[name] for name in order if name in by_name):
+        switch = tool.name == SWITCH_TOOL
+        enums: dict[str, list[str]] = {"pin": outputs if switch else every}
         if sensors:
             enums["name"] = list(sensors)
         schema = _slim(tool.parameters_schema(), enums)
-        if tool.name == "gpio_write":
+        if switch:
             schema["properties"]["seconds"] = {
                 "type": "integer", "minimum": 1,
                 "description": "switch off again after this many seconds"}
@@ -151,7 +151,7 @@ def compact_turn(tools: list[Tool], runner: IntentRunner, pins: list[Pin],
     """The system messages (fixed, then changing), the tools and their compact specs."""
     specs = compact_specs(tools, pins, sensors, reading_only=reading_only)
     names = {s.name for s in specs}
-    chosen: list[Tool] = [TimedWriteTool(t, runner) if t.name == "gpio_write" else t
+    chosen: list[Tool] = [TimedWriteTool(t, runner) if t.name == SWITCH_TOOL else t
                           for t in tools if t.name in names]
     return ([ChatMessage.system(compact_system(pins, sensors)),
              ChatMessage.system(context_section(prompt, events))], chosen, specs)

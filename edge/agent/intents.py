@@ -35,8 +35,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-SWITCH, READ, SENSOR, HISTORY = "gpio.write", "gpio.read", "sensors", "history"
-"""The catalog operations an intent calls (:data:`edge.ops.catalog.CATALOG`)."""
+# each intent calls one operation of the catalog (:data:`edge.ops.catalog.CATALOG`)
+SWITCH = "gpio.write"
+READ = "gpio.read"
+SENSOR = "sensors"
+HISTORY = "history"
 
 _QUESTION_START = re.compile(
     r"^(?:is|are|was|were|what|what's|whats|which|how|when|did|does|do|has|have|had|why|who|"

@@ -77,7 +77,7 @@ async def test_the_first_call_is_short_with_a_stable_prefix_and_enums(
     assert "## Tools" not in fixed.content and "gpio_write" not in fixed.content
     assert "Now:" in changing.content and "Now:" not in fixed.content
     assert second[0] == fixed and specs_again[:4] == specs  # the prefix a prompt cache keeps
-    assert [s.name for s in specs_again] == ["gpio_read", "board_status", "sensor_read",
+    assert [s.name for s in specs_again] == ["board_status", "gpio_read", "sensor_read",
                                              "history", "gpio_write"]
     write = specs_again[4].parameters["properties"]
     assert write["pin"]["enum"] == ["led", "pump", "fan", "grow-light"]
