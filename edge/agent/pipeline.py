@@ -1,6 +1,8 @@
 """One turn of the message path, top-down. Hooks, preflight, commands, debounce and interruption
 happen before this, in :mod:`edge.agent.dispatch`.
 
+0. a request the local intents understand ("turn the pump on", "is the fan on?") is answered
+   without a model, through the tools' one door (:mod:`edge.agent.intents`);
 1. rate limit per sender; the daily token budget (spent: the turn is refused, the model is not
    called; otherwise every model call of the turn is reserved before it is made and counted
    however it ends, and a call the budget refuses mid-turn ends the turn with what it has,
@@ -9,7 +11,8 @@ happen before this, in :mod:`edge.agent.dispatch`.
 3. history hygiene: merge same-role turns, strip stale tool results, cap 50, trim 400,000 chars;
 4. context window guard and pruning to the history share;
 5. memory context for the sender (and group);
-6. system prompt from sections;
+6. system prompt from sections (the compact profile's for a small local model,
+   :mod:`edge.agent.compact`); a question about state is offered no tool that switches;
 7. tool-call loop under the timeout budget (300 s x min(iterations, 4));
 8. on context overflow: compaction, then one retry;
 9. sanitise the reply and persist user and assistant turns (timeouts and failures persist a
