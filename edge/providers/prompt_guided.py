@@ -75,7 +75,7 @@ _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
 def json_tool_calls(text: str, known: set[str] | frozenset[str]) -> tuple[str, list[ToolCall]]:
-    """The calls a small model writes as a JSON object in its reply, fenced or bare
+    r"""The calls a small model writes as a JSON object in its reply, fenced or bare
     (``{"name": "gpio_write", "arguments": {...}}``), naming a tool in ``known``; the text
     without them. Any other JSON is text.
 
