@@ -283,7 +283,8 @@ class AgentAssembly:
             channel_capabilities={name: ch.capabilities for name, ch in self.channels.items()},
             admins=self.admins, budget=self._token_budget(),
             receipts_by_channel=self._receipts_by_channel(), storage=self.storage,
-            web_codes=self.web.sessions if self.web is not None else None)
+            web_codes=self.web.sessions if self.web is not None else None,
+            sensors=self.automation.sensors.describe())
         return Dispatcher(agent, self.channels, hooks=self.hooks,
                           interrupt_on_new_message=cfg.interrupt_on_new_message,
                           debounce_seconds=cfg.debounce_ms / 1000,

@@ -228,6 +228,7 @@ class Runtime(AgentAssembly):
         self.start_backups()
         await self._announce_safe_mode()
         self.storage.tell_to(partial(self.automation.notifier.notify, ("admins",)))
+        self._watch_uplink()
         self._log_ready()
         self.service.ready(self._service_status())
         self.ready.set()
@@ -240,6 +241,16 @@ class Runtime(AgentAssembly):
 
             backups = ScheduledBackups(self.config.backup, self.loaded.state_dir, self.loaded.path)
             self._tasks.append(SupervisedTask("backup", backups.run).start())
+
+    def _watch_uplink(self) -> None:
+        """With a remote endpoint and a local one: the local answers while the uplink is down."""
+        if self.provider is None:
+            return
+        from edge.providers.uplink import UplinkWatch
+
+        watch = UplinkWatch(self.provider, partial(self.automation.notifier.notify, ("admins",)))
+        if watch.needed:
+            self._tasks.append(SupervisedTask("uplink", watch.run).start())
 
     async def _announce_safe_mode(self) -> None:
         """Once at start, in safe mode: the log (status shows it too) and the admins."""

@@ -36,6 +36,9 @@ def isolated_env(tmp_path, monkeypatch) -> dict[str, str]:
     # keyword memory outside tests/memory: the onnx model is exercised there, and loading it in
     # every agent process would only slow the suite down
     monkeypatch.setenv("EDGE_MEMORY__EMBEDDER", "none")
+    # the loopback model servers stand in for any endpoint, with every tool: the compact profile
+    # a local endpoint gets by itself is tested where it is chosen (tests/agent/test_compact.py)
+    monkeypatch.setenv("EDGE_PROVIDER__COMPACT_PROFILE", "false")
     return dict(os.environ)
 
 

@@ -30,14 +30,24 @@ COMPACT_TURN_CHARS = 600
 STAGED_SUMMARY_TOKENS = 8_000
 
 
+COMPACT_MIN_TOKENS = 4_096
+"""The minimum for the compact profile's turns (:mod:`edge.agent.compact`): Ollama's default
+``num_ctx`` on a Pi holds its first call (under 1,000 tokens) and a short history."""
+
+
 @dataclass(frozen=True)
 class GuardResult:
     tokens: int
     should_warn: bool
     should_block: bool
+    minimum: int = CONTEXT_HARD_MIN_TOKENS
 
 
-def evaluate_guard(tokens: int) -> GuardResult:
+def evaluate_guard(tokens: int, *, compact: bool = False) -> GuardResult:
+    """Whether a window of ``tokens`` is too small (``compact``: for the compact profile)."""
+    if compact:
+        return GuardResult(tokens, tokens < 2 * COMPACT_MIN_TOKENS, tokens < COMPACT_MIN_TOKENS,
+                           COMPACT_MIN_TOKENS)
     return GuardResult(tokens, tokens < CONTEXT_WARN_TOKENS, tokens < CONTEXT_HARD_MIN_TOKENS)
 
 

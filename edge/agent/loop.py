@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import replace
 
 from edge.agent.budget import BudgetSpent
 from edge.core.messages import ChatMessage, ToolCall, ToolSpec
@@ -29,6 +30,7 @@ from edge.providers.base import (
     StreamInterrupted,
     TextDelta,
 )
+from edge.providers.prompt_guided import json_tool_calls, parse_tool_calls
 from edge.tools.base import Tool, ToolResult, spec_of
 
 log = logging.getLogger(__name__)
@@ -92,6 +94,17 @@ def stopped_by_budget(turn: list[ChatMessage], spent: BudgetSpent) -> str:
     return "\n\n".join(parts)
 
 
+def calls_in_text(response: ChatResponse, tools: dict[str, Tool]) -> ChatResponse:
+    """A reply whose text carries tool calls (``<tool_call>`` tags, or a bare or fenced JSON
+    object naming one of ``tools``: how small local models often call) as those calls."""
+    text, calls = parse_tool_calls(response.text)
+    text, more = json_tool_calls(text, frozenset(tools))
+    if not calls and not more:
+        return response
+    log.info("tool_calls_in_text tags=%d json=%d", len(calls), len(more))
+    return replace(response, text=text, tool_calls=[*calls, *more])
+
+
 async def _model_turn(provider: Provider, messages: list[ChatMessage], specs: list[ToolSpec],
                       on_text: TextSink | None) -> ChatResponse:
     if on_text is None:
@@ -131,6 +144,8 @@ async def run_tool_loop(provider: Provider, messages: list[ChatMessage], tools: 
             log.warning("turn_stopped_by_budget by=%s rounds_done=%d", requester.caller,
                         sum(m.role == "assistant" for m in messages[started:]))
             return stopped_by_budget(messages[started:], spent)
+        if not response.tool_calls:
+            response = calls_in_text(response, by_name)
         if not response.tool_calls:
             return response.text
         messages.append(ChatMessage.assistant(response.text, response.tool_calls))

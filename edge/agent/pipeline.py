@@ -1,6 +1,8 @@
 """One turn of the message path, top-down. Hooks, preflight, commands, debounce and interruption
 happen before this, in :mod:`edge.agent.dispatch`.
 
+0. a request the local intents understand ("turn the pump on", "is the fan on?") is answered
+   without a model, through the tools' one door (:mod:`edge.agent.intents`);
 1. rate limit per sender; the daily token budget (spent: the turn is refused, the model is not
    called; otherwise every model call of the turn is reserved before it is made and counted
    however it ends, and a call the budget refuses mid-turn ends the turn with what it has,
@@ -9,7 +11,8 @@ happen before this, in :mod:`edge.agent.dispatch`.
 3. history hygiene: merge same-role turns, strip stale tool results, cap 50, trim 400,000 chars;
 4. context window guard and pruning to the history share;
 5. memory context for the sender (and group);
-6. system prompt from sections;
+6. system prompt from sections (the compact profile's for a small local model,
+   :mod:`edge.agent.compact`); a question about state is offered no tool that switches;
 7. tool-call loop under the timeout budget (300 s x min(iterations, 4));
 8. on context overflow: compaction, then one retry;
 9. sanitise the reply and persist user and assistant turns (timeouts and failures persist a
@@ -44,6 +47,8 @@ from edge.tools.base import Tool, spec_of
 
 if TYPE_CHECKING:  # the provider stack loads only when a model is configured
     from edge.agent.budget import TokenBudget
+    from edge.agent.intent_turn import IntentRunner
+    from edge.agent.intents import Vocabulary
     from edge.agent.loop import TextSink
     from edge.providers.base import Provider
     from edge.providers.switch import ModelSwitch
@@ -85,6 +90,8 @@ class AgentSettings:
     """User messages at least this long are kept as Conversation memories; None: no autosave."""
     receipts: bool = _AGENT.receipts
     """End replies to turns that touched a pin with the agent's receipt (``[agent] receipts``)."""
+    local_intents: bool = _AGENT.local_intents
+    """Answer the common requests without a model (``[agent] local_intents``)."""
 
     @classmethod
     def from_config(cls, agent: AgentConfig, memory: MemoryConfig, workspace: Path) -> AgentSettings:
@@ -96,7 +103,7 @@ class AgentSettings:
                    history_share=agent.history_share, instructions=agent.instructions,
                    workspace=workspace, min_relevance=memory.min_relevance,
                    autosave_min_chars=memory.autosave_min_chars if memory.autosave else None,
-                   receipts=agent.receipts)
+                   receipts=agent.receipts, local_intents=agent.local_intents)
 
     @property
     def timeout_budget(self) -> float:
@@ -133,9 +140,31 @@ class Agent:
     """Turns the model could not answer (timeout, provider failure): a piped run exits 1."""
     storage: StorageHealth = field(default_factory=StorageHealth)
     """Told when the disk refuses to save a turn (the runtime's, shared with the audit trail)."""
+    sensors: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Sensor -> quantity -> unit: the names local intents understand besides the pins'."""
 
     def __post_init__(self) -> None:
         self.hardware.add_recorder(self.receipts)
+
+    @functools.cached_property
+    def intents(self) -> tuple[Vocabulary, IntentRunner]:
+        """The names local intents understand and what runs them (built at the first turn)."""
+        from edge.agent.intent_turn import IntentRunner, vocabulary
+
+        return (vocabulary(self.hardware, self.sensors),
+                IntentRunner({t.name: t for t in self.tools}))
+
+    async def _local_intent(self, msg: ChannelMessage) -> str | None:
+        """The reply of a request understood without a model, or None (the model's turn)."""
+        words, runner = self.intents
+        intent = words.match(msg.content)
+        if intent is None or not runner.can_run(intent):
+            return None
+        reply = await runner.run(intent, msg.requester)
+        session = await self.sessions.open(msg.session_key, msg.channel,
+                                           "group" if msg.is_group else "direct")
+        return await self._keep(session, [ChatMessage.user(msg.content),
+                                          ChatMessage.assistant(reply)], msg, reply)
 
     @functools.cached_property
     def specs(self) -> list[ToolSpec]:
@@ -196,10 +225,14 @@ class Agent:
         refusal = self.safe_mode.refusal()
         if refusal is not None:  # a crash loop: the model is not asked
             return refusal
-        if self.provider is None:
-            return NO_PROVIDER_REPLY
         if not self.preflight.within_rate(msg):
             return RATE_LIMITED_REPLY
+        if self.settings.local_intents:
+            reply = await self._local_intent(msg)
+            if reply is not None:
+                return reply
+        if self.provider is None:
+            return NO_PROVIDER_REPLY
         # the turn's steps load with the first turn: an idle agent does not hold them in memory
         from edge.agent.budget import BudgetSpent
         from edge.agent.context import evaluate_guard
@@ -213,10 +246,12 @@ class Agent:
             if spent is not None:
                 return spent
             provider = MeteredProvider(provider, self.budget, msg.caller)
-        guard = evaluate_guard(self.settings.context_window_tokens)
+        guard = evaluate_guard(self.settings.context_window_tokens,
+                               compact=self.provider.compact_profile)
         if guard.should_block:
-            return (f"The model's context window ({guard.tokens} tokens) is below the 16,000 "
-                    "minimum; set [agent] context_window_tokens to the model's real window.")
+            return (f"The model's context window ({guard.tokens} tokens) is below the "
+                    f"{guard.minimum:,} minimum; set [agent] context_window_tokens to the "
+                    "model's real window.")
         session = await self.sessions.open(msg.session_key, msg.channel,
                                            "group" if msg.is_group else "direct")
         user_turn = ChatMessage.user(msg.content)
@@ -272,27 +307,43 @@ class Agent:
 
     async def _model_turn(self, provider: Provider, msg: ChannelMessage, session: Session,
                           user_turn: ChatMessage, on_text: TextSink | None) -> str:
+        from edge.agent.compact import compact_turn, spec_tokens
         from edge.agent.context import estimate_tokens, prune_to_share
         from edge.agent.history import prepare_history
+        from edge.agent.intent_turn import reading_tools
+        from edge.agent.intents import is_state_question
         from edge.agent.loop import run_tool_loop
         from edge.agent.memory_context import build_memory_context
         from edge.agent.prompt import PromptContext, build_system_prompt
 
-        history = prepare_history(session.turns + [user_turn])
-        history, dropped = prune_to_share(history, self.settings.context_window_tokens,
-                                          self.settings.history_share)
-        if dropped:
-            log.info("history_pruned session=%s dropped_turns=%d kept_tokens=%d",
-                     session.entry.session_id, dropped, estimate_tokens(history))
+        reading_only = is_state_question(msg.content)  # restraint: a question moves nothing
         prompt = PromptContext(
             model=provider.model, instructions=self.settings.instructions,
             workspace=self.settings.workspace, channel=msg.channel, reply_target=msg.reply_target,
             sender=msg.sender, channel_capabilities=self.channel_capabilities.get(msg.channel, ""),
             summary=session.entry.summary, memory=await build_memory_context(
                 self.memory, msg, self.settings.min_relevance))
-        system = build_system_prompt(self.specs, self.hardware.status(), self.hardware.pin_list(), prompt,
-                                     self.hardware.events(last=PROMPT_EVENTS))
-        return await run_tool_loop(provider, [ChatMessage.system(system), *history],
-                                   self.tools, msg.requester.asking_model(),
+        events = self.hardware.events(last=PROMPT_EVENTS)
+        if self.provider is not None and self.provider.compact_profile:
+            system, tools, specs = compact_turn(
+                self.tools, self.intents[1], self.hardware.pin_list(), self.sensors, prompt,
+                events, reading_only=reading_only)
+        else:
+            tools, specs = self.tools, self.specs
+            if reading_only:
+                tools = reading_tools(self.tools)
+                specs = [spec for spec in self.specs if spec.name in {t.name for t in tools}]
+            system = [ChatMessage.system(build_system_prompt(
+                specs, self.hardware.status(), self.hardware.pin_list(), prompt, events))]
+        window = self.settings.context_window_tokens - spec_tokens(specs)
+        history = prepare_history(session.turns + [user_turn])
+        history, dropped = prune_to_share(history, window, self.settings.history_share)
+        if dropped:
+            log.info("history_pruned session=%s dropped_turns=%d kept_tokens=%d",
+                     session.entry.session_id, dropped, estimate_tokens(history))
+        log.info("model_turn by=%s tools=%d compact=%s", msg.caller, len(tools),
+                 len(system) > 1)
+        return await run_tool_loop(provider, [*system, *history], tools,
+                                   msg.requester.asking_model(),
                                    self.settings.max_tool_iterations,
-                                   self.settings.tool_result_max_chars, self.specs, on_text)
+                                   self.settings.tool_result_max_chars, specs, on_text)

@@ -41,17 +41,22 @@ CLAIM = re.compile(
     r"(?:on|off|open|closed|\d)"
     rf"|\b(?:has|have)\s+(?:now\s+)?been\s+(?:successfully\s+)?{_VERBS}\b"
     r"|\b(?:is|are)\s+now\s+(?:on|off|open|closed|locked|unlocked|running|active|at)\b"
-    r"|\b(?:turning|switching)\s+(?:it|them|the\s+[\w-]+)\s+(?:on|off)\s+now\b",
-    re.IGNORECASE)
-"""What a reply that says it switched something looks like (English, common phrasings)."""
+    r"|\b(?:turning|switching)\s+(?:it|them|the\s+[\w-]+)\s+(?:on|off)\s+now\b"
+    rf"|\b(?:is|are|was|were)\s+(?:now|just)\s+(?:been\s+)?{_VERBS}\b"
+    rf"|(?:^|[.!:]\s+)(?:(?:ok(?:ay)?|done|sure)[,.!]?\s+)?{_VERBS}\s+(?:on|off|the|it|your)\b"
+    r"|\bset\s+(?:on|off)\b|\bPWM\s+duty\s+\d|\bservo\s+at\s+\d|\bback\s+to\s+its\s+safe\s+level",
+    re.IGNORECASE | re.MULTILINE)
+"""What a reply that says it switched something looks like (English, common phrasings, and the
+words the pin tools' results use: ``gpio:GPIO17 (led) set off``)."""
 
 
 def claims_a_switch(reply: str) -> bool:
     """Whether ``reply`` says something was switched, opened, locked...
 
     >>> [claims_a_switch(t) for t in ("Done, I've switched the fan off.", "The led is now on.",
-    ...  "I can't turn the pump on: it is not allowlisted.", "The led is on.")]
-    [True, True, False, False]
+    ...  "I can't turn the pump on: it is not allowlisted.", "The led is on.",
+    ...  "gpio:GPIO17 (led) set off", "Sure! Turned the pump on.", "Should I turn it on?")]
+    [True, True, False, False, True, True, False]
     """
     return CLAIM.search(reply) is not None
 

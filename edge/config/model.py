@@ -53,6 +53,10 @@ class AgentConfig(Section):
     receipts: bool = True
     """End each reply to a turn that actuated or refused something with the agent's own receipt
     (one line per pin, what the board read back); ``[channels.NAME] receipts`` overrides it."""
+    local_intents: bool = True
+    """Understand the requests people send most ("turn the pump on", "is the fan on?", "what is
+    the temperature in the greenhouse?", "what did the pump do today?") without a model, from
+    the operation catalog's words and the config's pin and sensor names."""
     instructions: str = ""
     """Extra instructions appended to the system prompt's Your Task section."""
     workspace: str | None = None
@@ -115,6 +119,24 @@ class EndpointConfig(Section):
     tool_mode: Literal["auto", "native", "prompt"] = "auto"
     """auto: native tools, falling back to the <tool_call> text protocol if the endpoint refuses."""
     fallback_models: list[str] = []
+    compact_profile: bool | None = None
+    """What a small local model can carry: a short system prompt, the tools a turn can need with
+    pin and sensor names as enums, the changing sections after the tools (a prompt cache keeps
+    the rest). Unset: on for the ollama and llamacpp presets and a base_url on loopback or the
+    LAN."""
+
+    @property
+    def compact(self) -> bool:
+        """Whether the compact profile applies (``compact_profile``, else where it points)."""
+        if self.compact_profile is not None:
+            return self.compact_profile
+        from edge.config.presets import PRESETS
+        from edge.config.urls import on_local_network
+
+        if self.preset in ("ollama", "llamacpp"):
+            return True
+        url = self.base_url or (PRESETS[self.preset].base_url if self.preset else "")
+        return bool(url) and on_local_network(url)
 
     @field_validator("model")
     @classmethod

@@ -12,6 +12,7 @@ must start with http:// or https:// (got '127.0.0.1:8000')
 
 from __future__ import annotations
 
+import ipaddress
 from urllib.parse import urlsplit
 
 
@@ -27,3 +28,21 @@ def http_url(value: str) -> str:
     if not parts.hostname:
         raise ValueError(f"names no host (got {value!r}); write it as \"http://HOST:PORT/v1\"")
     return value
+
+
+def on_local_network(url: str) -> bool:
+    """Whether ``url``'s host is this machine or the LAN (loopback, a private or link-local
+    address, ``localhost``, a ``.local`` or ``.lan`` name): a model served nearby.
+
+    >>> [on_local_network(u) for u in ("http://127.0.0.1:8080/v1", "http://192.168.1.20:11434",
+    ...  "http://pi5.local:8080", "https://api.openai.com/v1")]
+    [True, True, True, False]
+    """
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith((".local", ".lan", ".home.arpa")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local

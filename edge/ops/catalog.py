@@ -96,6 +96,13 @@ def for_operator() -> frozenset[str]:
                      if op.kind in (Kind.OPERATOR, Kind.CHANGE))
 
 
+def for_local_models() -> list[Operation]:
+    """What the compact profile offers a small local model: the reading ones first, in the
+    catalog's order, then the actuating ones (a question's tools are the others' prefix)."""
+    chosen = [op for op in CATALOG.values() if op.local]
+    return sorted(chosen, key=lambda op: op.kind is Kind.ACTUATE)
+
+
 def waits_for_approval() -> frozenset[str]:
     return frozenset(name for name, op in CATALOG.items() if op.waits_for_approval)
 
@@ -122,17 +129,17 @@ def sensor_history(parts: ToolParts) -> Tool:
 
 
 for _operation in (
-    on_pins("pins", Kind.READ, BoardStatusTool, remote=True, mcp="pins_list", chat=(chat.PINS,)),
-    on_pins("gpio.read", Kind.READ, GpioReadTool, remote=True, mcp="pin_read",
+    on_pins("pins", Kind.READ, BoardStatusTool, remote=True, local=True, mcp="pins_list", chat=(chat.PINS,)),
+    on_pins("gpio.read", Kind.READ, GpioReadTool, remote=True, local=True, mcp="pin_read",
             chat=(chat.GPIO_READ,)),
-    on_pins("gpio.write", Kind.ACTUATE, GpioWriteTool, remote=True, mcp="pin_write",
+    on_pins("gpio.write", Kind.ACTUATE, GpioWriteTool, remote=True, local=True, mcp="pin_write",
             hints=ACTUATES, chat=(chat.GPIO_WRITE,)),
     on_pins("gpio.pwm", Kind.ACTUATE, GpioPwmTool, remote=True, mcp="pin_pwm", hints=ACTUATES,
             chat=(chat.PWM,)),
     on_pins("gpio.servo", Kind.ACTUATE, ServoWriteTool, remote=True, mcp="servo_angle",
             hints=ACTUATES, chat=(chat.SERVO,)),
     on_pins("gpio.safe", Kind.ACTUATE, GpioSafeTool, mcp="pin_safe", hints=MAKES_SAFE),
-    Operation("sensors", Kind.READ, SensorReadTool, remote=True, mcp=True,
+    Operation("sensors", Kind.READ, SensorReadTool, remote=True, local=True, mcp=True,
               mcp_also=("sensors_list",), chat=(chat.SENSORS,),
               build=lambda parts: SensorReadTool(parts.automation.sensors)),
     Operation("sensors.history", Kind.READ, SensorHistoryTool, remote=True, mcp=True,
@@ -148,8 +155,8 @@ for _operation in (
               mcp=True, words=format_status,
               summary="The agent's status: version, uptime, boards, channels, tasks, what is "
                       "down and why."),
-    Operation("history", Kind.READ, HistoryTool, remote=True, paired_only=True, mcp=True,
-              build=lambda parts: HistoryTool(parts.audit.path, parts.approvals.admins)),
+    Operation("history", Kind.READ, HistoryTool, remote=True, local=True, paired_only=True,
+              mcp=True, build=lambda parts: HistoryTool(parts.audit.path, parts.approvals.admins)),
     Operation("rules", Kind.READ, RuleListTool, chat=(chat.RULES,),
               build=lambda parts: RuleListTool(parts.automation.rules)),
     Operation("interlocks", Kind.READ, InterlockListTool, chat=(chat.INTERLOCKS,),

@@ -133,6 +133,9 @@ class Operation:
     """Older MCP names offered too, the same tool (``sensors_list`` is ``sensor_read``)."""
     hints: Hints = READS
     chat: tuple[Chat, ...] = ()
+    local: bool = False
+    """Offered to a small local model in the compact profile (:mod:`edge.agent.compact`): what
+    people ask of the pins and sensors most."""
     words: Callable[[dict[str, Any]], str] | None = None
     """The words of an answer that is data alone (``status``), as ``edge-cli`` prints it: the
     text an MCP client gets."""

@@ -159,6 +159,12 @@ class Provider(Protocol):
         Default: :func:`mentions_context_overflow`."""
         return mentions_context_overflow(error)
 
+    @property
+    def compact_profile(self) -> bool:
+        """Whether turns asked of it take the compact profile (a small local model,
+        :mod:`edge.agent.compact`). Default: no."""
+        return False
+
     def rotate_key(self) -> bool:
         """Move to the next API key (after a 429); False when there is no other key (default)."""
         return False

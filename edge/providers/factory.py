@@ -75,7 +75,8 @@ def describe_models(config: ProviderConfig) -> list[dict[str, Any]]:
         rows.append({"name": endpoint.display_name, "kind": endpoint.resolved_kind,
                      "model": endpoint.model, "fallback_models": list(endpoint.fallback_models),
                      "base_url": endpoint_base_url(endpoint),
-                     "role": "primary" if index == 0 else "fallback"})
+                     "role": "primary" if index == 0 else "fallback",
+                     "compact": endpoint.compact})
     return rows
 
 

@@ -71,6 +71,47 @@ def _call_from_block(block: str, index: int) -> ToolCall | None:
     return ToolCall(f"guided_{index}", body["name"], json.dumps(arguments or {}))
 
 
+_FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+
+
+def json_tool_calls(text: str, known: set[str] | frozenset[str]) -> tuple[str, list[ToolCall]]:
+    r"""The calls a small model writes as a JSON object in its reply, fenced or bare
+    (``{"name": "gpio_write", "arguments": {...}}``), naming a tool in ``known``; the text
+    without them. Any other JSON is text.
+
+    >>> text, calls = json_tool_calls('```json\n{"name": "gpio_read", "arguments": {"pin": '
+    ...                               '"led"}}\n```', {"gpio_read"})
+    >>> text, calls[0].name, calls[0].arguments
+    ('', 'gpio_read', '{"pin": "led"}')
+    >>> json_tool_calls('{"name": "rm_rf", "arguments": {}}', {"gpio_read"})[1]
+    []
+    """
+    calls: list[ToolCall] = []
+    spans: list[tuple[int, int]] = []
+    candidates = [(m.start(), m.end(), m.group(1)) for m in _FENCED.finditer(text)]
+    if not candidates:
+        decoder = json.JSONDecoder()
+        for start in (i for i, c in enumerate(text) if c == "{"):
+            if any(a <= start < b for a, b, _ in candidates):
+                continue
+            try:
+                _, end = decoder.raw_decode(text, start)
+            except json.JSONDecodeError:
+                continue
+            candidates.append((start, end, text[start:end]))
+    for start, end, body in candidates:
+        call = _call_from_block(body, len(calls))
+        if call is not None and call.name in known:
+            calls.append(ToolCall(f"text_{len(calls)}", call.name, call.arguments))
+            spans.append((start, end))
+    kept, position = [], 0
+    for start, end in spans:
+        kept.append(text[position:start])
+        position = end
+    kept.append(text[position:])
+    return "".join(kept).strip(), calls
+
+
 def render_guided(messages: list[ChatMessage], tools: list[ToolSpec]) -> list[ChatMessage]:
     """Messages for a text-only endpoint: instructions in the system prompt, tool turns as text."""
     instructions = tool_instructions(tools)

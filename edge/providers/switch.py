@@ -92,6 +92,11 @@ class ModelSwitch(Provider):
         """``switch.model = "x"`` asks the active endpoint for model x (as ``/model x`` does)."""
         self.select_model(name)
 
+    @property
+    def compact_profile(self) -> bool:
+        """The active endpoint's ``compact_profile`` (set, or implied by where it points)."""
+        return bool(self.endpoints[self.active].info.get("compact", False))
+
     def available_models(self) -> list[str]:
         """Every model name the config mentions, active endpoint's first (for ``/models``)."""
         names = [self.active_model]

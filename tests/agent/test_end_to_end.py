@@ -91,7 +91,9 @@ def agent_env(env, server, **extra):
 
 def test_cli_channel_through_the_whole_pipeline(isolated_env, model, tmp_path):
     env = agent_env(isolated_env, model, EDGE_AGENT__MESSAGE_TIMEOUT_SECONDS="1",
-                    EDGE_AGENT__TIMEOUT_SCALE_CAP="1")
+                    EDGE_AGENT__TIMEOUT_SCALE_CAP="1",
+                    EDGE_AGENT__LOCAL_INTENTS="false",  # the full profile's path, whatever is asked
+                    EDGE_PROVIDER__COMPACT_PROFILE="false")
     agent = Agent(env)
     try:
         assert agent.ask("please turn the led on") == "Done: gpio:GPIO17 (led) set on"

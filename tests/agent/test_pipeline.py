@@ -163,8 +163,20 @@ async def test_small_context_window_is_blocked(make_agent):
 
 
 async def test_reply_is_sanitised(make_agent):
-    provider = ScriptedProvider(['All done.\n{"name": "gpio_read", "arguments": {"pin": "led"}}'])
+    provider = ScriptedProvider(['All done.\n{"name": "shell", "arguments": {"cmd": "ls"}}'])
     assert await make_agent(provider).respond(msg("x")) == "All done."
+
+
+async def test_a_json_call_in_the_reply_text_runs_through_the_door(make_agent, mock_factory):
+    """Small local models write their call as a JSON object, bare or fenced: it is a call."""
+    provider = ScriptedProvider([
+        'Sure.\n```json\n{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}\n```',
+        '<tool_call>{"name": "gpio_read", "arguments": {"pin": "led"}}</tool_call>',
+        "The led is on."])
+    reply = await make_agent(provider).respond(msg("light it up"))
+    assert reply == "The led is on.\n\nReceipt: led: on (read back on)"
+    assert mock_factory.pin(17).state == 1
+    assert [m.role for m in provider.seen[2][-4:]] == ["assistant", "tool", "assistant", "tool"]
 
 
 async def test_project_context_files_are_in_the_prompt(make_agent, tmp_path):

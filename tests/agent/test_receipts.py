@@ -43,7 +43,7 @@ async def test_a_turn_that_switched_and_was_refused_ends_with_the_receipt(
 
 async def test_a_turn_that_touched_no_pin_carries_no_receipt(make_agent: Callable[..., Agent]) -> None:
     provider = scripted([calls(("gpio_read", {"pin": "led"})), "The LED is off."])
-    assert await make_agent(provider).respond(msg("is the led on?")) == "The LED is off."
+    assert await make_agent(provider).respond(msg("tell me about the led")) == "The LED is off."
 
 
 async def test_a_claimed_switch_without_an_actuation_is_told_plainly(

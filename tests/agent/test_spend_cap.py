@@ -223,7 +223,7 @@ async def test_one_person_in_four_chats_at_once_stays_within_one_call_of_the_cap
         provider = OpenAICompatibleProvider(server.base_url, "m")
         agent = make_agent(provider)
         budget = with_budget(agent, tmp_path, per_user=1000)
-        replies = await asyncio.gather(*(agent.respond(msg("is the led on?", reply_target=f"chat-{n}"))
+        replies = await asyncio.gather(*(agent.respond(msg("tell me about the led", reply_target=f"chat-{n}"))
                                          for n in range(4)))
         await provider.aclose()
     reservations = [int(m[1]) for r in caplog.records

@@ -126,7 +126,7 @@ async def test_a_registered_channel_asks_and_answers_through_the_one_gate(
                                   '[security]\nautonomy = "supervised"\n')
         loop = agent.runtime.channels["loop"]
         assert isinstance(loop, LoopChannel)
-        await loop.inbox.put("switch the led on please")
+        await loop.inbox.put("light up the led please")
         reply = await asyncio.wait_for(loop.sent.get(), 15)
     assert loop.asked == ["Approve: switch gpio:GPIO17 (led) on?"]
     assert "tool said" in reply and mock_factory.pin(17).state == 1

@@ -87,7 +87,7 @@ async def approval_request(signal_daemon, start_agent, model) -> str:
     extra = f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
     await start_agent(config(signal_daemon, extra))
     await connected(signal_daemon)
-    signal_daemon.push_message(OWNER, "switch the led on")
+    signal_daemon.push_message(OWNER, "light up the led")
     request = await until(lambda: [m for m in messages_to(signal_daemon, OWNER) if "Approve" in m])
     return request[0]
 

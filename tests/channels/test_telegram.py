@@ -67,7 +67,7 @@ async def test_approval_only_from_the_requester(telegram, start_agent, mock_fact
     with OpenAIServer(replies) as model:
         extra = f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
         await start_agent(config(telegram) + extra)
-        telegram.push_message(42, "turn on the led")
+        telegram.push_message(42, "light up the led")
         request = await until(lambda: [p for p in telegram.sent() if "reply_markup" in p])
         assert request[0]["text"] == "Approve: switch gpio:GPIO17 (led) on?"
         buttons = request[0]["reply_markup"]["inline_keyboard"][0]
@@ -90,7 +90,7 @@ async def test_unanswered_approval_is_a_denial(telegram, start_agent, mock_facto
         extra = (f'[provider]\nbase_url = "{model.base_url}"\nmodel = "m"\n[agent]\ndebounce_ms = 0\n'
                  '[security]\napproval_timeout_seconds = 0.3\n')
         await start_agent(config(telegram) + extra)
-        telegram.push_message(42, "turn on the led")
+        telegram.push_message(42, "light up the led")
         await until(lambda: any(t.startswith("I could not switch it.\n\nReceipt: led: refused")
                                for t in texts_to(telegram, 42)))
         assert "no approval within 0.3 s" in model.requests[1]["messages"][-1]["content"]

@@ -47,7 +47,7 @@ async def connected(server: FakeSignal) -> None:
 
 async def test_a_voice_note_is_shown_then_switches_the_led_after_approval(
         signal_daemon, whisper, start_agent, mock_factory):
-    whisper.transcripts[AAC] = "turn on the led"
+    whisper.transcripts[AAC] = "light up the led"
     replies = [(200, completion(None, [{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}])),
                (200, completion("The LED is on now."))]
     with OpenAIServer(replies) as model:
@@ -56,13 +56,13 @@ async def test_a_voice_note_is_shown_then_switches_the_led_after_approval(
         await connected(signal_daemon)
         signal_daemon.push_voice(OWNER, AAC)
         prompt = await until(lambda: [m for m in messages_to(signal_daemon, OWNER) if "approve" in m])
-        assert messages_to(signal_daemon, OWNER)[0] == "🎤 turn on the led"
+        assert messages_to(signal_daemon, OWNER)[0] == "🎤 light up the led"
         assert mock_factory.pin(17).state == 0
         token = prompt[0].split('Reply "')[1].split()[0]
         signal_daemon.push_message(OWNER, f"{token} approve")
         await until(lambda: any(m.startswith("The LED is on now.") for m in messages_to(signal_daemon, OWNER)))
         assert mock_factory.pin(17).state == 1
-        assert model.requests[0]["messages"][-1]["content"].endswith("turn on the led")
+        assert model.requests[0]["messages"][-1]["content"].endswith("light up the led")
     (upload,) = whisper.requests
     assert (upload.filename, upload.content_type, upload.audio) == ("voice.aac", "audio/aac", AAC)
     assert [c["params"]["id"] for c in signal_daemon.calls if c["method"] == "getAttachment"] == ["att1.aac"]

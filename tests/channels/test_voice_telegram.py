@@ -37,7 +37,7 @@ def transcription(server: FakeTranscription, key: str = KEY, extra: str = "") ->
 
 async def test_a_voice_note_is_shown_then_asks_the_model_and_switches_after_approval(
         telegram, whisper, start_agent, mock_factory):
-    whisper.transcripts[OGG] = "Turn on the LED, please."
+    whisper.transcripts[OGG] = "Light up the LED, please."
     replies = [(200, completion(None, [{"name": "gpio_write", "arguments": {"pin": "led", "value": "on"}}])),
                (200, completion("The LED is on now."))]
     with OpenAIServer(replies) as model:
@@ -45,9 +45,9 @@ async def test_a_voice_note_is_shown_then_asks_the_model_and_switches_after_appr
         await start_agent(config(telegram) + extra + transcription(whisper))
         telegram.push_voice(42, OGG, duration=2)
         request = await until(lambda: [p for p in telegram.sent() if "reply_markup" in p])
-        assert texts_to(telegram, 42)[:2] == ["🎤 Turn on the LED, please.",
+        assert texts_to(telegram, 42)[:2] == ["🎤 Light up the LED, please.",
                                               "Approve: switch gpio:GPIO17 (led) on?"]
-        assert model.requests[0]["messages"][-1]["content"].endswith("Turn on the LED, please.")
+        assert model.requests[0]["messages"][-1]["content"].endswith("Light up the LED, please.")
         assert mock_factory.pin(17).state == 0
         buttons = request[0]["reply_markup"]["inline_keyboard"][0]
         message = {"message_id": 5, "chat": {"id": 42, "type": "private"}, "text": request[0]["text"]}

@@ -53,7 +53,8 @@ async def test_the_model_calls_an_allowed_tool_and_gets_its_result(
         assert tools["lights__light_level"]["description"].startswith(
             "lights.light_level (MCP server lights): How bright a room's light is.")
         assert tools["lights__light_level"]["parameters"]["required"] == ["room"]
-        assert "gpio_write" in tools  # beside the local tools
+        assert "gpio_read" in tools  # beside the local tools
+        assert "gpio_write" not in tools  # a question about state is offered no switch
         assert not [name for name in tools if "unlock" in name]  # not in allow: not offered
         status = await agent.runtime.status()
         row = status["mcp"]["servers"][0]

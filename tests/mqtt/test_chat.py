@@ -40,7 +40,7 @@ async def test_the_models_actuations_from_the_chat_topic_pass_the_gate(
             await start_agent(CONFIG.format(model=model.base_url, autonomy=autonomy,
                                             url=broker.url))
             await seen.wait(f"{BASE}/availability", "online")
-            await seen.publish(f"{BASE}/chat", "switch the led on please")
+            await seen.publish(f"{BASE}/chat", "light up the led please")
             reply = (await seen.wait(f"{BASE}/chat/reply", timeout=15)).decode()
             assert mock_factory.pin(17).state == int(switched)
             if switched:
