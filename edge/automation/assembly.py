@@ -26,7 +26,7 @@ from edge.automation.actions import (
     parse_action,
     servo_refusal,
 )
-from edge.automation.clock import Clock, SystemClock
+from edge.automation.clock import Clock, SystemClock, sleeper
 from edge.automation.engine import RuleEngine, build_rules
 from edge.automation.heartbeat import Heartbeat, Probe
 from edge.automation.interlocks import Interlocks
@@ -191,8 +191,9 @@ class Automation:
             channels, config.provider.configured, servo_pins(config))
         self.notifier = ChannelNotifier({}, {})
         """Channels and admins are filled in by :meth:`start`, once the channels exist."""
-        self.runner = ActionRunner(hardware, self.notifier, sensors=self.sensors)
         clock = clock or SystemClock()
+        self.runner = ActionRunner(hardware, self.notifier, sensors=self.sensors,
+                                   sleep=sleeper(clock))
         self.rules = RuleEngine(build_rules(config.rules, self.surroundings, problems),
                                 self.runner, self.notifier, clock=clock.monotonic)
         for index, job in enumerate(config.schedules):

@@ -26,6 +26,7 @@ import asyncio
 import heapq
 import itertools
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -54,6 +55,18 @@ class SystemClock:
 
     async def sleep_until(self, when: datetime) -> None:
         await asyncio.sleep(max(0.0, (when - self.now()).total_seconds()))
+
+
+def sleeper(clock: Clock) -> Callable[[float], Awaitable[None]]:
+    """A sleep of so many seconds on ``clock`` (a ``for 90s`` hold, a ``max_on_seconds``
+    timer): real time on the system clock, the test's or scenario's moves on a manual one."""
+    if isinstance(clock, SystemClock):
+        return asyncio.sleep
+
+    async def sleep(seconds: float) -> None:
+        await clock.sleep_until(clock.now() + timedelta(seconds=seconds))
+
+    return sleep
 
 
 SETTLE_ROUNDS = 30

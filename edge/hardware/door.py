@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -65,7 +65,8 @@ class Hardware:
                  resident: bool, hold_seconds: float | None = None,
                  recorders: Sequence[ActuationRecorder] = (),
                  meanings: PinMeanings | None = None,
-                 details: Mapping[str, str] | None = None):
+                 details: Mapping[str, str] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         """``resident``: a long-lived daemon that claims every allowlisted pin and runs timers.
         ``hold_seconds``: a one-shot command that stays this long to hold what it set, then
         returns it to its safe level (``edge-cli gpio write --hold``). ``recorders``: told of
@@ -73,13 +74,14 @@ class Hardware:
         before the caller hears of it (:meth:`add_recorder` adds one later). ``meanings``: the
         sensors that scale analog pins, for :meth:`value_of`.
         ``details``: what status says of a board instead of its own detail (how the config
-        made it simulated)."""
+        made it simulated). ``sleep``: how the ``max_on_seconds`` timers wait (a scenario's
+        fast clock)."""
         self.boards = boards
         self.pins = {(p.board, p.pin): p for p in pins}
         self._policy = policy
         self.resident = resident
         self.hold_seconds = hold_seconds
-        self._timers = AutoOffTimers(self._auto_off)
+        self._timers = AutoOffTimers(self._auto_off, sleep)
         self._details = dict(details or {})
         self._meanings = meanings or PinMeanings()
         """Each servo's last angle through this door, and the sensors that scale analog pins."""
@@ -400,7 +402,8 @@ class Hardware:
 
 def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                    hold_seconds: float | None = None, state_dir: Path | None = None,
-                   approvals: ApprovalGate | None = None) -> Hardware:
+                   approvals: ApprovalGate | None = None,
+                   sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> Hardware:
     """Boards, their pins and the policy from config; aliases and pins that could never work
     (unknown, a mode the pin cannot take, two keys for one pin) are one ConfigError naming every
     one at its key, under the config file (:func:`edge.hardware.board_setup.build_boards`).
@@ -419,4 +422,5 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                             approvals=gate, rates=rates, switches=switches)
     return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds,
                     meanings=PinMeanings.from_config(config, boards, pins),
-                    details={} if pin_factory is not None else simulation_details(config))
+                    details={} if pin_factory is not None else simulation_details(config),
+                    sleep=sleep)
