@@ -82,9 +82,10 @@ def _gpio_devices(options: GpioBoardOptions) -> Sequence[DeviceNode]:
 
 def _arduino(name: str, options: ArduinoBoardOptions, context: BoardContext) -> Board:
     if options.simulate:
-        from peripherals.simulated_board import UNO_LAYOUT, SimulatedBoard, uno_canonical
+        from peripherals.simulated_board import UNO_LAYOUT, SimulatedBoard
+        from peripherals.uno_layout import uno_pin_name
 
-        return SimulatedBoard(name, "arduino", UNO_LAYOUT, uno_canonical,
+        return SimulatedBoard(name, "arduino", UNO_LAYOUT, uno_pin_name,
                               aliases=options.aliases, servo=SERVO_PINS)
     from peripherals.arduino import ArduinoBoard
 

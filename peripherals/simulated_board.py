@@ -4,7 +4,8 @@ pin names and capabilities (the Uno's digital, PWM, servo and analog pins; an ST
 node's allowlisted pins), holds every level it is given, and reports an input that
 :meth:`SimulatedBoard.simulate_input` changes as the real board reports an edge.
 
->>> uno = SimulatedBoard("uno", "arduino", UNO_LAYOUT, uno_canonical, servo={"D9", "D10"})
+>>> from peripherals.uno_layout import uno_pin_name
+>>> uno = SimulatedBoard("uno", "arduino", UNO_LAYOUT, uno_pin_name, servo={"D9", "D10"})
 >>> import asyncio
 >>> async def press():
 ...     await uno.connect()
@@ -48,13 +49,6 @@ STM32_LAYOUT: dict[str, frozenset[PinMode]] = {
     for port in "ABC" for n in range(16) if f"P{port}{n}" not in ("PA2", "PA3", "PA13", "PA14")}
 """A NUCLEO-F401RE as our firmware reports it (PA2/PA3 are the link, PA13/PA14 the debugger)."""
 NODE_MODES = DIGITAL | {PinMode.PWM}
-
-
-def uno_canonical(spec: str) -> str:
-    """The Uno's own pin names (``13`` -> ``D13``, ``14`` -> ``A0``), as its driver has them."""
-    from peripherals.arduino import ArduinoBoard
-
-    return ArduinoBoard.canonical(spec)
 
 
 def stm32_canonical(spec: str) -> str:

@@ -15,6 +15,7 @@ hardware both are refused with the reason (exit 2).
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -26,6 +27,8 @@ from edge.ops.result import OpResult, OpTarget
 from edge.tools.base import ToolArgs
 from peripherals.base import PinMode
 from peripherals.exc import BoardError
+
+log = logging.getLogger(__name__)
 
 
 class SimulateInputArgs(ToolArgs):
@@ -59,6 +62,8 @@ async def simulate_input(target: OpTarget, args: dict[str, Any], requester: Requ
                              "(mode = \"input\" in its board's [pins])")
         on = args["value"] == "on"
         await hardware.boards[board].simulate_input(pin, float(rule.line(on)))
+        log.info("input_simulated board=%s pin=%s value=%s by=%s", board, pin, args["value"],
+                 requester.caller)
     except (EdgeError, BoardError) as exc:
         return OpResult(False, str(exc), exit_code=2)
     return OpResult(True, f"{rule.label} simulated {args['value']}",

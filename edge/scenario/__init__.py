@@ -13,3 +13,5 @@ interlock, a trip, a notification, an audit record, a reply).
 | reading a scenario file and its config | ``files.py`` |
 | the same as pytest fixtures | ``pytest_plugin.py`` |
 """
+
+__all__ = ["files", "pytest_plugin", "report", "runner", "steps", "world"]

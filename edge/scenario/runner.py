@@ -91,7 +91,11 @@ class ScenarioRun:
         self.runtime: ScenarioRuntime
 
     async def record(self, actuation: Actuation) -> None:
+        """Every outcome at the door to the pins, kept for the expectations and the events."""
         self.outcomes.append(actuation)
+        self.tail.lines.append(f"door action={actuation.action} pin={actuation.label} "
+                               f"outcome={actuation.outcome} by={actuation.caller}"
+                               + (f" reason={actuation.reason!r}" if actuation.reason else ""))
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[ScenarioRun]:
@@ -134,21 +138,25 @@ class ScenarioRun:
         return {name: len(ch.sent) for name, ch in self.runtime.scenario_channels.items()}
 
     async def _input(self, step: s.InputStep) -> None:
-        await self._op("gpio.simulate", {"pin": step.input, "value": step.value})
+        await self._operator("gpio.simulate", {"pin": step.input, "value": step.value})
 
     async def _sensor(self, step: s.SensorStep) -> None:
         name, quantity = step.sensor.split(".")
         args: dict[str, Any] = {"name": name, "quantity": quantity}
         args.update({"release": True} if step.value == "release" else {"value": step.value})
-        await self._op("sensors.simulate", args)
+        await self._operator("sensors.simulate", args)
 
-    async def _op(self, op: str, args: dict[str, Any]) -> None:
+    async def _operator(self, op: str, args: dict[str, Any]) -> None:
         result = await run_op(self.runtime, op, args, OPERATOR, operator=True)
         if result.exit_code == 2:
             raise UsageError(result.message)
 
     async def _wait(self, step: s.WaitStep) -> None:
         await self._pass(step.seconds)
+
+    async def wait(self, span: str) -> None:
+        """Let ``span`` (``"10m"``) pass on the scenario's clock, sensors read as it does."""
+        await self._pass(s.seconds_of(span))
 
     async def _pass(self, seconds: float) -> None:
         """Let ``seconds`` pass on the clock, in chunks no longer than the shortest simulated
@@ -207,6 +215,10 @@ class ScenarioRun:
         if channel is None or not sender:
             raise UsageError(f"{name} = {address!r}: write CHANNEL:ID of a chat channel")
         return channel, sender
+
+    async def _op(self, step: s.OpStep) -> None:
+        """An operation as the local operator (``edge-cli``); a refusal is for an expectation."""
+        await self._operator(step.op, step.args)
 
     async def _mqtt(self, step: s.MqttStep) -> None:
         from edge.mqtt.commands import carry_out, parse_command
