@@ -86,7 +86,8 @@ class AgentAssembly:
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir,
                                        approvals=self.approvals,
-                                       sleep=sleeper(clock or SystemClock()))
+                                       sleep=sleeper(clock or SystemClock()),
+                                       monotonic=(clock or SystemClock()).monotonic)
         self.storage = StorageHealth()
         """The state directory's health as the stores find it (full, read-only, ok)."""
         self.audit = AuditTrail(loaded.state_dir / AUDIT_FILE, self.config.audit.keep_days,

@@ -42,11 +42,23 @@ class Clock(Protocol):
 
     async def sleep_until(self, when: datetime) -> None:
         """Return once ``when`` (wall time) has come; at once if it has. A wall-clock step during
-        the sleep is not seen: callers that must notice one sleep in bounded chunks."""
+        the sleep is not seen: callers that must notice one sleep in chunks of
+        :attr:`step_check`."""
+        ...
+
+    @property
+    def step_check(self) -> timedelta:
+        """The longest a sleeper that must notice a wall-clock step sleeps at a time."""
         ...
 
 
+STEP_CHECK = timedelta(seconds=30)
+"""How soon a wall-clock step (NTP after boot) is noticed by those that sleep in chunks."""
+
+
 class SystemClock:
+    step_check = STEP_CHECK
+
     def now(self) -> datetime:
         return datetime.now(UTC)
 
@@ -75,6 +87,9 @@ SETTLE_ROUNDS = 30
 
 class ManualClock:
     """A clock that moves only when told to; sleepers wake in deadline order as it does."""
+
+    step_check = STEP_CHECK
+    """:meth:`step` moves the wall clock as NTP would: it is noticed as soon."""
 
     def __init__(self, start: datetime) -> None:
         if start.tzinfo is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -403,7 +404,8 @@ class Hardware:
 def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                    hold_seconds: float | None = None, state_dir: Path | None = None,
                    approvals: ApprovalGate | None = None,
-                   sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> Hardware:
+                   sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                   monotonic: Callable[[], float] = time.monotonic) -> Hardware:
     """Boards, their pins and the policy from config; aliases and pins that could never work
     (unknown, a mode the pin cannot take, two keys for one pin) are one ConfigError naming every
     one at its key, under the config file (:func:`edge.hardware.board_setup.build_boards`).
@@ -411,7 +413,8 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
     switches together.
     ``approvals``: the agent's gate (its runtime builds it, with the channels that answer it);
     without one, a gate for ``[security] autonomy`` that no channel answers (direct commands
-    need none; what a model asks under ``supervised`` is refused)."""
+    need none; what a model asks under ``supervised`` is refused). ``sleep`` and ``monotonic``:
+    the agent's clock, which the ``max_on_seconds`` timers and the rate limits follow."""
     boards, pins = build_boards(config, BoardContext(pin_factory))
     gate = approvals or ApprovalGate.from_config(config.security)
     rates = switches = None
@@ -419,7 +422,7 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
         rates = SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_RATES)
         switches = SwitchBudget(SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_SWITCHES))
     policy = SecurityPolicy([p.rule for p in pins], config.security.max_actuations_per_minute,
-                            approvals=gate, rates=rates, switches=switches)
+                            approvals=gate, rates=rates, switches=switches, clock=monotonic)
     return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds,
                     meanings=PinMeanings.from_config(config, boards, pins),
                     details={} if pin_factory is not None else simulation_details(config),

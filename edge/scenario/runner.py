@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from edge.audit import read_history
-from edge.automation.clock import ManualClock
 from edge.config.loader import LoadedConfig
 from edge.control.ops import mcp_requester, run_op
 from edge.core.actuation import Actuation
 from edge.core.exc import EdgeError, UsageError
 from edge.core.requester import Requester
 from edge.scenario import steps as s
-from edge.scenario.world import ScenarioChannel, ScenarioRuntime, scenario_config
+from edge.scenario.world import ScenarioChannel, ScenarioClock, ScenarioRuntime, scenario_config
 from edge.sensors import SimulatedMeasure
 from peripherals.exc import BoardError
 
@@ -82,7 +81,7 @@ class ScenarioRun:
 
     def __init__(self, scenario: s.Scenario, loaded: LoadedConfig):
         self.scenario = scenario
-        self.clock = ManualClock(scenario.start)
+        self.clock = ScenarioClock(scenario.start)
         self._loaded = loaded
         self.outcomes: list[Actuation] = []
         self.window: tuple[int, float, dict[str, int]] = (0, time.time(), {})
