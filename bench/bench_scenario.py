@@ -19,11 +19,12 @@ from edge.scenario.steps import parse_scenario
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("matplotlib", "PIL", "numpy", "onnxruntime", "tokenizers", "openai", "httpx", "mcp",
          "aiomqtt")
-WEEK: list[dict[str, object]] = [
-    step for _ in range(7) for step in ({"until": "06:00"}, {"expect_pin": "pump", "is": "on"})
-] + [{"sensor": "greenhouse.temperature", "value": 30}, {"wait": "2m"},
-     {"expect_pin": "fan", "is": "on"}, {"sensor": "greenhouse.temperature", "value": 26},
-     {"expect_pin": "fan", "is": "off"}, {"wait": "1h"}]
+DAY: list[dict[str, object]] = [{"until": "06:00"}, {"expect_pin": "pump", "is": "on"}]
+FAN: list[dict[str, object]] = [
+    {"sensor": "greenhouse.temperature", "value": 30}, {"wait": "2m"},
+    {"expect_pin": "fan", "is": "on"}, {"sensor": "greenhouse.temperature", "value": 26},
+    {"expect_pin": "fan", "is": "off"}, {"wait": "1h"}]
+WEEK = DAY * 7 + FAN
 
 
 def main() -> None:
