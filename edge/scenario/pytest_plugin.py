@@ -68,14 +68,14 @@ class Chat:
 
     async def __call__(self, person: str, text: str) -> str:
         """What the agent answers ``person`` (a name of ``edge_people``)."""
-        channel, sender = self._run._person(person)
+        channel, sender = self._run.person(person)
         seen = len(channel.sent)
         await self._run.do(_step({"chat": text, "from": person}))
         return next((t for who, t in channel.sent[seen:] if who == sender), "")
 
     def sent_to(self, person: str) -> list[str]:
         """Everything the agent has sent ``person`` (notifications too)."""
-        channel, sender = self._run._person(person)
+        channel, sender = self._run.person(person)
         return [text for who, text in channel.sent if who == sender]
 
 

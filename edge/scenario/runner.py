@@ -194,7 +194,7 @@ class ScenarioRun:
         await self._pass((when - self.clock.now()).total_seconds() + ARRIVED)
 
     async def _chat(self, step: s.ChatStep) -> None:
-        channel, sender = self._person(step.sender)
+        channel, sender = self.person(step.sender)
         self.runtime.model.turns = list(step.model)
         seen = len(channel.sent)
         await channel.hear(sender, step.chat)
@@ -205,7 +205,7 @@ class ScenarioRun:
                 raise StepFailed(f"a reply to {step.sender} saying {wanted!r}",
                                  repr(reply) if reply is not None else "no reply")
 
-    def _person(self, name: str) -> tuple[ScenarioChannel, str]:
+    def person(self, name: str) -> tuple[ScenarioChannel, str]:
         address = self.scenario.people.get(name)
         if address is None:
             raise UsageError(f"no person {name!r} in [people] (name = \"telegram:123456789\")")
@@ -300,7 +300,7 @@ class ScenarioRun:
             "nothing at the door to the pins"
 
     async def _expect_notified(self, step: s.ExpectNotified) -> None:
-        channel, sender = self._person(step.expect_notified)
+        channel, sender = self.person(step.expect_notified)
         start = self.window[2].get(channel.name, 0)
 
         def message() -> str | None:

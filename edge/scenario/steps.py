@@ -16,6 +16,11 @@ Expectations, about what happened since the last action began: ``expect_pin`` (`
 ...     "steps": [{"wait": "90m"}, {"expect_pin": "pump", "is": "off"}]})
 >>> [step.kind for step in scenario.steps], scenario.steps[0].seconds
 (['wait', 'expect_pin'], 5400.0)
+>>> from datetime import UTC
+>>> saturday = scenario.start.replace(hour=6).astimezone(UTC)  # before the move to summer time
+>>> sunday = scenario.next_time(saturday, "06:00")
+>>> sunday.isoformat(), (sunday.astimezone(UTC) - saturday).total_seconds() / 3600
+('2026-03-29T06:00:00+02:00', 23.0)
 >>> parse_scenario({"steps": [{"jump": 3}]})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
