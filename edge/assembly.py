@@ -26,7 +26,7 @@ from edge.agent.preflight import ChannelAccess, Preflight
 from edge.agent.sessions import ResetPolicy, SessionStore
 from edge.audit import AUDIT_FILE, AuditTrail
 from edge.automation.assembly import Automation
-from edge.automation.clock import Clock
+from edge.automation.clock import Clock, SystemClock, sleeper
 from edge.cameras.service import CameraService
 from edge.channels.base import Channel
 from edge.channels.cli import stdin_attached
@@ -86,7 +86,9 @@ class AgentAssembly:
                                                   approvers_with_mcp(self.admins, self.channels))
         self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir,
-                                       approvals=self.approvals)
+                                       approvals=self.approvals,
+                                       sleep=sleeper(clock or SystemClock()),
+                                       monotonic=(clock or SystemClock()).monotonic)
         self.storage = StorageHealth()
         """The state directory's health as the stores find it (full, read-only, ok)."""
         self.audit = AuditTrail(loaded.state_dir / AUDIT_FILE, self.config.audit.keep_days,

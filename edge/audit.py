@@ -118,6 +118,11 @@ class AuditTrail:
         self._last: OrderedDict[str, tuple[Fold | None, int, float]] = OrderedDict()
         """Each caller's last row: what it refused (None: it was no refusal), its id, when."""
 
+    @property
+    def busy(self) -> bool:
+        """Whether a record is still on its way to the file."""
+        return bool(self._pending) or (self._flusher is not None and not self._flusher.done())
+
     async def record(self, actuation: Actuation) -> None:
         """Return once ``actuation`` is committed (a cancelled caller does not stop the write),
         or once the disk has refused it (counted in :attr:`health`)."""

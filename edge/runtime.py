@@ -216,6 +216,7 @@ class Runtime(AgentAssembly):
         self.start_preload()  # after the channels: they say whether the agent keeps running
         dispatcher = self.build_dispatcher(self.status_text)
         dispatcher.agent.safe_mode = self.safe_mode
+        dispatcher.agent.operations = self
         self._tasks.append(SupervisedTask("dispatcher", dispatcher.run).start())
         for name, channel in self.channels.items():
             supervisor = self.supervisors[name] = ListenerSupervisor(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
-from edge.core.exc import EdgeError
+from edge.core.exc import EdgeError, UsageError
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
 from edge.status import ago, readings_text
@@ -69,6 +69,32 @@ class DriverMeasure:
 
     def close(self) -> None:
         self.sensor.close()
+
+
+class SimulatedMeasure:
+    """A sensor in memory (``simulate = true``): each quantity reads what :meth:`hold` set, until
+    it is released; nothing is read from a device."""
+
+    def __init__(self, units: Mapping[str, str]):
+        self.units = self.present = dict(units)
+        self.held: dict[str, float] = {}
+
+    def hold(self, quantity: str, value: float | None) -> None:
+        if quantity not in self.units:
+            raise UsageError(f"the sensor yields {', '.join(self.units)}, not {quantity!r}")
+        if value is None:
+            self.held.pop(quantity, None)
+        else:
+            self.held[quantity] = value
+
+    async def measure(self) -> dict[str, Reading]:
+        return {q: Reading(q, v, self.units[q]) for q, v in self.held.items()}
+
+    def describe(self) -> str:
+        return "simulated (simulate = true in config)"
+
+    def close(self) -> None:
+        return None
 
 
 class PinReader(Protocol):
@@ -164,6 +190,23 @@ class SensorHub:
                 except Exception:  # one bad listener must not silence the others
                     log.exception("sensor_listener_failed sensor=%s", name)
         return readings
+
+    async def simulate(self, name: str, quantity: str, value: float | None) -> dict[str, Reading]:
+        """Hold ``name``'s ``quantity`` at ``value`` (None: release it) and read the sensor now,
+        so rules, MQTT and the history see it as a reading; a sensor that reads a device
+        refuses (UsageError: exit 2)."""
+        state = self.sensors.get(name)
+        source = state.source if state is not None else None
+        if state is not None and not isinstance(source, SimulatedMeasure):
+            raise UsageError(f"sensor {name} reads a real device; set [sensors.{name}] simulate = "
+                             "true (or `edge-cli run --simulate`) to try readings by hand")
+        if isinstance(source, SimulatedMeasure):
+            source.hold(quantity, value)
+            if value is None and state is not None:
+                state.readings.pop(quantity, None)
+        log.info("sensor_simulated sensor=%s quantity=%s value=%s", name, quantity,
+                 "released" if value is None else value)
+        return await self.measure(name)
 
     async def read_now(self, name: str) -> str:
         readings = await self.measure(name)

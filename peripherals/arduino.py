@@ -27,10 +27,10 @@ import threading
 import time
 
 from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, Pull
-from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
+from peripherals.exc import BoardError, BoardUnavailable, PinModeError
 from peripherals.firmata import EDGE_WATCHDOG, FIRMATA_OUTPUT, FIRMATA_PWM, WD_DISARM
 from peripherals.firmata_link import FirmataLink
-from peripherals.uno_layout import PWM_PINS, SERVO_PINS
+from peripherals.uno_layout import PWM_PINS, SERVO_PINS, uno_pin_name
 
 log = logging.getLogger(__name__)
 
@@ -57,19 +57,7 @@ class ArduinoBoard(FirmataLink):
     # names ----------------------------------------------------------------------------------
     @staticmethod
     def canonical(spec: str) -> str:
-        text = str(spec).strip().upper()
-        if text.startswith("A") and text[1:].isdigit() and int(text[1:]) <= 5:
-            return f"A{int(text[1:])}"
-        number = text[1:] if text.startswith("D") else text
-        if number.isdigit():
-            n = int(number)
-            if 2 <= n <= 13:
-                return f"D{n}"
-            if 14 <= n <= 19:
-                return f"A{n - 14}"
-            if n in (0, 1):
-                raise UnknownPin(f"{spec!r}: D0 and D1 carry the serial link to the agent")
-        raise UnknownPin(f"{spec!r} is not an Uno pin; use D2..D13 or A0..A5")
+        return uno_pin_name(spec)
 
     def resolve(self, spec: str) -> str:
         spec = str(spec).strip()

@@ -181,6 +181,14 @@ class Board(Protocol):
         Boards without one have nothing to tell."""
         return None
 
+    async def simulate_input(self, pin: str, level: float) -> None:
+        """Set what a simulated input reads (1 a high line, 0 a low one; an analog pin's 0..1 of
+        its reference), reported as the hardware would report it. A board that drives real
+        hardware refuses: nothing can be pretended on a real line."""
+        raise PinModeError(f"board {self.name} ({self.kind}) drives real hardware; set "
+                           f"[boards.{self.name}] simulate = true (or `edge-cli run --simulate`) "
+                           "to try inputs by hand")
+
     @abstractmethod
     def subscribe(self, listener: BoardListener) -> Callable[[], None]:
         """Call ``listener`` for every :class:`BoardEvent` (on the event loop the board was

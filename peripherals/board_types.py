@@ -42,6 +42,10 @@ class SerialBoardOptions(BoardOptions):
     usb_path: str | None = None
     """For clones without a (unique) USB serial number (CH340, some CP210x): the USB port's
     ``ID_PATH`` (``edge-cli boards discover`` shows it); the board must stay in that socket."""
+    simulate: bool = False
+    """A board in memory with this board's pins and capabilities
+    (:mod:`peripherals.simulated_board`), for trying a config before it is wired; the port is
+    not opened."""
 
 
 
@@ -77,6 +81,12 @@ def _gpio_devices(options: GpioBoardOptions) -> Sequence[DeviceNode]:
 
 
 def _arduino(name: str, options: ArduinoBoardOptions, context: BoardContext) -> Board:
+    if options.simulate:
+        from peripherals.simulated_board import UNO_LAYOUT, SimulatedBoard
+        from peripherals.uno_layout import uno_pin_name
+
+        return SimulatedBoard(name, "arduino", UNO_LAYOUT, uno_pin_name,
+                              aliases=options.aliases, servo=SERVO_PINS)
     from peripherals.arduino import ArduinoBoard
 
     return ArduinoBoard(name, options.port, baudrate=options.baudrate, aliases=options.aliases,
@@ -85,6 +95,11 @@ def _arduino(name: str, options: ArduinoBoardOptions, context: BoardContext) -> 
 
 
 def _stm32(name: str, options: Stm32BoardOptions, context: BoardContext) -> Board:
+    if options.simulate:
+        from peripherals.simulated_board import STM32_LAYOUT, SimulatedBoard, stm32_canonical
+
+        return SimulatedBoard(name, "stm32", STM32_LAYOUT, stm32_canonical,
+                              aliases=options.aliases)
     from peripherals.stm32 import Stm32Board
 
     return Stm32Board(name, options.port, baudrate=options.baudrate, aliases=options.aliases,
@@ -93,7 +108,7 @@ def _stm32(name: str, options: Stm32BoardOptions, context: BoardContext) -> Boar
 
 
 def _serial_port(options: SerialBoardOptions) -> Sequence[DeviceNode]:
-    if not options.port.startswith("/"):  # socket:// an emulator
+    if options.simulate or not options.port.startswith("/"):  # simulated, or an emulator
         return ()
     return (DeviceNode(options.port, "dialout",
                        "plug the board in and check its port (`ls /dev/ttyACM* /dev/ttyUSB*`); a "

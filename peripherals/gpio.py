@@ -262,6 +262,17 @@ class GpioBoard(Board):
         device.value = duty
         self._held.discard(self.resolve(pin))
 
+    async def simulate_input(self, pin: str, level: float) -> None:
+        """Drive a mock input pin's line (the mock pins only: a real header refuses)."""
+        if not self.simulated:
+            await super().simulate_input(pin, level)
+            return
+        mock = self._device(pin, PinMode.INPUT).pin
+        if level >= 0.5:
+            mock.drive_high()
+        else:
+            mock.drive_low()
+
     async def apply_safe_state(self, values: dict[str, bool]) -> list[str]:
         failed = []
         for spec, level in values.items():

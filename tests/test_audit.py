@@ -243,6 +243,9 @@ async def test_the_running_agent_records_schedules_chat_commands_and_its_safe_st
     agent = await start_agent(WATERING, clock=clock)
     await clock.advance(timedelta(seconds=1))
     await until(lambda: mock_factory.pin(22).state == 1)
+    await until(lambda: any(t.get_name() == "hold-gpio:GPIO22" for t in asyncio.all_tasks()))
+    await clock.settle()
+    await clock.advance(timedelta(seconds=1))  # the hold ends on the agent's clock
     await until(lambda: mock_factory.pin(22).state == 0)
     command = msg("/gpio led on", sender="alice")
     assert await agent.runtime.agent.command(command) is not None

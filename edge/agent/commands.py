@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from edge.core.requester import Requester
 from edge.ops.catalog import CATALOG
-from edge.ops.operation import Chat
+from edge.ops.operation import Chat, Kind, Operation
 from edge.security.approvals import is_admin
 from edge.tools.base import Tool
 
 if TYPE_CHECKING:
+    from edge.ops.result import OpTarget
     from edge.providers.switch import ModelSwitch
     from edge.safe_mode import SafeMode
     from edge.security.web_sessions import WebSessions
@@ -101,6 +102,8 @@ class CommandContext:
     """The agent's safe mode, for ``/resume``."""
     web_codes: WebSessions | None = None
     """The web page's sessions, for an admin's ``/web``; None when there is no page."""
+    target: OpTarget | None = None
+    """What the catalog's own handlers act on (``/sim``), once the runtime has started."""
 
     @property
     def is_admin(self) -> bool:
@@ -283,6 +286,8 @@ async def _operation(spellings: list[Chat], args: list[str], ctx: CommandContext
                 call = chat.parse(args)
             except ValueError as exc:
                 return str(exc)
+            if call is not None and op.handler is not None:
+                return await _handled(op, call, ctx)
             if call is not None:
                 tool = ctx.tools.get(op.tool_name)
                 if tool is None:
@@ -290,6 +295,15 @@ async def _operation(spellings: list[Chat], args: list[str], ctx: CommandContext
                 return (await tool.execute(call, ctx.requester)).text
     wrong = next((chat.wrong for chat in spellings if chat.wrong), "")
     return wrong or "Usage: " + "  or  ".join(chat.usage for chat in spellings)
+
+
+async def _handled(op: Operation, call: dict[str, Any], ctx: CommandContext) -> str:
+    """An operation with a handler of its own: an operator's one needs an admin in chat."""
+    if op.kind is Kind.OPERATOR and not ctx.is_admin:
+        return f"Only an admin can use /{op.chat[0].command}."
+    if ctx.target is None:
+        return f"/{op.chat[0].command} is not available in this agent."
+    return (await op.run(ctx.target, call, ctx.requester)).message
 
 
 def spellings_of(command: str) -> list[Chat]:

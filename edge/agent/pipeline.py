@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the provider stack loads only when a model is configured
     from edge.agent.intent_turn import IntentRunner
     from edge.agent.intents import Vocabulary
     from edge.agent.loop import TextSink
+    from edge.ops.result import OpTarget
     from edge.providers.base import Provider
     from edge.providers.switch import ModelSwitch
 
@@ -126,6 +127,8 @@ class Agent:
     """Channel -> its admins (the runtime's table, which the approval gate holds too)."""
     safe_mode: SafeMode = field(default_factory=SafeMode)
     """After a crash loop: model turns are refused, commands still run, ``/resume`` leaves it."""
+    operations: OpTarget | None = None
+    """What the catalog's own handlers act on in chat (``/sim``): the runtime, once started."""
     budget: TokenBudget | None = None
     """The daily token budget (``[provider] daily_token_budget``); None: no cap."""
     receipts_by_channel: Mapping[str, bool] = field(default_factory=dict)
@@ -180,7 +183,8 @@ class Agent:
                              reset_session=lambda: self.sessions.reset_session(msg.session_key),
                              provider=self.provider,
                              admins=self.admins, safe_mode=self.safe_mode,
-                             web_codes=self.web_codes)
+                             web_codes=self.web_codes,
+                             target=self.operations)
         return await run_command(msg.content, ctx)
 
     def _provider_failed(self, reason: str) -> None:

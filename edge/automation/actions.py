@@ -27,7 +27,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -250,8 +250,11 @@ class ActionRunner:
     a newer action on the same pin replaces."""
 
     def __init__(self, hardware: Hardware, notifier: Notifier, prompts: PromptRunner | None = None,
-                 sensors: SensorReader | None = None):
+                 sensors: SensorReader | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+        """``sleep``: how a ``for`` hold waits (the automation's clock)."""
         self.hardware, self.notifier, self.prompts, self.sensors = hardware, notifier, prompts, sensors
+        self._sleep = sleep
         self._holds: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     async def run(self, action: AutomationAction, requester: Requester,
@@ -300,7 +303,7 @@ class ActionRunner:
                        key: tuple[str, str]) -> None:
         """After ``for``: the opposite write (or duty 0); if that is refused (a rate limit),
         the safe level, which the policy never refuses on an allowlisted output."""
-        await asyncio.sleep(action.hold or 0.0)
+        await self._sleep(action.hold or 0.0)
         self._holds.pop(key, None)
         spec = f"{key[0]}:{key[1]}"
         try:

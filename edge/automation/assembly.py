@@ -26,7 +26,7 @@ from edge.automation.actions import (
     parse_action,
     servo_refusal,
 )
-from edge.automation.clock import Clock, SystemClock
+from edge.automation.clock import Clock, SystemClock, sleeper
 from edge.automation.engine import RuleEngine, build_rules
 from edge.automation.heartbeat import Heartbeat, Probe
 from edge.automation.interlocks import Interlocks
@@ -45,7 +45,7 @@ from edge.core.supervision import SupervisedTask, close_all
 from edge.core.validation import Problem
 from edge.hardware import Hardware
 from edge.security.policy import Action
-from edge.sensors import AnalogPinMeasure, DriverMeasure, Measure, SensorHub, SensorState
+from edge.sensors import AnalogPinMeasure, DriverMeasure, Measure, SensorHub, SensorState, SimulatedMeasure
 from peripherals.base import PinMode
 from peripherals.exc import BoardError
 from peripherals.factory import BOARDS
@@ -70,7 +70,9 @@ def build_sensor_hub(config: Config, hardware: Hardware, *, pin_factory: Any = N
     states = []
     for name, section in config.sensors.items():
         source: Measure
-        if isinstance(section, AnalogSensorConfig):
+        if section.simulate:
+            source = SimulatedMeasure(section.units)
+        elif isinstance(section, AnalogSensorConfig):
             refusal = _analog_refusal(hardware, section.pin)
             if refusal:
                 found.append(Problem(("sensors", name, "pin"), "value", refusal))
@@ -147,7 +149,8 @@ def node_problems(config: Config) -> list[Problem]:
     return [Problem(("boards", name, "type"), "value",
                     "a node board reaches its agent through the broker; set [mqtt] url (the "
                     "broker both agents use)")
-            for name, board in config.boards.items() if board.type == "node"]
+            for name, board in config.boards.items()
+            if board.type == "node" and not getattr(board, "simulate", False)]
 
 
 def input_problems(config: Config, hardware: Hardware) -> list[Problem]:
@@ -188,8 +191,9 @@ class Automation:
             channels, config.provider.configured, servo_pins(config))
         self.notifier = ChannelNotifier({}, {})
         """Channels and admins are filled in by :meth:`start`, once the channels exist."""
-        self.runner = ActionRunner(hardware, self.notifier, sensors=self.sensors)
         clock = clock or SystemClock()
+        self.runner = ActionRunner(hardware, self.notifier, sensors=self.sensors,
+                                   sleep=sleeper(clock))
         self.rules = RuleEngine(build_rules(config.rules, self.surroundings, problems),
                                 self.runner, self.notifier, clock=clock.monotonic)
         for index, job in enumerate(config.schedules):

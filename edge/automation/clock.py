@@ -26,6 +26,7 @@ import asyncio
 import heapq
 import itertools
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -41,11 +42,23 @@ class Clock(Protocol):
 
     async def sleep_until(self, when: datetime) -> None:
         """Return once ``when`` (wall time) has come; at once if it has. A wall-clock step during
-        the sleep is not seen: callers that must notice one sleep in bounded chunks."""
+        the sleep is not seen: callers that must notice one sleep in chunks of
+        :attr:`step_check`."""
+        ...
+
+    @property
+    def step_check(self) -> timedelta:
+        """The longest a sleeper that must notice a wall-clock step sleeps at a time."""
         ...
 
 
+STEP_CHECK = timedelta(seconds=30)
+"""How soon a wall-clock step (NTP after boot) is noticed by those that sleep in chunks."""
+
+
 class SystemClock:
+    step_check = STEP_CHECK
+
     def now(self) -> datetime:
         return datetime.now(UTC)
 
@@ -56,12 +69,27 @@ class SystemClock:
         await asyncio.sleep(max(0.0, (when - self.now()).total_seconds()))
 
 
+def sleeper(clock: Clock) -> Callable[[float], Awaitable[None]]:
+    """A sleep of so many seconds on ``clock`` (a ``for 90s`` hold, a ``max_on_seconds``
+    timer): real time on the system clock, the test's or scenario's moves on a manual one."""
+    if isinstance(clock, SystemClock):
+        return asyncio.sleep
+
+    async def sleep(seconds: float) -> None:
+        await clock.sleep_until(clock.now() + timedelta(seconds=seconds))
+
+    return sleep
+
+
 SETTLE_ROUNDS = 30
 """Loop turns given to woken tasks (and the tasks they start) before time moves on."""
 
 
 class ManualClock:
     """A clock that moves only when told to; sleepers wake in deadline order as it does."""
+
+    step_check = STEP_CHECK
+    """:meth:`step` moves the wall clock as NTP would: it is noticed as soon."""
 
     def __init__(self, start: datetime) -> None:
         if start.tzinfo is None:

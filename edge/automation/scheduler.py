@@ -13,8 +13,9 @@ and waits for the next one; ``once`` runs the job once, now, for all of them.
 The wall clock can jump (a Pi without a real-time clock boots with the time it had at shutdown,
 or 1970, and NTP steps it minutes later). What the loop does about it:
 
-- It never sleeps more than :data:`MAX_SLEEP` at a time and re-reads the wall clock on waking, so
-  a forward step is seen within 30 s and no occurrence is slept past.
+- It never sleeps more than its clock's ``step_check`` at a time (30 s,
+  :data:`~edge.automation.clock.STEP_CHECK`) and re-reads the wall clock on waking, so a forward
+  step is seen within 30 s and no occurrence is slept past.
 - It tells time passing from a step with the monotonic clock: the agent has really been running
   since ``now - monotonic elapsed``. Occurrences after that, which a forward step jumped over,
   were due while it ran: the job runs once for all of them (no burst, no skipped run).
@@ -50,7 +51,6 @@ log = logging.getLogger(__name__)
 RunJob = Callable[[Schedule, datetime], Awaitable[str | None]]
 """Runs a job's action for one occurrence; returns a result to record (None: ``ok``) or raises."""
 
-MAX_SLEEP = timedelta(seconds=30)
 STEP_BACK_TOLERANCE = timedelta(minutes=5)
 CLOCK_WAIT = timedelta(minutes=10)
 CLOCK_FLOOR = datetime.fromisoformat("2025-01-01T00:00:00+00:00")
@@ -127,7 +127,7 @@ class Scheduler:
             while True:
                 now = self.clock.now()
                 self._tick(now)
-                until = min([due for due in self._due.values() if due is not None] + [now + MAX_SLEEP])
+                until = min([due for due in self._due.values() if due is not None] + [now + self.clock.step_check])
                 await self._sleep_until(max(until, now + MIN_SLEEP))  # never a busy loop
         finally:
             running = [task for task in self._running.values() if not task.done()]
@@ -162,7 +162,7 @@ class Scheduler:
                             _text(self.clock.now()))
                 self._anchored_here.update(self._jobs)
                 return
-            await self._sleep_until(self.clock.now() + MAX_SLEEP)
+            await self._sleep_until(self.clock.now() + self.clock.step_check)
         log.info("schedule_clock_set now=%s", _text(self.clock.now()))
 
     def _start(self, now: datetime) -> None:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from edge.config.schedules import ScheduleConfig
 
 HISTORY_WORDS = ("history", "chart")
-"""``edge-cli sensors history|chart NAME``: words, never sensor names (the config refuses them)."""
+"""``edge-cli sensors history|chart NAME``: words, never sensor names (the config refuses them,
+as it refuses ``simulate``)."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
@@ -41,7 +42,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
         epilog="examples:\n  edge-cli sensors greenhouse --fresh\n"
         "  edge-cli sensors history greenhouse temperature --since 12h\n"
         "  edge-cli sensors history greenhouse --since 2026-11-25T18:00 --csv > night.csv\n"
-        "  edge-cli sensors chart greenhouse temperature --since 7d --output week.png",
+        "  edge-cli sensors chart greenhouse temperature --since 7d --output week.png\n"
+        "  edge-cli sensors simulate greenhouse temperature 30  (a simulated sensor)",
         formatter_class=RawDescriptionHelpFormatter)
     sensors.add_argument("name", nargs="?", help="one sensor (all when omitted), or history / chart")
     sensors.add_argument("words", nargs="*", metavar="NAME [QUANTITY]",
@@ -57,6 +59,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
                               "1000); more are drawn together as min/mean/max")
     sensors.add_argument("--csv", action="store_true", help="history: every point as CSV")
     sensors.add_argument("-o", "--output", metavar="FILE.png", help="chart: the PNG to write")
+    sensors.add_argument("--release", action="store_true", help="simulate: let go of the "
+                         "held reading")
     sensors.set_defaults(handler=show_sensors)
     rules = sub.add_parser("rules", parents=[common], help="automation rules and what they did",
                            description="Each [[rules]] entry: its trigger, actions, how often "
@@ -119,6 +123,12 @@ def _readable_config(args: argparse.Namespace) -> LoadedConfig | None:
 
 
 def show_sensors(args: argparse.Namespace) -> int:
+    if args.name == "simulate":
+        from edge.cli.simulate_cmd import sensor_args, simulate
+
+        return simulate(args, "sensors.simulate", sensor_args(args.words, args.release))
+    if args.release:
+        raise UsageError("--release: only with `edge-cli sensors simulate NAME QUANTITY`")
     if args.name in HISTORY_WORDS:
         from edge.cli.sensor_history_cmd import sensor_chart, sensor_history
 

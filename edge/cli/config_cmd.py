@@ -42,8 +42,26 @@ def init(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise EdgeError(f"cannot write {path}: {exc.strerror or exc}; choose another path, or "
                         "run it as a user who may write there") from None
-    return emit(OpResult(True, f"wrote {path}; edit it, then run `edge-cli config check`",
-                         {"path": str(path)}), args.json)
+    scenario = _write_starter_scenario(path, args.force)
+    tried = f", and {scenario}: try it with `edge-cli test {scenario}`" if scenario else ""
+    return emit(OpResult(True, f"wrote {path}; edit it, then run `edge-cli config check`{tried}",
+                         {"path": str(path), "scenario": str(scenario) if scenario else None}),
+                args.json)
+
+
+def _write_starter_scenario(config: Path, force: bool) -> Path | None:
+    """A first scenario beside the config (:func:`edge.scenario.files.starter`); an existing
+    one is kept (unless ``--force``), and one that cannot be written is left out."""
+    from edge.scenario.files import STARTER_NAME, starter
+
+    path = config.parent / STARTER_NAME
+    if path.exists() and not force:
+        return None
+    try:
+        write_atomically(path, starter(config.name), 0o644)
+    except OSError:
+        return None
+    return path
 
 
 def check(args: argparse.Namespace) -> int:

@@ -21,15 +21,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from edge.cli.agent_socket import ask_agent as ask_agent
+from edge.cli.agent_socket import silent_agent
 from edge.cli.arguments import seconds_up_to
 from edge.cli.output import emit
+from edge.cli.simulate_cmd import simulate
 from edge.config.locate import load_raw
 from edge.control import client
 from edge.control.client import SocketForbidden
 from edge.control.ops import OpResult
 from edge.core.exc import DaemonUnavailable, UsageError
-from edge.core.ownership import running_agent
-from edge.core.paths import lock_candidates, socket_candidates
+from edge.core.paths import socket_candidates
 from edge.core.requester import Requester
 from edge.core.stopsignals import STOPPING, signal_name
 from edge.status import format_status, span
@@ -58,6 +60,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
     servo = gsub.add_parser("servo", parents=[common], help="turn a servo on a PWM pin to an angle")
     servo.add_argument("pin")
     servo.add_argument("angle", type=_angle, help="degrees, 0 to 180")
+    sim = gsub.add_parser("simulate", parents=[common],
+                          help="make an input of a simulated board active (on) or not (off)")
+    sim.add_argument("pin")
+    sim.add_argument("value", type=str.lower, choices=["on", "off"])
     for parser in (write, pwm):
         parser.add_argument("--hold", type=seconds_up_to(MAX_HOLD_SECONDS), metavar="SECONDS",
                             help="keep the level this long, then return the pin to its safe "
@@ -282,6 +288,8 @@ async def _hold_via_daemon(paths: list[Path], op: str, op_args: dict[str, Any], 
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.command == "gpio" and args.action == "simulate":
+        return simulate(args, "gpio.simulate", {"pin": args.pin, "value": args.value})
     op, op_args = operation(args)
     hold = args.hold if op in ("gpio.write", "gpio.pwm") else None
     if hold is not None and args.node is not None:
@@ -319,31 +327,6 @@ def _status_outcome(result: OpResult) -> OpResult:
     return result
 
 
-def _silent_agent(state_dir: str | None) -> OpResult | None:
-    """An agent holds the lock but its socket did not answer: a failure saying so (nobody may
-    act behind its back); None when no agent runs."""
-    owner = running_agent(lock_candidates(state_dir))
-    if owner is None:
-        return None
-    return OpResult(False, f"an agent is running (pid {owner[1]}, lock {owner[0]}) but its "
-                    "control socket did not answer; check `edge-cli logs`, or restart it "
-                    "(`sudo systemctl restart edge-agent`)", exit_code=1)
-
-
-def ask_agent(args: argparse.Namespace, op: str, op_args: dict[str, Any],
-              timeout: float | None = None) -> OpResult | None:
-    """The running agent's answer to ``op`` over its control socket; None when no agent runs
-    (the command may then do the work itself, reading files but never opening a board)."""
-    configured = (load_raw(args.config).data.get("paths") or {}).get("state_dir")
-    state = configured if isinstance(configured, str) else None
-    try:
-        return OpResult.from_dict(client.request(socket_candidates(state), op, op_args, timeout))
-    except SocketForbidden as exc:
-        return OpResult(False, str(exc), exit_code=1)
-    except DaemonUnavailable:
-        return _silent_agent(state)
-
-
 def perform(args: argparse.Namespace, op: str, op_args: dict[str, Any], *,
             hold: float | None = None, render: Callable[[dict[str, Any]], str] | None = None) -> tuple[int, OpResult]:
     """Run ``op`` through the daemon when one is running, else directly on the boards (never
@@ -363,7 +346,7 @@ def perform(args: argparse.Namespace, op: str, op_args: dict[str, Any], *,
     except SocketForbidden as exc:
         result, via = OpResult(False, str(exc), exit_code=1), "daemon"
     except DaemonUnavailable:
-        silent = _silent_agent(configured)
+        silent = silent_agent(configured)
         if silent is not None:  # it owns the boards: never open them behind its back
             return emit(silent, args.json, via="daemon"), silent
         result, via = run_direct(args.config, op, op_args, hold, args.json), "direct"

@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
     # not offered, but still understood: `run --json` hears why not (exit 2), not just "unknown"
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help=argparse.SUPPRESS)
+    parser.add_argument("--simulate", action="store_true",
+                        help="every board and sensor simulated (simulate = true): try a config "
+                             "written for the real plant on any machine")
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="in a terminal, show every log line (info) on stderr too, other "
@@ -67,6 +70,10 @@ def run_agent(args: argparse.Namespace) -> int:
         raise UsageError("run talks in the terminal, not in JSON; use `edge-cli status --json` "
                          "for the running agent, or the control socket from scripts")
     loaded = load_config(args.config)
+    if args.simulate:
+        from edge.config.simulation import simulated_loaded
+
+        loaded = simulated_loaded(loaded)
     loaded.prepare_dirs()  # an unwritable state or log directory: exit 2, not a traceback
     configure_from(loaded, stream_level=stream_level(args, sys.stdin.isatty()),
                    verbose=args.verbose)

@@ -37,8 +37,8 @@ from peripherals.sensors.factory import ANALOG_ON_BOARD, SENSORS
 _BOARD_PIN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:[A-Za-z0-9_]+")
 
 
-RESERVED_SENSOR_NAMES = frozenset({"history", "chart"})
-"""Words of ``edge-cli sensors history|chart NAME``, so never a sensor's name."""
+RESERVED_SENSOR_NAMES = frozenset({"history", "chart", "simulate"})
+"""Words of ``edge-cli sensors history|chart|simulate NAME``, so never a sensor's name."""
 
 
 def sensor_name(value: str) -> str:
@@ -61,6 +61,9 @@ class SensorSection(Section, SensorOptions):
     type: str
     interval_seconds: float = Field(default=30.0, ge=0.05, le=86_400)
     """How often the agent reads it (a DS18B20 takes 0.75 s a read, a BME280 10 ms)."""
+    simulate: bool = False
+    """Readings held in memory, set by ``edge-cli sensors simulate NAME QUANTITY VALUE`` (or a
+    scenario), instead of the device: for trying a config before it is wired."""
 
 
 def _board_and_pin(pin: str) -> str:

@@ -57,6 +57,8 @@ class NodeBoardOptions(BoardOptions):
     timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0, le=MAX_TIMEOUT_SECONDS)
     """How long a command waits for the node's answer; it is also the request's expiry, so a
     command never outlives it."""
+    simulate: bool = False
+    """The node's allowlisted pins in memory (:mod:`peripherals.simulated_board`): no broker."""
 
     @property
     def base(self) -> str:
@@ -67,6 +69,11 @@ def _node(name: str, options: NodeBoardOptions, context: BoardContext) -> Board:
     from edge.fleet.node_board import NodeBoard
 
     pins = getattr(options, "pins", {})  # the agent's section adds the allowlist
+    if options.simulate:
+        from peripherals.simulated_board import NODE_MODES, SimulatedBoard
+
+        return SimulatedBoard(name, "node", dict.fromkeys(pins, NODE_MODES), str,
+                              aliases=options.aliases)
     return NodeBoard(name, options.node_id, options.base, pins=pins,
                      timeout=options.timeout_seconds, aliases=options.aliases)
 

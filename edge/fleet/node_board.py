@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Protocol
 
 from edge.fleet.protocol import Answer, NodeDescription, Response
 from peripherals.base import BoardEvent, BoardListener, BoardStatus, PinInfo, PinMode, PinState, Pull
-from peripherals.exc import BoardError, BoardUnavailable, UnknownPin
+from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
 
 log = logging.getLogger(__name__)
 
@@ -250,6 +250,10 @@ class NodeBoard:
 
     async def declare_safe_state(self, values: dict[str, bool]) -> None:
         return None
+
+    async def simulate_input(self, pin: str, level: float) -> None:
+        raise PinModeError(f"board {self.name} is node {self.node_id}'s real pins; set "
+                           f"[boards.{self.name}] simulate = true to try inputs by hand")
 
     async def adopt_pin(self, pin: str, mode: PinMode, pull: Pull = Pull.UP, *,
                         initial: bool = False, bounce_ms: int = 0) -> None:

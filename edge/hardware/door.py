@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -65,7 +66,8 @@ class Hardware:
                  resident: bool, hold_seconds: float | None = None,
                  recorders: Sequence[ActuationRecorder] = (),
                  meanings: PinMeanings | None = None,
-                 details: Mapping[str, str] | None = None):
+                 details: Mapping[str, str] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         """``resident``: a long-lived daemon that claims every allowlisted pin and runs timers.
         ``hold_seconds``: a one-shot command that stays this long to hold what it set, then
         returns it to its safe level (``edge-cli gpio write --hold``). ``recorders``: told of
@@ -73,13 +75,14 @@ class Hardware:
         before the caller hears of it (:meth:`add_recorder` adds one later). ``meanings``: the
         sensors that scale analog pins, for :meth:`value_of`.
         ``details``: what status says of a board instead of its own detail (how the config
-        made it simulated)."""
+        made it simulated). ``sleep``: how the ``max_on_seconds`` timers wait (a scenario's
+        fast clock)."""
         self.boards = boards
         self.pins = {(p.board, p.pin): p for p in pins}
         self._policy = policy
         self.resident = resident
         self.hold_seconds = hold_seconds
-        self._timers = AutoOffTimers(self._auto_off)
+        self._timers = AutoOffTimers(self._auto_off, sleep)
         self._details = dict(details or {})
         self._meanings = meanings or PinMeanings()
         """Each servo's last angle through this door, and the sensors that scale analog pins."""
@@ -400,7 +403,9 @@ class Hardware:
 
 def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
                    hold_seconds: float | None = None, state_dir: Path | None = None,
-                   approvals: ApprovalGate | None = None) -> Hardware:
+                   approvals: ApprovalGate | None = None,
+                   sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                   monotonic: Callable[[], float] = time.monotonic) -> Hardware:
     """Boards, their pins and the policy from config; aliases and pins that could never work
     (unknown, a mode the pin cannot take, two keys for one pin) are one ConfigError naming every
     one at its key, under the config file (:func:`edge.hardware.board_setup.build_boards`).
@@ -408,7 +413,8 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
     switches together.
     ``approvals``: the agent's gate (its runtime builds it, with the channels that answer it);
     without one, a gate for ``[security] autonomy`` that no channel answers (direct commands
-    need none; what a model asks under ``supervised`` is refused)."""
+    need none; what a model asks under ``supervised`` is refused). ``sleep`` and ``monotonic``:
+    the agent's clock, which the ``max_on_seconds`` timers and the rate limits follow."""
     boards, pins = build_boards(config, BoardContext(pin_factory))
     gate = approvals or ApprovalGate.from_config(config.security)
     rates = switches = None
@@ -416,7 +422,8 @@ def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
         rates = SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_RATES)
         switches = SwitchBudget(SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_SWITCHES))
     policy = SecurityPolicy([p.rule for p in pins], config.security.max_actuations_per_minute,
-                            approvals=gate, rates=rates, switches=switches)
+                            approvals=gate, rates=rates, switches=switches, clock=monotonic)
     return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds,
                     meanings=PinMeanings.from_config(config, boards, pins),
-                    details={} if pin_factory is not None else simulation_details(config))
+                    details={} if pin_factory is not None else simulation_details(config),
+                    sleep=sleep)

@@ -61,8 +61,10 @@ class AutoOffTimers:
     ``turn_off(rule)`` ends the on-time. Switching the output off disarms it; switching it on
     again while it runs does not restart it."""
 
-    def __init__(self, turn_off: Callable[[Pin], Awaitable[None]]):
+    def __init__(self, turn_off: Callable[[Pin], Awaitable[None]],
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         self._turn_off = turn_off
+        self._sleep = sleep
         self._timers: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     def arm(self, rule: Pin, on: bool) -> None:
@@ -76,7 +78,7 @@ class AutoOffTimers:
             self._timers[key] = asyncio.create_task(self._run(rule))
 
     async def _run(self, rule: Pin) -> None:
-        await asyncio.sleep(rule.max_on_seconds or 0.0)
+        await self._sleep(rule.max_on_seconds or 0.0)
         self._timers.pop((rule.board, rule.pin), None)
         await self._turn_off(rule)
 

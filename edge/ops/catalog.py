@@ -23,7 +23,7 @@ import logging
 import sys
 from typing import Any
 
-from edge.ops import chat, handlers
+from edge.ops import chat, handlers, simulation
 from edge.ops.operation import ACTUATES, ADDS, MAKES_SAFE, REMOVES, Kind, Operation, ToolParts
 from edge.ops.web_access import WEB_OPERATIONS
 from edge.status import format_status
@@ -175,6 +175,14 @@ for _operation in (
     Operation("channel.pair", Kind.OPERATOR, handler=handlers.pair_op,
               args_model=handlers.PairArgs,
               summary="Issue a pairing code for a channel the agent runs."),
+    Operation("gpio.simulate", Kind.OPERATOR, handler=simulation.simulate_input,
+              args_model=simulation.SimulateInputArgs, chat=(simulation.SIM_INPUT,),
+              summary="Make an input of a simulated board active (on) or not (off), as if it "
+                      "were wired; refused on real hardware."),
+    Operation("sensors.simulate", Kind.OPERATOR, handler=simulation.simulate_sensor,
+              args_model=simulation.SimulateSensorArgs, chat=(simulation.SIM_SENSOR,),
+              summary="Hold a simulated sensor's reading (or release it); refused for a sensor "
+                      "that reads a device."),
     Operation("resume", Kind.OPERATOR, handler=handlers.resume_op,
               summary="Leave safe mode after a crash loop: rules and schedules start again."),
     *WEB_OPERATIONS,

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the CLI client imports this module: keep the tools and providers off its path
+    from edge.automation.assembly import Automation
     from edge.channels.base import Channel
     from edge.config.loader import LoadedConfig
+    from edge.hardware import Hardware
     from edge.providers.switch import ModelSwitch
     from edge.safe_mode import SafeMode
     from edge.tools.base import Tool, ToolResult
@@ -57,6 +59,10 @@ class OpTarget(Protocol):
     """What operations act on: the Runtime, resident (daemon) or direct."""
 
     tools: dict[str, Tool]
+    hardware: Hardware
+    """The one door to the pins (``gpio.simulate`` drives a simulated board's input there)."""
+    automation: Automation
+    """The rules, interlocks and sensors (``sensors.simulate`` holds a reading in its hub)."""
     provider: ModelSwitch | None
     """None when no model is configured."""
     safe_mode: SafeMode

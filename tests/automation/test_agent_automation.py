@@ -45,6 +45,11 @@ async def test_a_cron_job_switches_the_pump_at_six_berlin_time(start_agent, mock
     assert pump.state == 0
     await clock.advance(timedelta(seconds=1))  # 06:00:00
     await until(lambda: pump.state == 1)
+    await until(lambda: any(t.get_name() == "hold-gpio:GPIO22" for t in asyncio.all_tasks()))
+    await clock.settle()  # the hold is asleep on the clock
+    await clock.advance(timedelta(seconds=0.2))
+    assert pump.state == 1  # the hold runs on the agent's clock
+    await clock.advance(timedelta(seconds=0.1))
     await until(lambda: pump.state == 0)  # 'for 0.3s' ends the run
     status = await agent.runtime.status()
     row = next(r for r in status["schedules"] if r["name"] == "water")

@@ -54,6 +54,7 @@ EXPORTS: dict[str, list[str]] = {
                        "mentions_context_overflow"],
     "edge.readings": ["READINGS_FILE", "Bucket", "Entry", "ReadingRecorder", "ReadingStore", "Series",
                       "Summary", "parse_moment", "series_csv", "series_text", "span"],
+    "edge.scenario": ["files", "pytest_plugin", "report", "runner", "steps", "world"],
     "edge.security": ["Action", "ApprovalGate", "Approver", "Decision", "PinRule", "SecurityPolicy",
                       "SwitchBudget", "is_admin"],
     "edge.web": ["app", "door", "events", "gate", "server"],

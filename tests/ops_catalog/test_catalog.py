@@ -111,7 +111,8 @@ def test_the_sets_each_door_uses_are_the_catalogs():
                         "sensors", "sensors.history", "history"}
     assert actuating() & remote() == {"gpio.write", "gpio.pwm", "gpio.servo"}
     assert for_operator() == {"models.select", "schedules.add", "schedules.remove", "resume",
-                              "channel.pair", "web.pair", "web.sessions", "web.revoke"}
+                              "channel.pair", "web.pair", "web.sessions", "web.revoke",
+                              "gpio.simulate", "sensors.simulate"}
     assert waits_for_approval() == {"gpio.write", "gpio.pwm", "gpio.servo", "gpio.safe",
                                     "schedules.add", "schedules.remove"}
     assert paired_only() == {"status", "history"}
