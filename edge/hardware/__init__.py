@@ -20,8 +20,9 @@ its pin layer in ``gpiozero/pins/`` the same way.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from edge.core.faces import lazy_face
 
 if TYPE_CHECKING:
     from edge.hardware.door import Hardware, build_hardware
@@ -32,9 +33,4 @@ __all__ = ["Hardware", "Pin", "build_hardware"]
 _HOMES = {"door": ("Hardware", "build_hardware"), "pins": ("Pin",)}
 """Each module, and the names of ``__all__`` it holds."""
 
-
-def __getattr__(name: str) -> object:
-    for module, names in _HOMES.items():
-        if name in names:
-            return getattr(import_module(f"{__name__}.{module}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_face(__name__, _HOMES)
