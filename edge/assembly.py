@@ -126,13 +126,28 @@ class AgentAssembly:
     # the parts, in the order Runtime.run starts them --------------------------------------------
 
     async def start_mqtt(self) -> None:
-        """The broker bridge when ``[mqtt] url`` is set (it connects and retries by itself)."""
-        if self.config.mqtt.enabled:
-            from edge.mqtt.bridge import MqttBridge  # aiomqtt only for agents that use it
+        """The broker connection when ``[mqtt] url`` is set (it connects and retries by itself),
+        and what rides on it: the Home Assistant publisher first (it sweeps its stale discovery
+        before anyone else subscribes), then the fleet, which this agent's ``node`` boards ask
+        through."""
+        if not self.config.mqtt.enabled:
+            return
+        from edge.fleet.keys import FleetKeys  # aiomqtt only for agents that use it
+        from edge.fleet.link import FleetLink
+        from edge.fleet.node_board import NodeBoard
+        from edge.mqtt.bridge import MqttBridge
+        from edge.mqtt.connection import MqttConnection
 
-            self.mqtt = MqttBridge(self.config.mqtt, self.hardware, sensors=self.automation.sensors,
-                                   state_dir=self.loaded.state_dir, cameras=self.cameras)
-            await self.mqtt.start()
+        cfg, state_dir = self.config.mqtt, self.loaded.state_dir
+        connection = MqttConnection(cfg, state_dir)
+        nodes = [board for board in self.hardware.boards.values() if isinstance(board, NodeBoard)]
+        fleet = FleetLink(cfg, FleetKeys.of(cfg.fleet_keys, state_dir), nodes)
+        for board in nodes:
+            board.attach(fleet)
+        self.mqtt = MqttBridge(cfg, self.hardware, sensors=self.automation.sensors,
+                               cameras=self.cameras, connection=connection, fleet=fleet)
+        connection.carry(fleet, intercept=fleet.intercept)
+        await self.mqtt.start()
 
     def start_mcp(self, target: OpTarget) -> None:
         """The MCP server over streamable HTTP when ``[mcp] listen`` is set, asking ``target``
