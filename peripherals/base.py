@@ -12,7 +12,9 @@ import enum
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
+
+from pydantic import model_validator
 
 from peripherals.exc import PinModeError
 from peripherals.options import Options
@@ -198,6 +200,20 @@ class BoardOptions(Options):
 
     aliases: dict[str, str] = {}
     """Alias -> the board's own name for a pin (``led = "GPIO17"``)."""
+    pins: Mapping[str, object] = {}
+    """The pins the agent may use, by the board's name for each: the agent's section fills it
+    (``[boards.NAME.pins]``); a driver reads only the names."""
+    simulate: bool = False
+    """Mock pins in place of the hardware, on a board type that has them (:attr:`mocks_pins`)."""
+    mocks_pins: ClassVar[bool] = False
+    """The board type has mock pins (the Pi header, gpiozero's); the others take no ``simulate``."""
+
+    @model_validator(mode="after")
+    def _simulated_only_with_mock_pins(self) -> Self:
+        if self.simulate and not self.mocks_pins:
+            raise ValueError("simulate: this board type has no mock pins (only the Pi header, "
+                             "type gpio, has); remove the key")
+        return self
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ each driver is imported when its board is built.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -25,6 +25,7 @@ class GpioBoardOptions(BoardOptions):
 
     simulate: bool = True
     """gpiozero's mock pins; the only way to get them. ``false`` drives the real header."""
+    mocks_pins: ClassVar[bool] = True
     pin_factory: Literal["auto", "lgpio", "rpigpio", "pigpio", "native"] = "auto"
     """gpiozero's pin factory on real hardware; ``auto`` tries lgpio, then RPi.GPIO and pigpio."""
     aliases: dict[str, str] = {"led": "GPIO17", "button": "GPIO27"}

@@ -66,8 +66,7 @@ class NodeBoardOptions(BoardOptions):
 def _node(name: str, options: NodeBoardOptions, context: BoardContext) -> Board:
     from edge.fleet.node_board import NodeBoard
 
-    pins = getattr(options, "pins", {})  # the agent's section adds the allowlist
-    return NodeBoard(name, options.node_id, options.base, pins=pins,
+    return NodeBoard(name, options.node_id, options.base, pins=options.pins,
                      timeout=options.timeout_seconds, aliases=options.aliases)
 
 

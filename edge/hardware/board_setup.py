@@ -72,7 +72,7 @@ def simulation_details(config: Config) -> dict[str, str]:
     """How each simulated Pi-header board came to be simulated, in the config's own words."""
     details = {}
     for name, section in config.boards.items():
-        if section.type == "gpio" and getattr(section, "simulate", False):
+        if section.simulate:
             how = ("simulate = true" if "simulate" in section.model_fields_set else
                    "simulate is on by default")
             details[name] = (f"simulated pins ({how}; set [boards.{name}] simulate = false on "

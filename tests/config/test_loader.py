@@ -120,3 +120,13 @@ def test_a_secret_of_the_wrong_type_is_named_but_never_shown(isolated_env, write
     assert line.strip() == (f"{key}: expected text (value not shown: it is a secret; write it as "
                             "a quoted string)")
     assert "123456789" not in str(err.value) and "987654321" not in str(err.value)
+
+
+def test_only_a_board_with_mock_pins_takes_simulate(isolated_env, write_config):
+    """``simulate`` is every board's option (no probe asks whether a section has it), but only
+    the Pi header has mock pins: on another board it is refused, not quietly ignored."""
+    path = write_config('[boards.uno]\ntype = "arduino"\nport = "/dev/ttyACM0"\nsimulate = true\n')
+    with pytest.raises(ConfigError, match="boards.uno.*no mock pins"):
+        load_config(str(path), env=isolated_env)
+    unsimulated = write_config('[boards.uno]\ntype = "arduino"\nport = "/dev/ttyACM0"\n', "b.toml")
+    assert load_config(str(unsimulated), env=isolated_env).config.boards["uno"].simulate is False
