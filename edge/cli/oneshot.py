@@ -32,7 +32,8 @@ from edge.core.ownership import running_agent
 from edge.core.paths import lock_candidates, socket_candidates
 from edge.core.requester import Requester
 from edge.core.stopsignals import STOPPING, signal_name
-from edge.status import format_status, span
+from edge.status import format_status
+from edge.status_lines import span
 
 if TYPE_CHECKING:
     from pathlib import Path

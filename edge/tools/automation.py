@@ -15,7 +15,7 @@ from edge.automation.schedule import local_time
 from edge.config.schedules import ScheduleConfig
 from edge.core.exc import PolicyDenied
 from edge.core.requester import Requester
-from edge.status import ago, times
+from edge.status_lines import ago, times
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from edge.tools.sensors import SensorReadTool
 
