@@ -292,9 +292,8 @@ class AgentAssembly:
 
     def _receipts_by_channel(self) -> dict[str, bool]:
         """``[channels.NAME] receipts`` where it is set (otherwise ``[agent] receipts``)."""
-        channels = self.config.channels
-        overrides = {"cli": channels.cli.receipts, "telegram": channels.telegram.receipts,
-                     "signal": channels.signal.receipts, "mqtt": self.config.mqtt.chat_receipts}
+        overrides = {spec.name: spec.receipts(spec.section(self.config))
+                     for spec in CHANNELS.values() if spec.receipts is not None}
         return {name: on for name, on in overrides.items() if on is not None}
 
     def _token_budget(self) -> TokenBudget | None:
