@@ -77,13 +77,25 @@ class AgentAssembly:
         self.config = loaded.config
         self.resident = resident
         self._stdin, self._stdout = stdin or sys.stdin, stdout or sys.stdout
+        self._people()
+        self._pins(pin_factory, hold_seconds)
+        self._automation(pin_factory, clock)
+        self._tools()
+        self.hooks = HookRunner(hooks)
+        self._started_later()
+
+    def _people(self) -> None:
+        """The channels (:meth:`build_channels`), their allowlists, the admins, the gate."""
         self.channels: dict[str, Channel] = {}
-        """The running channels, filled by :meth:`build_channels` (the gate asks through them)."""
         self.access: dict[str, ChannelAccess] = {}
         self.admins = admin_table(self.config)
         self.approvals = ApprovalGate.from_config(self.config.security, self.admins,
                                                   approvers_with_mcp(self.admins, self.channels))
-        self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
+
+    def _pins(self, pin_factory: Any, hold_seconds: float | None) -> None:
+        """The one door to the pins, and the audit trail that records what passes it."""
+        loaded = self.loaded
+        self.hardware = build_hardware(self.config, resident=self.resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir,
                                        approvals=self.approvals)
         self.storage = StorageHealth()
@@ -91,30 +103,35 @@ class AgentAssembly:
         self.audit = AuditTrail(loaded.state_dir / AUDIT_FILE, self.config.audit.keep_days,
                                 self.config.audit.max_megabytes, self.storage)
         self.hardware.add_recorder(self.audit)
+
+    def _automation(self, pin_factory: Any, clock: Clock | None) -> None:
+        """Sensors, rules and schedules, the sensor history, and the cameras."""
+        state_dir = self.loaded.state_dir
         self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
-                                     state_dir=loaded.state_dir, clock=clock)
-        self.recorder = ReadingRecorder(ReadingStore.in_state_dir(loaded.state_dir),
+                                     state_dir=state_dir, clock=clock)
+        self.recorder = ReadingRecorder(ReadingStore.in_state_dir(state_dir),
                                         self.automation.sensors, health=self.storage)
         """The sensor history: every reading kept (started by :meth:`start_recorder`)."""
-        charts = SensorCharts(self.config, loaded.state_dir,
-                              self.config.agent.outbox_dir(loaded.state_dir),
+        self.cameras = CameraService(self.config.cameras, self.config.agent.outbox_dir(state_dir))
+        """``[cameras.NAME]``: pictures into the outbox (Pillow loads with the first)."""
+
+    def _tools(self) -> None:
+        """The catalog's tools (:mod:`edge.ops.catalog`), charts (matplotlib on first use), photos."""
+        self.tools = build_tools(self)
+        charts = SensorCharts(self.config, self.loaded.state_dir,
+                              self.config.agent.outbox_dir(self.loaded.state_dir),
                               store=self.recorder.store,
                               before_read=self.recorder.flush_for_reading)
-        """Charts of the history, drawn into the outbox (matplotlib loads with the first)."""
-        self.cameras = CameraService(self.config.cameras,
-                                     self.config.agent.outbox_dir(loaded.state_dir))
-        """``[cameras.NAME]``: pictures into the outbox (Pillow loads with the first)."""
-        self.tools = build_tools(self)
-        """The catalog's operations' tools (:mod:`edge.ops.catalog`), and the model's own."""
         self.tools[SensorChartTool.name] = SensorChartTool(charts)
         if self.cameras.names:
             self.tools[CameraSnapshotTool.name] = CameraSnapshotTool(self.cameras)
-        self.hooks = HookRunner(hooks)
+
+    def _started_later(self) -> None:
+        """The parts :class:`~edge.runtime.Runtime` starts, none until then."""
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None
         self.mcp_servers: McpServers | None = None
-        self.mcp_http: McpHttpServer | None = None
-        """The MCP server over HTTP (``[mcp] listen``): its connection bounds and refusals."""
+        self.mcp_http: McpHttpServer | None = None  # [mcp] listen: its connections and refusals
         self.sessions: SessionStore | None = None
         self.memory: Memory | None = None
         self.agent: Agent | None = None
@@ -126,22 +143,19 @@ class AgentAssembly:
     # the parts, in the order Runtime.run starts them --------------------------------------------
 
     async def start_mqtt(self) -> None:
-        """The broker connection when ``[mqtt] url`` is set (it connects and retries by itself),
-        and what rides on it: the Home Assistant publisher first (it sweeps its stale discovery
-        before anyone else subscribes), then the fleet, which this agent's ``node`` boards ask
-        through."""
+        """The broker connection when ``[mqtt] url`` is set (it retries by itself), and on it the
+        Home Assistant publisher (first: it sweeps stale discovery) and the fleet, which this
+        agent's ``node`` boards ask through."""
         if not self.config.mqtt.enabled:
             return
-        from edge.fleet.keys import FleetKeys  # aiomqtt only for agents that use it
-        from edge.fleet.link import FleetLink
-        from edge.fleet.node_board import NodeBoard
+        from edge.fleet import keys, link, node_board  # aiomqtt only for agents that use it
         from edge.mqtt.bridge import MqttBridge
         from edge.mqtt.connection import MqttConnection
 
         cfg, state_dir = self.config.mqtt, self.loaded.state_dir
         connection = MqttConnection(cfg, state_dir)
-        nodes = [board for board in self.hardware.boards.values() if isinstance(board, NodeBoard)]
-        fleet = FleetLink(cfg, FleetKeys.of(cfg.fleet_keys, state_dir), nodes)
+        nodes = [b for b in self.hardware.boards.values() if isinstance(b, node_board.NodeBoard)]
+        fleet = link.FleetLink(cfg, keys.FleetKeys.of(cfg.fleet_keys, state_dir), nodes)
         for board in nodes:
             board.attach(fleet)
         self.mqtt = MqttBridge(cfg, self.hardware, sensors=self.automation.sensors,
