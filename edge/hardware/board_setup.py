@@ -13,13 +13,25 @@ each at its dotted key under the config file, as the rules' and sensors' problem
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from edge.config.boards import BoardConfig
 from edge.config.loader import invalid_config
-from edge.config.model import BoardConfig, Config
+from edge.config.model import Config
+from edge.core.ratelimit import SharedWindow
 from edge.core.validation import Problem
+from edge.hardware.door import Hardware
+from edge.hardware.pin_values import PinMeanings
 from edge.hardware.pins import Pin, pin_table
+from edge.security.approvals import ApprovalGate
+from edge.security.policy import RATE_WINDOW_SECONDS, SecurityPolicy, SwitchBudget
 from peripherals.base import Board, BoardContext
 from peripherals.exc import UnknownPin
 from peripherals.factory import create_board
+
+ONE_SHOT_RATES = "one-shot-actuations.json"
+ONE_SHOT_SWITCHES = "one-shot-switches.json"
 
 
 def build_boards(config: Config, context: BoardContext) -> tuple[dict[str, Board], list[Pin]]:
@@ -78,3 +90,27 @@ def simulation_details(config: Config) -> dict[str, str]:
             details[name] = (f"simulated pins ({how}; set [boards.{name}] simulate = false on "
                              "a Pi to drive the real header)")
     return details
+
+
+def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
+                   hold_seconds: float | None = None, state_dir: Path | None = None,
+                   approvals: ApprovalGate | None = None) -> Hardware:
+    """Boards, their pins and the policy from config; aliases and pins that could never work
+    (unknown, a mode the pin cannot take, two keys for one pin) are one ConfigError naming every
+    one at its key, under the config file (:func:`build_boards`).
+    ``state_dir``: where one-shot commands (not ``resident``) count actuations and each pin's
+    switches together.
+    ``approvals``: the agent's gate (its runtime builds it, with the channels that answer it);
+    without one, a gate for ``[security] autonomy`` that no channel answers (direct commands
+    need none; what a model asks under ``supervised`` is refused)."""
+    boards, pins = build_boards(config, BoardContext(pin_factory))
+    gate = approvals or ApprovalGate.from_config(config.security)
+    rates = switches = None
+    if not resident and state_dir is not None:
+        rates = SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_RATES)
+        switches = SwitchBudget(SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_SWITCHES))
+    policy = SecurityPolicy([p.rule for p in pins], config.security.max_actuations_per_minute,
+                            approvals=gate, rates=rates, switches=switches)
+    return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds,
+                    meanings=PinMeanings.from_config(config, boards, pins),
+                    details={} if pin_factory is not None else simulation_details(config))
