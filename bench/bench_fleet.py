@@ -101,7 +101,7 @@ async def through_flood(url: str, node: Runtime, controller: Runtime
     :data:`FLOOD_COMMANDS` and until a second after nothing more of it arrives: (the time each
     took, answered or not: an unanswered one counts with its wait; how many failed; the seconds
     it lasted)."""
-    assert node.mqtt is not None
+    assert node.mqtt is not None and node.mqtt.fleet is not None
     responder = node.mqtt.fleet.responder
     flood = start_flood(url, request_topic("shed"), FLOOD)
     began, heard = time.monotonic(), (-1, time.monotonic())
@@ -154,7 +154,7 @@ async def measure(folder: Path, url: str) -> dict[str, Any]:
             paced.append(await switch(controller, i % 2 == 0))
             await asyncio.sleep(EVERY_SECONDS)
         flooded, failed, lasted = await through_flood(url, node, controller)
-        assert node.mqtt is not None
+        assert node.mqtt is not None and node.mqtt.fleet is not None
         dropped = dict(node.mqtt.fleet.responder.dropped)
     finally:
         for runtime in runtimes:

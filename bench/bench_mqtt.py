@@ -63,13 +63,13 @@ async def command_to_pin(broker: Mosquitto) -> tuple[list[float], list[float]]:
     await hardware.start()
     bridge = MqttBridge(config.mqtt, hardware)
     arrived: list[float] = []
-    received = bridge._on_message  # noqa: SLF001 (timestamped on arrival, for the bench only)
+    received = bridge.on_message  # timestamped on arrival, for the bench only
 
-    def timed(message: aiomqtt.Message) -> None:
+    def timed(message: aiomqtt.Message) -> bool:
         arrived.append(time.perf_counter())
-        received(message)
+        return received(message)
 
-    bridge._on_message = timed  # type: ignore[method-assign]
+    bridge.on_message = timed  # type: ignore[method-assign]
     switches = Switches(hardware)
     await bridge.start()
     ours, whole = [], []

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-import threading
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -38,7 +37,7 @@ from edge.core.storage import StorageHealth
 from edge.core.supervision import SupervisedTask
 from edge.hardware import build_hardware
 from edge.mcp.server_approvals import approvers_with_mcp
-from edge.memory.base import EmbeddingProvider, Memory
+from edge.memory.base import Memory
 from edge.ops.catalog import build_tools
 from edge.readings.recorder import ReadingRecorder
 from edge.readings.store import ReadingStore
@@ -52,13 +51,12 @@ if TYPE_CHECKING:
     from edge.control.ops import OpTarget
     from edge.mcp.client_servers import McpServers
     from edge.mcp.server_http import McpHttpServer
+    from edge.memory.preload import ModelPreload
     from edge.mqtt.bridge import MqttBridge
     from edge.providers.switch import ModelSwitch
     from edge.web.server import WebServer
 
 log = logging.getLogger(__name__)
-
-PRELOAD_JOIN_SECONDS = 120.0
 
 
 def _command_menu() -> list[tuple[str, str]]:
@@ -78,52 +76,68 @@ class AgentAssembly:
         self.config = loaded.config
         self.resident = resident
         self._stdin, self._stdout = stdin or sys.stdin, stdout or sys.stdout
+        self._people()
+        self._pins(pin_factory, hold_seconds, clock)
+        self._automation(pin_factory, clock)
+        self._tools()
+        self.hooks = HookRunner(hooks)
+        self._started_later()
+
+    def _people(self) -> None:
+        """The channels (:meth:`build_channels`), their allowlists, the admins, the gate."""
         self.channels: dict[str, Channel] = {}
-        """The running channels, filled by :meth:`build_channels` (the gate asks through them)."""
         self.access: dict[str, ChannelAccess] = {}
         self.admins = admin_table(self.config)
         self.approvals = ApprovalGate.from_config(self.config.security, self.admins,
                                                   approvers_with_mcp(self.admins, self.channels))
-        self.hardware = build_hardware(self.config, resident=resident, pin_factory=pin_factory,
+
+    def _pins(self, pin_factory: Any, hold_seconds: float | None, clock: Clock | None) -> None:
+        """The one door to the pins (on the agent's clock), and the audit trail that records
+        what passes it."""
+        loaded, clock = self.loaded, clock or SystemClock()
+        self.hardware = build_hardware(self.config, resident=self.resident, pin_factory=pin_factory,
                                        hold_seconds=hold_seconds, state_dir=loaded.state_dir,
                                        approvals=self.approvals,
-                                       sleep=sleeper(clock or SystemClock()),
-                                       monotonic=(clock or SystemClock()).monotonic)
+                                       sleep=sleeper(clock), monotonic=clock.monotonic)
         self.storage = StorageHealth()
         """The state directory's health as the stores find it (full, read-only, ok)."""
         self.audit = AuditTrail(loaded.state_dir / AUDIT_FILE, self.config.audit.keep_days,
                                 self.config.audit.max_megabytes, self.storage)
         self.hardware.add_recorder(self.audit)
+
+    def _automation(self, pin_factory: Any, clock: Clock | None) -> None:
+        """Sensors, rules and schedules, the sensor history, and the cameras."""
+        state_dir = self.loaded.state_dir
         self.automation = Automation(self.config, self.hardware, pin_factory=pin_factory,
-                                     state_dir=loaded.state_dir, clock=clock)
-        self.recorder = ReadingRecorder(ReadingStore.in_state_dir(loaded.state_dir),
+                                     state_dir=state_dir, clock=clock)
+        self.recorder = ReadingRecorder(ReadingStore.in_state_dir(state_dir),
                                         self.automation.sensors, health=self.storage)
         """The sensor history: every reading kept (started by :meth:`start_recorder`)."""
-        charts = SensorCharts(self.config, loaded.state_dir,
-                              self.config.agent.outbox_dir(loaded.state_dir),
+        self.cameras = CameraService(self.config.cameras, self.config.agent.outbox_dir(state_dir))
+        """``[cameras.NAME]``: pictures into the outbox (Pillow loads with the first)."""
+
+    def _tools(self) -> None:
+        """The catalog's tools (:mod:`edge.ops.catalog`), charts (matplotlib on first use), photos."""
+        self.tools = build_tools(self)
+        charts = SensorCharts(self.config, self.loaded.state_dir,
+                              self.config.agent.outbox_dir(self.loaded.state_dir),
                               store=self.recorder.store,
                               before_read=self.recorder.flush_for_reading)
-        """Charts of the history, drawn into the outbox (matplotlib loads with the first)."""
-        self.cameras = CameraService(self.config.cameras,
-                                     self.config.agent.outbox_dir(loaded.state_dir))
-        """``[cameras.NAME]``: pictures into the outbox (Pillow loads with the first)."""
-        self.tools = build_tools(self)
-        """The catalog's operations' tools (:mod:`edge.ops.catalog`), and the model's own."""
         self.tools[SensorChartTool.name] = SensorChartTool(charts)
         if self.cameras.names:
             self.tools[CameraSnapshotTool.name] = CameraSnapshotTool(self.cameras)
-        self.hooks = HookRunner(hooks)
+
+    def _started_later(self) -> None:
+        """The parts :class:`~edge.runtime.Runtime` starts, none until then."""
         self.provider: ModelSwitch | None = None
         self.mqtt: MqttBridge | None = None
         self.mcp_servers: McpServers | None = None
-        self.mcp_http: McpHttpServer | None = None
-        """The MCP server over HTTP (``[mcp] listen``): its connection bounds and refusals."""
-        self.web: WebServer | None = None
-        """The web page (``[web] listen``): its sessions, streams and refusals."""
+        self.mcp_http: McpHttpServer | None = None  # [mcp] listen: its connections and refusals
+        self.web: WebServer | None = None  # [web] listen: its sessions, streams and refusals
         self.sessions: SessionStore | None = None
         self.memory: Memory | None = None
         self.agent: Agent | None = None
-        self._preload_thread: threading.Thread | None = None
+        self._preload: ModelPreload | None = None
         self._voice_notes: VoiceNoteQueue | None = None
         self._tasks: list[SupervisedTask] = []
         """The dispatcher and memory upkeep (the other parts own theirs)."""
@@ -131,13 +145,25 @@ class AgentAssembly:
     # the parts, in the order Runtime.run starts them --------------------------------------------
 
     async def start_mqtt(self) -> None:
-        """The broker bridge when ``[mqtt] url`` is set (it connects and retries by itself)."""
-        if self.config.mqtt.enabled:
-            from edge.mqtt.bridge import MqttBridge  # aiomqtt only for agents that use it
+        """The broker connection when ``[mqtt] url`` is set (it retries by itself), and on it the
+        Home Assistant publisher (first: it sweeps stale discovery) and the fleet, which this
+        agent's ``node`` boards ask through."""
+        if not self.config.mqtt.enabled:
+            return
+        from edge.fleet import keys, link, node_board  # aiomqtt only for agents that use it
+        from edge.mqtt.bridge import MqttBridge
+        from edge.mqtt.connection import MqttConnection
 
-            self.mqtt = MqttBridge(self.config.mqtt, self.hardware, sensors=self.automation.sensors,
-                                   state_dir=self.loaded.state_dir, cameras=self.cameras)
-            await self.mqtt.start()
+        cfg, state_dir = self.config.mqtt, self.loaded.state_dir
+        connection = MqttConnection(cfg, state_dir)
+        nodes = [b for b in self.hardware.boards.values() if isinstance(b, node_board.NodeBoard)]
+        fleet = link.FleetLink(cfg, keys.FleetKeys.of(cfg.fleet_keys, state_dir), nodes)
+        for board in nodes:
+            board.attach(fleet)
+        self.mqtt = MqttBridge(cfg, self.hardware, sensors=self.automation.sensors,
+                               cameras=self.cameras, connection=connection, fleet=fleet)
+        connection.carry(fleet, intercept=fleet.intercept)
+        await self.mqtt.start()
 
     def start_mcp(self, target: OpTarget) -> None:
         """The MCP server over streamable HTTP when ``[mcp] listen`` is set, asking ``target``
@@ -211,10 +237,10 @@ class AgentAssembly:
         if background or self.piped_input():
             self.memory.wait_for_model = False  # no reply waits for the model to load
         if background:
-            self._preload_thread = threading.Thread(
-                target=self._preload, args=(embedder, asyncio.get_running_loop()),
-                name="embedding-preload", daemon=True)
-            self._preload_thread.start()
+            from edge.memory.preload import ModelPreload
+
+            self._preload = ModelPreload(self.memory, embedder)
+            self._preload.start()
 
     def build_channels(self) -> None:
         """Every registered channel its section enables, in registration order; each channel's
@@ -294,9 +320,8 @@ class AgentAssembly:
 
     def _receipts_by_channel(self) -> dict[str, bool]:
         """``[channels.NAME] receipts`` where it is set (otherwise ``[agent] receipts``)."""
-        channels = self.config.channels
-        overrides = {"cli": channels.cli.receipts, "telegram": channels.telegram.receipts,
-                     "signal": channels.signal.receipts, "mqtt": self.config.mqtt.chat_receipts}
+        overrides = {spec.name: spec.receipts(spec.section(self.config))
+                     for spec in CHANNELS.values() if spec.receipts is not None}
         return {name: on for name, on in overrides.items() if on is not None}
 
     def _token_budget(self) -> TokenBudget | None:
@@ -320,27 +345,6 @@ class AgentAssembly:
         """Whether the agent runs until a signal once its channels are built: all but a piped
         run whose only channel is the terminal, which stops at end of input."""
         return not (self.piped_input() and list(self.channels) == ["cli"])
-
-    def _preload(self, embedder: EmbeddingProvider, loop: asyncio.AbstractEventLoop) -> None:
-        try:
-            embedder.load()
-        except Exception as exc:  # recall falls back to keywords and says why
-            log.error("embedding_preload_failed error=%s", exc)
-            return
-        if not loop.is_closed():
-            asyncio.run_coroutine_threadsafe(self._embed_deferred(), loop)
-
-    async def _embed_deferred(self) -> None:
-        """Vectors for what was stored while the model was loading."""
-        if self.memory is None:
-            return
-        try:
-            count = await self.memory.reindex(only_stale=True)
-        except Exception as exc:  # hygiene tries again on its next round
-            log.warning("memory_deferred_embedding_failed error=%s", exc)
-            return
-        if count:
-            log.info("memory_deferred_embedded entries=%d", count)
 
     # closing, in the order Runtime.run unwinds them ---------------------------------------------
 
@@ -369,10 +373,8 @@ class AgentAssembly:
             await self.sessions.close()
 
     async def join_preload(self) -> None:
-        if self._preload_thread is not None and self._preload_thread.is_alive():
-            # onnxruntime aborts the process if it is torn down mid-load
-            log.info("waiting for the embedding model to finish loading before exit")
-            await asyncio.to_thread(self._preload_thread.join, PRELOAD_JOIN_SECONDS)
+        if self._preload is not None:
+            await self._preload.join()
 
     async def close_memory(self) -> None:
         if self.memory is not None:

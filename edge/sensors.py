@@ -26,7 +26,8 @@ from typing import Any, Protocol
 from edge.core.exc import EdgeError, UsageError
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
-from edge.status import ago, readings_text
+from edge.status import readings_text
+from edge.status_lines import ago
 from peripherals.exc import BoardError
 from peripherals.sensors.base import Reading, Scaling, Sensor
 

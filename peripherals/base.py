@@ -206,6 +206,12 @@ class BoardOptions(Options):
 
     aliases: dict[str, str] = {}
     """Alias -> the board's own name for a pin (``led = "GPIO17"``)."""
+    pins: Mapping[str, object] = {}
+    """The pins the agent may use, by the board's name for each: the agent's section fills it
+    (``[boards.NAME.pins]``); a driver reads only the names."""
+    simulate: bool = False
+    """The board in memory, with its type's pins and capabilities, for trying a config before it
+    is wired (mock pins on the Pi header, :mod:`peripherals.simulated_board` for the others)."""
 
 
 @dataclass(frozen=True)

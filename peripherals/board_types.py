@@ -24,7 +24,8 @@ class GpioBoardOptions(BoardOptions):
     """The Pi header. Pin keys and alias targets are gpiozero names (GPIO17, 17, BOARD11)."""
 
     simulate: bool = True
-    """gpiozero's mock pins; the only way to get them. ``false`` drives the real header."""
+    """gpiozero's mock pins (on by default: a laptop has no header). ``false`` drives the real
+    header."""
     pin_factory: Literal["auto", "lgpio", "rpigpio", "pigpio", "native"] = "auto"
     """gpiozero's pin factory on real hardware; ``auto`` tries lgpio, then RPi.GPIO and pigpio."""
     aliases: dict[str, str] = {"led": "GPIO17", "button": "GPIO27"}
@@ -42,12 +43,6 @@ class SerialBoardOptions(BoardOptions):
     usb_path: str | None = None
     """For clones without a (unique) USB serial number (CH340, some CP210x): the USB port's
     ``ID_PATH`` (``edge-cli boards discover`` shows it); the board must stay in that socket."""
-    simulate: bool = False
-    """A board in memory with this board's pins and capabilities
-    (:mod:`peripherals.simulated_board`), for trying a config before it is wired; the port is
-    not opened."""
-
-
 
 
 class ArduinoBoardOptions(SerialBoardOptions):

@@ -11,11 +11,12 @@ import pytest
 
 from edge.automation.actions import parse_action
 from edge.automation.assembly import Automation
-from edge.automation.interlocks import InterlockRefused, format_rows
+from edge.automation.interlocks import InterlockRefused
 from edge.config.loader import load_config
 from edge.core.exc import PolicyDenied
 from edge.core.requester import Requester
 from edge.hardware import build_hardware
+from edge.tools.automation import interlocks_text
 from tests.automation.test_assembly import Telegram, thermometer
 from tests.helpers import asker, until
 
@@ -203,7 +204,7 @@ async def test_a_board_down_counts_as_true(write_config, isolated_env, mock_fact
 async def test_the_rows_list_each_interlock_with_its_state(agent, mock_factory):
     async with agent as (_, auto, _):
         mock_factory.pin(5).drive_high()
-        text = format_rows(auto.interlocks.rows())
+        text = interlocks_text(auto.interlocks.rows())
         assert "dry-run: forbid pump on while tank_low on: holding (tank_low is on (switch " \
                "closed: line high, pulled down))" in text
         assert "heat-or-cool: exclusive heater, cooler: on now none" in text

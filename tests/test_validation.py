@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from edge.config.model import Config, PinConfig
+from edge.config.boards import PinConfig
+from edge.config.model import Config
 from edge.config.mqtt import MqttConfig
 from edge.config.sensors import parse_sensor
 from edge.core.validation import problems

@@ -319,9 +319,11 @@ COMMANDS: dict[str, Callable[[list[str], CommandContext], Awaitable[str]]] = {
 }
 
 
-async def run_command(text: str, ctx: CommandContext) -> str | None:
-    """The reply to a command, or None when ``text`` is not a command."""
-    parsed = parse_command(text)
+async def run_command(text: str, ctx: CommandContext,
+                      parsed: tuple[str, list[str]] | None = None) -> str | None:
+    """The reply to a command, or None when ``text`` is not a command; ``parsed``: ``text``
+    already read by :func:`parse_command` (the dispatcher's), so it is read once."""
+    parsed = parsed or parse_command(text)
     if parsed is None:
         return None
     name, args = parsed

@@ -90,7 +90,7 @@ class Dispatcher:
             self._spawn(msg.interruption_scope, lambda: self._stop(msg), chained=False)
         elif command:
             await self.debouncer.flush(msg.interruption_scope)
-            self._spawn(msg.interruption_scope, lambda: self._command(msg))
+            self._spawn(msg.interruption_scope, lambda: self._command(msg, command))
         else:
             mergeable = self.channels[msg.channel].merges_bursts and not msg.attachments
             await self.debouncer.submit(msg, mergeable=mergeable)
@@ -138,10 +138,10 @@ class Dispatcher:
             await asyncio.shield(running)
         await self._send(msg, "Stopped.")
 
-    async def _command(self, msg: ChannelMessage) -> None:
+    async def _command(self, msg: ChannelMessage, parsed: tuple[str, list[str]]) -> None:
         async with self._slots:
             try:
-                reply = await self.agent.command(msg)
+                reply = await self.agent.command(msg, parsed)
             except Exception as exc:
                 log.exception("command_failed by=%s", msg.caller)
                 reply = f"That command failed inside the agent ({type(exc).__name__}); see the logs."

@@ -175,8 +175,10 @@ class Agent:
         commands never generates the JSON schemas); the tools are fixed for the agent's life."""
         return [spec_of(t) for t in self.tools]
 
-    async def command(self, msg: ChannelMessage) -> str | None:
-        """The reply to a runtime or hardware command, or None when ``msg`` is not one."""
+    async def command(self, msg: ChannelMessage, parsed: tuple[str, list[str]] | None = None
+                      ) -> str | None:
+        """The reply to a runtime or hardware command, or None when ``msg`` is not one;
+        ``parsed``: its words as the dispatcher read them already (read once)."""
         from edge.agent.commands import CommandContext, run_command  # on use: idle memory
 
         ctx = CommandContext({t.name: t for t in self.tools}, self.status_text, msg.requester,
@@ -185,7 +187,7 @@ class Agent:
                              admins=self.admins, safe_mode=self.safe_mode,
                              web_codes=self.web_codes,
                              target=self.operations)
-        return await run_command(msg.content, ctx)
+        return await run_command(msg.content, ctx, parsed)
 
     def _provider_failed(self, reason: str) -> None:
         if self.provider_failure is None:  # since the first failure of a run

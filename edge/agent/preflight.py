@@ -52,6 +52,9 @@ class Preflight:
         while len(self._seen) > SEEN_IDS_KEPT:
             self._seen.popitem(last=False)
         access = self.access.get(msg.channel, ChannelAccess())
+        # defence in depth: a channel checks its allowlist first (a stranger hears its pairing
+        # hint and nothing is fetched), and this is the one check every channel's message passes,
+        # a channel that forgets its own included
         if not access.allows(msg.sender):
             return self._drop(msg, "sender not in the channel's allowlist")
         if msg.is_group and access.require_mention_in_groups and not msg.mentioned:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 
 from edge.automation.actions import Notifier
-from edge.status import span
+from edge.status_lines import span
 
 log = logging.getLogger(__name__)
 

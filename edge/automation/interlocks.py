@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -395,16 +395,3 @@ def _counted(outputs: list[tuple[str, bool]]) -> str:
              for names, state in ((on, "on"), (unknown, "unknown (counted as on)")) if names]
     return "; ".join(parts)
 
-
-def format_rows(rows: Iterable[dict[str, Any]]) -> str:
-    """The interlocks as lines of text (``/interlocks``, ``edge-cli interlocks``)."""
-    lines = []
-    for row in rows:
-        state = ""
-        if row["active"] is not None:
-            state = f": holding ({row['why']})" if row["active"] else ": clear"
-        elif row["on"] is not None:
-            state = f": on now {', '.join(row['on']) or 'none'}"
-        tripped = f"  TRIPPED ({row['tripped']})" if row["tripped"] else ""
-        lines.append(f"{row['name']}: {row['rule']}{state}{tripped}")
-    return "\n".join(lines) or "No interlocks configured (add [[interlocks]] sections)."

@@ -54,6 +54,13 @@ class CameraOptions(Options):
         return self.width, self.height
 
 
+class ConfiguredCamera(CameraOptions):
+    """A camera's options with its type, as a ``[cameras.NAME]`` section gives them (the config's
+    section is one, so the cameras need not know the config)."""
+
+    type: str
+
+
 class Camera(Protocol):
     """One camera. ``snapshot`` never blocks the event loop and gives up after the section's
     ``timeout_seconds`` with an :class:`~edge.core.exc.EdgeError` saying why."""

@@ -16,15 +16,11 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from edge.cameras.base import Camera, jpeg_size
+from edge.cameras.base import Camera, ConfiguredCamera, jpeg_size
 from edge.cameras.registry import create_camera
 from edge.core.exc import EdgeError, UsageError
 from edge.core.files import write_atomically
-
-if TYPE_CHECKING:  # the config's camera sections are built from this package's registry
-    from edge.config.cameras import CameraConfig
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +60,7 @@ class CameraService:
     """The configured cameras; :meth:`snapshot` takes a picture, :meth:`to_outbox` keeps it for
     a reply."""
 
-    def __init__(self, cameras: Mapping[str, CameraConfig], outbox: Path | None = None):
+    def __init__(self, cameras: Mapping[str, ConfiguredCamera], outbox: Path | None = None):
         self.sections = dict(cameras)
         self.outbox = outbox
         self.cameras: dict[str, Camera] = {

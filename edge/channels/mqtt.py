@@ -18,7 +18,9 @@ class ChatTopic(Protocol):
 
     chat_inbox: asyncio.Queue[str] | None
     """Prompts from ``<base>/chat``; None when the bridge takes none."""
-    connected: bool
+
+    @property
+    def connected(self) -> bool: ...
 
     @property
     def chat_topic(self) -> str: ...

@@ -13,6 +13,7 @@ loads only in an agent that runs it.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from edge.channels.probes import check_signal, check_telegram
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from edge.config.web import WebConfig
 
 CHANNELS: dict[str, ChannelSpec[Any]] = {}
+WILDCARD = "*"
+"""An allowlist of ``*``: anyone."""
 
 
 def register(spec: ChannelSpec[Any]) -> ChannelSpec[Any]:
@@ -138,12 +141,32 @@ class WebChat:
         return ["*"], False, self.web.chat_rate_limit_per_minute
 
 
-register(ChannelSpec("cli", lambda config: config.channels.cli, _build_cli))
+def open_to_anyone(channel: str, key: str, allowed: Iterable[str], who: str, listed: str) -> str | None:
+    """The warning for an allowlist of ``*`` (None when it lists people).
+
+    >>> open_to_anyone("telegram", "allowed_users", ["*"], "anyone on Telegram", "user ids")[:40]
+    'channels.telegram.allowed_users = ["*"]:'
+    """
+    if WILDCARD not in allowed:
+        return None
+    return (f'channels.{channel}.{key} = ["*"]: {who} who finds the bot can talk to the agent and '
+            f"drive its pins; list {listed} instead (or pair them: `edge-cli channel pair {channel}`)")
+
+
+register(ChannelSpec("cli", lambda config: config.channels.cli, _build_cli,
+                     receipts=lambda section: section.receipts))
 register(ChannelSpec("telegram", lambda config: config.channels.telegram, _build_telegram,
                      pairs_into="allowed_users", admins=lambda section: section.admins,
-                     check=check_telegram))
+                     check=check_telegram, receipts=lambda section: section.receipts,
+                     exposure=lambda section: open_to_anyone(
+                         "telegram", "allowed_users", section.allowed_users, "anyone on Telegram",
+                         "user ids")))
 register(ChannelSpec("signal", lambda config: config.channels.signal, _build_signal,
                      pairs_into="allowed_numbers", admins=lambda section: section.admins,
-                     check=check_signal))
-register(ChannelSpec("mqtt", lambda config: MqttChat(config.mqtt), _build_mqtt))
+                     check=check_signal, receipts=lambda section: section.receipts,
+                     exposure=lambda section: open_to_anyone(
+                         "signal", "allowed_numbers", section.allowed_numbers, "anyone on Signal",
+                         "numbers")))
+register(ChannelSpec("mqtt", lambda config: MqttChat(config.mqtt), _build_mqtt,
+                     receipts=lambda section: section.mqtt.chat_receipts))
 register(ChannelSpec("web", lambda config: WebChat(config.web), _build_web))

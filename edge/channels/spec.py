@@ -101,3 +101,9 @@ class ChannelSpec(Generic[S]):
     check: Callable[[Mapping[str, Any]], ServiceCheck | None] | None = None
     """``edge-cli doctor``'s one cheap request to the channel's service, given its raw table
     (file and environment); None when the table does not enable it."""
+    receipts: Callable[[S], bool | None] | None = None
+    """The section's own ``receipts`` (a None answer: ``[agent] receipts`` decides); None: the
+    channel has no such key."""
+    exposure: Callable[[S], str | None] | None = None
+    """What ``edge-cli config check`` and ``doctor`` warn of in the section, a setting that lets
+    strangers in (:func:`edge.doctor.exposure.exposure_warnings`); a None answer: nothing."""

@@ -69,8 +69,8 @@ def check(args: argparse.Namespace) -> int:
     changed, go to stderr), 2 when not; each rule and interlock on an input is explained in
     wiring terms (``data.wiring``)."""
     from edge.automation.assembly import Automation
-    from edge.config.exposure import exposure_warnings
     from edge.config.loader import load_config
+    from edge.doctor.exposure import exposure_warnings
     from edge.hardware import build_hardware
 
     loaded = load_config(args.config)

@@ -143,7 +143,7 @@ def node_row(node: NodeSeen) -> dict[str, Any]:
 
 
 def _state(row: dict[str, Any]) -> str:
-    from edge.status import ago, span
+    from edge.status_lines import ago, span
 
     seen, uptime = row["last_seen"], row["uptime_seconds"]
     age = None if seen is None else max(0.0, time.time() - datetime.fromisoformat(seen).timestamp())

@@ -15,7 +15,7 @@ from edge.control import client
 from edge.control.ops import OpResult
 from edge.core.exc import DaemonUnavailable, EdgeError
 from edge.core.paths import socket_candidates
-from edge.status import tokens_line
+from edge.status_lines import tokens_line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:

@@ -36,7 +36,7 @@ def status(args: argparse.Namespace) -> int:
     from edge.control.ops import OpResult
     from edge.core.exc import DaemonUnavailable
     from edge.core.paths import socket_candidates
-    from edge.status import mqtt_line
+    from edge.status_lines import mqtt_line
 
     raw = load_raw(args.config)
     state_dir = (raw.data.get("paths") or {}).get("state_dir")

@@ -34,7 +34,8 @@ from edge.core.exc import DaemonUnavailable, UsageError
 from edge.core.paths import socket_candidates
 from edge.core.requester import Requester
 from edge.core.stopsignals import STOPPING, signal_name
-from edge.status import format_status, span
+from edge.status import format_status
+from edge.status_lines import span
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -25,8 +25,8 @@ from edge.cli.output import emit
 from edge.control.ops import OpResult
 
 if TYPE_CHECKING:
+    from edge.config.boards import BoardConfig
     from edge.config.locate import RawConfig
-    from edge.config.model import BoardConfig
     from peripherals.base import Board
 
 SYSTEMD_RESULT = ("SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, TypeAdapter
 
-from edge.cameras.base import CameraOptions
+from edge.cameras.base import ConfiguredCamera
 from edge.cameras.registry import CAMERAS
 from edge.config.section import Section, adapter_section, check_name, tagged_union
 
@@ -42,10 +42,8 @@ def camera_name(value: str) -> str:
 CameraName = Annotated[str, AfterValidator(camera_name)]
 
 
-class CameraSection(Section, CameraOptions):
+class CameraSection(Section, ConfiguredCamera):
     """What every camera section has besides its type's options: its type."""
-
-    type: str
 
 
 CAMERA_SECTIONS: dict[str, type[CameraSection]] = {

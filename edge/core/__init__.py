@@ -23,11 +23,12 @@ nothing of ``edge`` outside this folder.
 | ``logsetup`` | where log lines go (journal, file, terminal) |
 | ``ownership`` | the agent's lock: one agent per state directory |
 | ``storage`` | the state directory's health: a full or read-only disk, found and said |
+| ``faces`` | a package's lazy face: its names loaded from their modules on first use |
 
 Used by module (``from edge.core.exc import EdgeError``): the face lists the modules and imports
 none, so a light command that needs two of them loads only those two.
 """
 
-__all__ = ["durations", "exc", "files", "heap", "httpclient", "logformat", "logsetup", "messages",
-           "ownership", "paths", "ratelimit", "redaction", "requester", "sdnotify", "sqlite_files",
+__all__ = ["durations", "exc", "faces", "files", "heap", "httpclient", "logformat", "logsetup",
+           "messages", "ownership", "paths", "ratelimit", "redaction", "requester", "sdnotify", "sqlite_files",
            "sse", "stopsignals", "storage", "supervision", "validation"]

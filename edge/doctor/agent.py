@@ -23,9 +23,9 @@ def check_config(explicit: str | None) -> tuple[Check, LoadedConfig | None]:
     """(Check, LoadedConfig or None). Valid but risky settings (``allowed_users = ["*"]`` on a
     network channel) make it a warning."""
     from edge.automation.assembly import Automation
-    from edge.config.exposure import exposure_warnings
     from edge.config.loader import load_config
     from edge.core.redaction import secret_values
+    from edge.doctor.exposure import exposure_warnings
     from edge.hardware import build_hardware
 
     try:

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from edge.cameras.registry import CAMERAS
+from edge.config.boards import parse_board
 from edge.config.cameras import parse_camera
-from edge.config.model import parse_board
 from edge.config.sensors import AnalogSensorConfig, parse_sensor
 from edge.core.storage import filesystem_state
 from edge.doctor import Check

@@ -53,7 +53,7 @@ UNSANDBOXED_FIX = ("sandbox = false runs it as the agent's user, able to read th
 
 
 def running_check(name: str, row: dict[str, Any] | None) -> Check:
-    from edge.status import mcp_server_text as server_text
+    from edge.status_lines import mcp_server_text as server_text
 
     check = f"mcp server {name}"
     if row is None:

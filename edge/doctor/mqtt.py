@@ -75,7 +75,7 @@ def check_fleet(loaded: LoadedConfig | None) -> Check:
 
 
 def _running_check(running: dict[str, Any]) -> Check:
-    from edge.status import mqtt_line
+    from edge.status_lines import mqtt_line
 
     line = mqtt_line(running).removeprefix("mqtt: ")
     if running.get("connected"):

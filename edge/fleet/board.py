@@ -68,7 +68,7 @@ class NodeBoardOptions(BoardOptions):
 def _node(name: str, options: NodeBoardOptions, context: BoardContext) -> Board:
     from edge.fleet.node_board import NodeBoard
 
-    pins = getattr(options, "pins", {})  # the agent's section adds the allowlist
+    pins = options.pins
     if options.simulate:
         from peripherals.simulated_board import NODE_MODES, SimulatedBoard
 

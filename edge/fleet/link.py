@@ -1,9 +1,9 @@
-"""The fleet on this agent's broker connection (the MQTT bridge owns the connection and hands
-the fleet its messages):
+"""The fleet on this agent's broker connection (:class:`edge.mqtt.connection.MqttConnection`,
+which the runtime's assembly hands it, with this agent's ``node`` boards):
 
 - as a **node**: requests on ``edge-agent/_fleet/<node_id>/request`` go to the :class:`~edge.fleet.responder.Responder`,
   which drops what is not sealed with a paired key before any work; the retained ``<base>/node``
-  describes what the node has (:func:`describe_node`);
+  describes what the node has (the Home Assistant publisher's, :func:`edge.mqtt.bridge.describe_node`);
 - as a **controller**: each ``node`` board (:class:`~edge.fleet.node_board.NodeBoard`) asks
   through :meth:`FleetLink.ask`, sealed with the key shared with that node; its answers come
   back on this agent's own answer topic (``edge-agent/_fleet/<node_id>/response``), taken only
@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from edge import __version__
 from edge.config.mqtt import MqttConfig
 from edge.fleet.envelope import (
     SKEW_SECONDS,
@@ -40,32 +39,28 @@ from edge.fleet.node_board import NodeBoard
 from edge.fleet.protocol import (
     Answer,
     AwaitedAnswers,
-    BoardRow,
-    NodeDescription,
-    PinRow,
     Request,
-    SensorRow,
     new_correlation,
     request_topic,
 )
 from edge.fleet.responder import Responder
-from peripherals.base import Board, BoardStatus
 
 if TYPE_CHECKING:
     from edge.control.ops import OpTarget
-    from edge.mqtt.topics import NodePins
 
 log = logging.getLogger(__name__)
 
 
 class FleetLink:
-    def __init__(self, config: MqttConfig, boards: Mapping[str, Board], keys: FleetKeys):
+    def __init__(self, config: MqttConfig, keys: FleetKeys, nodes: Iterable[NodeBoard] = ()):
+        """``nodes``: this agent's ``node`` boards, which the assembly gives this link as their
+        asker (:meth:`NodeBoard.attach`)."""
         self.config = config
         self.keys = keys
         self.base = config.topic_base
         self.request_topic = request_topic(config.node_id)
         self.response_topic = reply_topic(config.node_id)
-        self.nodes = [b for b in boards.values() if isinstance(b, NodeBoard)]
+        self.nodes = list(nodes)
         self.answers = AwaitedAnswers()
         self.responder = Responder(config, self._publish_answer, keys, self.request_topic)
         self.counts = {"asked": 0, "answered": 0, "no_answer": 0}
@@ -74,8 +69,6 @@ class FleetLink:
         self.clock_offsets: dict[str, int] = {}
         """Each node's clock minus ours (ms), from its last sealed answer."""
         self._client: aiomqtt.Client | None = None
-        for board in self.nodes:
-            board.attach(self)
 
     def serve(self, target: OpTarget) -> None:
         """Answer requests by running them on ``target`` (the runtime)."""
@@ -98,9 +91,10 @@ class FleetLink:
             heard = SubscribeOptions(qos=1, noLocal=True)
             await client.subscribe([(f"{board.base}/{leaf}", heard) for board in self.nodes
                                     for leaf in ("+", "+/duty")])
-
-    def connected_to(self, client: aiomqtt.Client) -> None:
         self._client = client
+
+    async def announce(self, client: aiomqtt.Client) -> None:
+        """Nothing: the node's description is the Home Assistant publisher's to announce."""
 
     async def close(self) -> None:
         """Stop the requests being run (the agent is stopping)."""
@@ -207,15 +201,3 @@ class FleetLink:
         return {"requests": self.responder.status(), **self.counts,
                 "forged_answers": self.answers.forged, "nodes": nodes}
 
-
-def describe_node(config: MqttConfig, boards: Iterable[BoardStatus], pins: NodePins,
-                  sensors: Mapping[str, Mapping[str, str]]) -> bytes:
-    """The retained ``<base>/node``: version, boards, pins (by their names on the broker) and
-    sensors (quantity -> unit)."""
-    return NodeDescription(
-        version=__version__, node_id=config.node_id,
-        boards=[BoardRow(name=s.name, kind=s.kind, connected=s.connected) for s in boards],
-        pins=[PinRow(name=slug, pin=row.spec, mode=row.pin.mode.value,
-                     aliases=list(row.pin.aliases)) for slug, row in pins.by_slug.items()],
-        sensors=[SensorRow(name=name, quantities=dict(quantities))
-                 for name, quantities in sensors.items()]).encode()

@@ -90,7 +90,7 @@ class NodeBoard:
     # the link ------------------------------------------------------------------------------
 
     def attach(self, asker: FleetAsker) -> None:
-        """This agent's broker connection (the MQTT bridge attaches itself at start)."""
+        """This agent's fleet link on the broker connection (the runtime's assembly attaches it)."""
         self.asker = asker
 
     @property

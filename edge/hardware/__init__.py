@@ -12,7 +12,7 @@ resolves it, asks the policy, runs the guards and acts.
 | the boards' inputs as events the rules and the bridge hear | ``board_events.py`` |
 | a pin's value in words (``on``, a duty, an angle, a reading) | ``pin_values.py`` |
 | what the door tells of every outcome (audit, receipts, listeners) | ``outcomes.py`` |
-| the boards from the config, and the pin factory | ``board_setup.py`` |
+| the boards from the config, the pin factory, and the door built on them | ``board_setup.py`` |
 
 The layer below is ``peripherals/`` (the boards, which know nothing of agents); gpiozero keeps
 its pin layer in ``gpiozero/pins/`` the same way.
@@ -20,21 +20,18 @@ its pin layer in ``gpiozero/pins/`` the same way.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
+from edge.core.faces import lazy_face
+
 if TYPE_CHECKING:
-    from edge.hardware.door import Hardware, build_hardware
+    from edge.hardware.board_setup import build_hardware
+    from edge.hardware.door import Hardware
     from edge.hardware.pins import Pin
 
 __all__ = ["Hardware", "Pin", "build_hardware"]
 
-_HOMES = {"door": ("Hardware", "build_hardware"), "pins": ("Pin",)}
+_HOMES = {"board_setup": ("build_hardware",), "door": ("Hardware",), "pins": ("Pin",)}
 """Each module, and the names of ``__all__`` it holds."""
 
-
-def __getattr__(name: str) -> object:
-    for module, names in _HOMES.items():
-        if name in names:
-            return getattr(import_module(f"{__name__}.{module}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_face(__name__, _HOMES)

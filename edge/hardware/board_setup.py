@@ -13,13 +13,28 @@ each at its dotted key under the config file, as the rules' and sensors' problem
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from edge.config.boards import BoardConfig
 from edge.config.loader import invalid_config
-from edge.config.model import BoardConfig, Config
+from edge.config.model import Config
+from edge.core.ratelimit import SharedWindow
 from edge.core.validation import Problem
+from edge.hardware.door import Hardware
+from edge.hardware.pin_values import PinMeanings
 from edge.hardware.pins import Pin, pin_table
+from edge.security.approvals import ApprovalGate
+from edge.security.policy import RATE_WINDOW_SECONDS, SecurityPolicy, SwitchBudget
 from peripherals.base import Board, BoardContext
 from peripherals.exc import UnknownPin
 from peripherals.factory import create_board
+
+ONE_SHOT_RATES = "one-shot-actuations.json"
+ONE_SHOT_SWITCHES = "one-shot-switches.json"
 
 
 def build_boards(config: Config, context: BoardContext) -> tuple[dict[str, Board], list[Pin]]:
@@ -72,9 +87,37 @@ def simulation_details(config: Config) -> dict[str, str]:
     """How each simulated Pi-header board came to be simulated, in the config's own words."""
     details = {}
     for name, section in config.boards.items():
-        if section.type == "gpio" and getattr(section, "simulate", False):
+        if section.simulate:
             how = ("simulate = true" if "simulate" in section.model_fields_set else
                    "simulate is on by default")
             details[name] = (f"simulated pins ({how}; set [boards.{name}] simulate = false on "
                              "a Pi to drive the real header)")
     return details
+
+
+def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
+                   hold_seconds: float | None = None, state_dir: Path | None = None,
+                   approvals: ApprovalGate | None = None,
+                   sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                   monotonic: Callable[[], float] = time.monotonic) -> Hardware:
+    """Boards, their pins and the policy from config; aliases and pins that could never work
+    (unknown, a mode the pin cannot take, two keys for one pin) are one ConfigError naming every
+    one at its key, under the config file (:func:`build_boards`).
+    ``state_dir``: where one-shot commands (not ``resident``) count actuations and each pin's
+    switches together.
+    ``approvals``: the agent's gate (its runtime builds it, with the channels that answer it);
+    without one, a gate for ``[security] autonomy`` that no channel answers (direct commands
+    need none; what a model asks under ``supervised`` is refused). ``sleep`` and ``monotonic``:
+    the agent's clock, which the ``max_on_seconds`` timers and the rate limits follow."""
+    boards, pins = build_boards(config, BoardContext(pin_factory))
+    gate = approvals or ApprovalGate.from_config(config.security)
+    rates = switches = None
+    if not resident and state_dir is not None:
+        rates = SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_RATES)
+        switches = SwitchBudget(SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_SWITCHES))
+    policy = SecurityPolicy([p.rule for p in pins], config.security.max_actuations_per_minute,
+                            approvals=gate, rates=rates, switches=switches, clock=monotonic)
+    return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds,
+                    meanings=PinMeanings.from_config(config, boards, pins),
+                    details={} if pin_factory is not None else simulation_details(config),
+                    sleep=sleep)

@@ -6,47 +6,40 @@ hardware locates the pin, asks the policy (allowlist, modes, the caller's rate l
 approval gate, the pin's own ``max_switches_per_minute``), runs the one-shot and
 ``max_on_seconds`` guards, then acts. Nobody hands it a rule.
 
-Beside it in this package (:mod:`edge.hardware`): the boards and pins the config describes
-(:mod:`~edge.hardware.board_setup`), the pins' facts and lookup (:mod:`~edge.hardware.pins`), the
-pins claimed at their safe level and returned to it at shutdown (:mod:`~edge.hardware.claims`),
-the timers and one-shot guards (:mod:`~edge.hardware.holds`), the interlock groups
-(:mod:`~edge.hardware.atomic`), the record of every outcome (:mod:`~edge.hardware.outcomes`) and
-the stream of board events (:mod:`~edge.hardware.board_events`).
+Beside it in this package (:mod:`edge.hardware`): the boards and pins the config describes, and
+the door built from them (:func:`~edge.hardware.board_setup.build_hardware`), the pins' facts and
+lookup (:mod:`~edge.hardware.pins`), the pins claimed at their safe level and returned to it at
+shutdown (:mod:`~edge.hardware.claims`), the timers and one-shot guards
+(:mod:`~edge.hardware.holds`), the interlock groups (:mod:`~edge.hardware.atomic`), the record of
+every outcome (:mod:`~edge.hardware.outcomes`) and the stream of board events
+(:mod:`~edge.hardware.board_events`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
-from edge.config.model import Config
 from edge.core.actuation import Actuation, ActuationRecorder
 from edge.core.exc import PolicyDenied
-from edge.core.ratelimit import SharedWindow
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask
 from edge.hardware.atomic import AtomicGroups
 from edge.hardware.board_events import RECENT_EVENTS_KEPT, BoardEvents
-from edge.hardware.board_setup import build_boards, simulation_details
 from edge.hardware.claims import PinClaims, safe_levels
 from edge.hardware.holds import AutoOffTimers, hold_refusal, oneshot_refusal
 from edge.hardware.outcomes import Outcomes
 from edge.hardware.pin_values import PinMeanings, PinValue
 from edge.hardware.pins import Pin, locate, logical
-from edge.security.approvals import ApprovalGate
-from edge.security.policy import RATE_WINDOW_SECONDS, Action, SecurityPolicy, SwitchBudget
-from peripherals.base import Board, BoardContext, BoardListener, BoardStatus, PinMode
+from edge.security.policy import Action, SecurityPolicy
+from peripherals.base import Board, BoardListener, BoardStatus, PinMode
 from peripherals.exc import BoardError
 from peripherals.supervisor import BoardSupervisor
 
 log = logging.getLogger(__name__)
 
-ONE_SHOT_RATES = "one-shot-actuations.json"
-ONE_SHOT_SWITCHES = "one-shot-switches.json"
 
 
 class Guard(Protocol):
@@ -400,30 +393,3 @@ class Hardware:
         """The most recent board events as plain data, newest last."""
         return self._events.rows(last)
 
-
-def build_hardware(config: Config, *, resident: bool, pin_factory: Any = None,
-                   hold_seconds: float | None = None, state_dir: Path | None = None,
-                   approvals: ApprovalGate | None = None,
-                   sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                   monotonic: Callable[[], float] = time.monotonic) -> Hardware:
-    """Boards, their pins and the policy from config; aliases and pins that could never work
-    (unknown, a mode the pin cannot take, two keys for one pin) are one ConfigError naming every
-    one at its key, under the config file (:func:`edge.hardware.board_setup.build_boards`).
-    ``state_dir``: where one-shot commands (not ``resident``) count actuations and each pin's
-    switches together.
-    ``approvals``: the agent's gate (its runtime builds it, with the channels that answer it);
-    without one, a gate for ``[security] autonomy`` that no channel answers (direct commands
-    need none; what a model asks under ``supervised`` is refused). ``sleep`` and ``monotonic``:
-    the agent's clock, which the ``max_on_seconds`` timers and the rate limits follow."""
-    boards, pins = build_boards(config, BoardContext(pin_factory))
-    gate = approvals or ApprovalGate.from_config(config.security)
-    rates = switches = None
-    if not resident and state_dir is not None:
-        rates = SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_RATES)
-        switches = SwitchBudget(SharedWindow(RATE_WINDOW_SECONDS, state_dir / ONE_SHOT_SWITCHES))
-    policy = SecurityPolicy([p.rule for p in pins], config.security.max_actuations_per_minute,
-                            approvals=gate, rates=rates, switches=switches, clock=monotonic)
-    return Hardware(boards, pins, policy, resident=resident, hold_seconds=hold_seconds,
-                    meanings=PinMeanings.from_config(config, boards, pins),
-                    details={} if pin_factory is not None else simulation_details(config),
-                    sleep=sleep)

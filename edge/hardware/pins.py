@@ -33,7 +33,7 @@ from peripherals.base import Board, PinMode, Pull
 from peripherals.exc import UnknownPin
 
 if TYPE_CHECKING:
-    from edge.config.model import BoardConfig, PinConfig
+    from edge.config.boards import BoardConfig, PinConfig
 
 
 @dataclass(frozen=True)

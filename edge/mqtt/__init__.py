@@ -33,8 +33,9 @@ importing any module of the package (which runs this file first) loads none of t
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from edge.core.faces import lazy_face
 
 if TYPE_CHECKING:
     from edge.mqtt.bridge import MqttBridge
@@ -50,9 +51,4 @@ _HOMES = {
 }
 """Each module, and the names of ``__all__`` it holds."""
 
-
-def __getattr__(name: str) -> object:
-    for module, names in _HOMES.items():
-        if name in names:
-            return getattr(import_module(f"{__name__}.{module}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_face(__name__, _HOMES)

@@ -1,11 +1,13 @@
-"""The bridge between the hardware (and sensors) and the broker; see :mod:`edge.mqtt` for topics.
+"""The Home Assistant publisher: the hardware (and sensors, cameras) on the broker; see
+:mod:`edge.mqtt` for topics. It rides on the agent's connection (:mod:`edge.mqtt.connection`),
+as Home Assistant keeps its ``client.py`` apart from its entity platforms.
 
-Each connection, in order: the last will (``offline``, retained) is registered; retained discovery
-configs of this node that are no longer current are removed (empty retained payload); the
-command topics are subscribed (unless ``allow_commands = false``) and the chat topic; then
-discovery, ``online``, every pin's state, the sensors' latest readings and the health are
-published, so whoever acts on ``online`` is heard. When the broker goes away
-the bridge reconnects with backoff and publishes all of it again.
+On each connection: retained discovery configs of this node that are no longer current are
+removed (empty retained payload); the command topics are subscribed (unless ``allow_commands =
+false``) and the chat topic; then discovery, the retained ``<base>/node`` (what the node has, for
+the fleet), ``online``, every pin's state, the sensors' latest readings and the health are
+published, so whoever acts on ``online`` is heard; the connection does it all again after it
+comes back.
 
 Beside the connection, supervised loops (``mqtt-health``, ``mqtt-sensors``, ``mqtt-analog``)
 refresh the retained health every ``health_interval_seconds``, turn a failing sensor's
@@ -21,14 +23,10 @@ down board) is logged and published on ``<base>/refused`` as ``{"pin", "command"
 A retained command is ignored unless ``accept_retained_commands``: a ``/set`` left on the broker
 must not act again after a restart.
 
-The fleet (:mod:`edge.fleet`) rides on the same connection: requests from other agents on
-``edge-agent/_fleet/<node_id>/request`` (subscribed whatever ``allow_commands`` says: reads are answered, actuations
-refused when it is false) run through the runtime's control operations once it hands them over
-(:meth:`MqttBridge.serve_requests`); the retained ``<base>/node`` describes the node; this
-agent's ``node`` boards are asked through it and hear their nodes' topics.
-
-The client id is ``edge-agent-<node_id>-<random>`` (:func:`~edge.mqtt.link.client_identifier`):
-a guessable one would let any client push the agent off the broker.
+The fleet (:mod:`edge.fleet`) rides on the same connection, handed it by the assembly: requests
+from other agents on ``edge-agent/_fleet/<node_id>/request`` run through the runtime's control
+operations once it hands them over (:meth:`MqttBridge.serve_requests`); this agent's ``node``
+boards are asked through it. The bridge shows its figures in status.
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,28 +47,27 @@ from edge.config.mqtt import EXPOSURE_FIX, MqttConfig
 from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 from edge.core.supervision import SupervisedTask, close_all
-from edge.fleet.keys import FleetKeys
-from edge.fleet.link import FleetLink, describe_node
-from edge.fleet.protocol import node_topic
+from edge.fleet.protocol import BoardRow, NodeDescription, PinRow, SensorRow, node_topic
 from edge.hardware import Hardware
 from edge.mqtt.cameras import CameraFeed
-from edge.mqtt.commands import carry_out, parse_command, shown
+from edge.mqtt.commands import carry_out, shown
+from edge.mqtt.connection import MqttConnection, iso
 from edge.mqtt.discovery import REFUSED_EVENT, discovery_configs, sweep_stale
+from edge.mqtt.entities import parse_command
 from edge.mqtt.followers import AnalogFollower, PinStates, SensorAvailability
-from edge.mqtt.link import Backoff, client_identifier, explain, make_client
 from edge.mqtt.sensors import Reading, SensorFeed
-from edge.mqtt.topics import NodePins, Topics
-from peripherals.base import BoardEvent
+from edge.mqtt.topic_names import Topics
+from edge.mqtt.topics import NodePins
+from peripherals.base import BoardEvent, BoardStatus
 from peripherals.exc import BoardError
 
 if TYPE_CHECKING:
     from edge.control.ops import OpTarget
+    from edge.fleet.link import FleetLink
 
 log = logging.getLogger(__name__)
 
-OUTBOX_SIZE = 1000
 CHAT_INBOX_SIZE = 100
-CLOSE_TIMEOUT_SECONDS = 2.0
 REPORTED_EVENTS = frozenset({"input", "watchdog", "down", "up"})
 
 
@@ -78,23 +76,27 @@ def _warning(config: MqttConfig) -> str | None:
     return f"{config.exposure}; {EXPOSURE_FIX}" if config.exposure else None
 
 
-def _closing() -> bool:
-    """The bridge's task is being cancelled (:meth:`MqttBridge.close`), even where the client
-    swallowed the cancellation (a ``wait_for`` whose operation finished at the same moment) or
-    raised an MqttError of its own in its place while leaving the broker."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-def _iso(when: float | None) -> str | None:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when)) if when else None
+def describe_node(config: MqttConfig, boards: Iterable[BoardStatus], pins: NodePins,
+                  sensors: Mapping[str, Mapping[str, str]]) -> bytes:
+    """The retained ``<base>/node``: version, boards, pins (by their names on the broker) and
+    sensors (quantity -> unit)."""
+    return NodeDescription(
+        version=__version__, node_id=config.node_id,
+        boards=[BoardRow(name=s.name, kind=s.kind, connected=s.connected) for s in boards],
+        pins=[PinRow(name=slug, pin=row.spec, mode=row.pin.mode.value,
+                     aliases=list(row.pin.aliases)) for slug, row in pins.by_slug.items()],
+        sensors=[SensorRow(name=name, quantities=dict(quantities))
+                 for name, quantities in sensors.items()]).encode()
 
 
 class MqttBridge:
     def __init__(self, config: MqttConfig, hardware: Hardware, *, sensors: SensorFeed | None = None,
-                 state_dir: Path | None = None, cameras: CameraFeed | None = None):
-        """``state_dir``: where the client id's random part is kept (without one, it lasts
-        this process); ``cameras``: each one's pictures are published as they are taken."""
+                 state_dir: Path | None = None, cameras: CameraFeed | None = None,
+                 connection: MqttConnection | None = None, fleet: FleetLink | None = None):
+        """``connection``: the agent's (the assembly's, which hands it to the fleet too);
+        without one, the bridge's own, its client id kept in ``state_dir``; ``cameras``: each
+        one's pictures are published as they are taken; ``fleet``: shown in status, and given
+        the runtime's operations by :meth:`serve_requests`."""
         self.config = config
         self.hardware = hardware
         self.sensors = sensors
@@ -102,20 +104,14 @@ class MqttBridge:
         self.topics = Topics(config.topic_base)
         self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate,
                                    config.inputs)
-        self.identifier = client_identifier(config.node_id, state_dir)
-        self.fleet = FleetLink(config, hardware.boards, FleetKeys.of(config.fleet_keys, state_dir))
+        self.connection = connection or MqttConnection(config, state_dir)
+        self.connection.carry(self)
+        self.identifier = self.connection.identifier
+        self.fleet = fleet
         """Requests from other agents, and this agent's ``node`` boards (:mod:`edge.fleet`)."""
-        self.connected = False
-        self.since: float | None = None
-        """When the bridge last connected, or (while not connected) when it lost the broker."""
-        self.last_error: str | None = None
-        self.previous_error: str | None = None
-        """The last time the broker was lost, and why (kept after reconnecting, for health)."""
-        self.counts = {"connects": 0, "commands": 0, "refused": 0, "ignored": 0}
+        self.counts = {"commands": 0, "refused": 0, "ignored": 0}
         self.started_at = time.time()
-        self._client: aiomqtt.Client | None = None
-        self._outbox: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(OUTBOX_SIZE)
-        self._task: SupervisedTask | None = None
+        self._queue = self.connection.queue
         self._timers: list[SupervisedTask] = []
         self._availability = (SensorAvailability(sensors, self.topics, self._queue)
                               if sensors is not None else None)
@@ -133,6 +129,14 @@ class MqttBridge:
             asyncio.Queue(CHAT_INBOX_SIZE) if config.chat and config.allow_commands else None)
         """Prompts from ``<base>/chat`` for the chat channel (:mod:`edge.channels.mqtt`)."""
 
+    @property
+    def connected(self) -> bool:
+        return self.connection.connected
+
+    @property
+    def last_error(self) -> str | None:
+        return self.connection.last_error
+
     # lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -142,8 +146,7 @@ class MqttBridge:
             self._unsubscribe.append(self.sensors.subscribe(self._on_reading))
         if self.cameras is not None:
             self._unsubscribe.append(self.cameras.subscribe(self._on_picture))
-        self.since = time.time()
-        self._task = SupervisedTask("mqtt-bridge", self._run).start()
+        self.connection.start()
         self._timers = [SupervisedTask("mqtt-health", self._refresh_health).start()]
         if self._availability is not None:
             self._timers.append(SupervisedTask(
@@ -155,13 +158,15 @@ class MqttBridge:
     def serve_requests(self, target: OpTarget) -> None:
         """Answer requests on ``edge-agent/_fleet/<node_id>/request`` (other agents, ``edge-cli --node``) by running
         them on ``target``, the runtime's control operations; until then they are refused."""
-        self.fleet.serve(target)
+        if self.fleet is not None:
+            self.fleet.serve(target)
 
     def supervised_tasks(self) -> list[SupervisedTask]:
         """The connection loop and the loops beside it (the health's refresh, the sensors'
         availability, the analog pins' values): a bug that escapes one is logged, and it starts
         again."""
-        return ([self._task] if self._task is not None else []) + self._timers
+        task = self.connection.task
+        return ([task] if task is not None else []) + self._timers
 
     async def close(self) -> None:
         """Take no more commands, send what is queued, publish the safe level each output is
@@ -172,25 +177,13 @@ class MqttBridge:
         for task in self._commands:
             task.cancel()
         await asyncio.gather(*self._commands, return_exceptions=True)
-        await self.fleet.close()
+        if self.fleet is not None:
+            await self.fleet.close()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
-        client = self._client
-        if client is not None and self.connected:
-            try:
-                async with asyncio.timeout(CLOSE_TIMEOUT_SECONDS):
-                    await self._outbox.join()
-                    for topic, payload in self._safe_states().items():
-                        await client.publish(topic, payload.encode(), qos=self.config.qos,
-                                             retain=self.config.retain)
-                    await client.publish(self.topics.availability, b"offline", qos=1, retain=True)
-            except (aiomqtt.MqttError, TimeoutError) as exc:
-                log.warning("mqtt_offline_not_published error=%r", str(exc))
-        if self._task is not None:
-            await self._task.aclose()
-        self._task = None
-        self.connected = False
+        await self.connection.close({topic: payload.encode()
+                                     for topic, payload in self._safe_states().items()})
 
     def _safe_states(self) -> dict[str, str]:
         states: dict[str, str] = {}
@@ -200,78 +193,26 @@ class MqttBridge:
         return states
 
     def status(self) -> dict[str, Any]:
+        link = self.connection
+        fleet = {"fleet": self.fleet.status()} if self.fleet is not None else {}
         return {"enabled": True, "url": self.config.url, "node_id": self.config.node_id,
-                "base_topic": self.topics.base, "connected": self.connected,
-                "since": _iso(self.since), "last_error": self.last_error,
+                "base_topic": self.topics.base, "connected": link.connected,
+                "since": iso(link.since), "last_error": link.last_error,
                 "commands_allowed": self.config.allow_commands,
-                "warning": _warning(self.config), **self.counts, "fleet": self.fleet.status()}
+                "warning": _warning(self.config), "connects": link.connects, **self.counts,
+                **fleet}
 
-    # the connection --------------------------------------------------------------------------
+    # on each connection ------------------------------------------------------------------------
 
-    async def _run(self) -> None:
-        backoff = Backoff(self.config.reconnect_max_seconds)
-        while True:
-            try:
-                await self._session(backoff)
-            except aiomqtt.MqttError as exc:
-                self._lost(explain(exc, self.config))
-            except OSError as exc:  # TLS files, sockets
-                self._lost(explain(exc, self.config))
-            except Exception as exc:  # a bug must not end the bridge for the agent's lifetime
-                log.exception("mqtt_session_failed")
-                self._lost(f"{type(exc).__name__}: {exc}")
-            finally:
-                self._client = None
-                self.fleet.lost(self.last_error or "the connection closed")
-            if _closing():  # the client's exit raised over the cancel that ends the bridge
-                raise asyncio.CancelledError
-            delay = backoff.next_delay()
-            log.info("mqtt_reconnect_in seconds=%g", delay)
-            await asyncio.sleep(delay)
+    async def subscribe(self, client: aiomqtt.Client) -> None:
+        await sweep_stale(client, client.messages, self.config, self.topics, set(self._discovery()))
+        if self.config.allow_commands and self.pins.by_slug:
+            await client.subscribe(self._command_subscriptions())
+        if self.chat_inbox is not None:
+            await client.subscribe(self.topics.chat, qos=self.config.qos)
 
-    def _lost(self, why: str) -> None:
-        if self.connected or self.last_error != why:
-            log.warning("mqtt_disconnected url=%s error=%r", self.config.url, why)
-        if self.connected:
-            self.since = time.time()
-        self.connected = False
-        self.last_error = why
-        self.previous_error = f"{_iso(time.time())} mqtt: {why}"
-        self._client = None
-
-    async def _session(self, backoff: Backoff) -> None:
-        will = aiomqtt.Will(self.topics.availability, b"offline", qos=1, retain=True)
-        async with make_client(self.config, self.identifier, will=will,
-                               intercept=self.fleet.intercept) as client:
-            while not self._outbox.empty():  # older than what the announcement publishes
-                self._outbox.get_nowait()
-                self._outbox.task_done()
-            self._client = client
-            messages = client.messages
-            await sweep_stale(client, messages, self.config, self.topics, set(self._discovery()))
-            # subscribed before ``online``: a client that waits for it and then sends is heard
-            # (what arrives meanwhile waits in ``messages`` until the announcement is out)
-            if self.config.allow_commands and self.pins.by_slug:
-                await client.subscribe(self._command_subscriptions())
-            if self.chat_inbox is not None:
-                await client.subscribe(self.topics.chat, qos=self.config.qos)
-            await self.fleet.subscribe(client)
-            self.fleet.connected_to(client)
-            await self._announce(client)
-            self.connected, self.since, self.last_error = True, time.time(), None
-            self.counts["connects"] += 1
-            backoff.reset()
-            log.info("mqtt_connected url=%s node=%s base=%s commands=%s", self.config.url,
-                     self.config.node_id, self.topics.base, self.config.allow_commands)
-            if _closing():  # a cancel asyncio.wait_for let pass while connecting (Python 3.11)
-                raise asyncio.CancelledError
-            sender = asyncio.create_task(self._send_outbox(client), name="mqtt-outbox")
-            try:
-                async for message in messages:
-                    self._on_message(message)
-            finally:
-                sender.cancel()
-                await asyncio.gather(sender, return_exceptions=True)
+    def lost(self, why: str) -> None:
+        """The connection tells it; the next one announces the states as they are then."""
 
     def _command_subscriptions(self) -> list[tuple[str, int]]:
         """Each published pin's ``<base>/<slug>/set``, and nothing else: the pin's other
@@ -286,7 +227,7 @@ class MqttBridge:
         cameras = self.cameras.names if self.cameras is not None else ()
         return discovery_configs(self.config, self.topics, self.pins, described, kinds, cameras)
 
-    async def _announce(self, client: aiomqtt.Client) -> None:
+    async def announce(self, client: aiomqtt.Client) -> None:
         """Discovery, ``online``, then every state as it is now, the sensors and the health."""
         for topic, body in self._discovery().items():
             await client.publish(topic, json.dumps(body).encode(), qos=1, retain=True)
@@ -311,7 +252,7 @@ class MqttBridge:
         return states
 
     def _is_connected(self) -> bool:
-        return self.connected
+        return self.connection.connected
 
     async def _refresh_health(self) -> None:
         """The retained health every ``health_interval_seconds`` while connected, whatever else
@@ -335,25 +276,8 @@ class MqttBridge:
                            "time": round(time.time(), 1),
                            "uptime_seconds": round(time.time() - self.started_at, 1),
                            "boards": boards, "boards_connected": sum(boards.values()),
-                           "connects": self.counts["connects"],
-                           "last_error": down[0] if down else self.previous_error}).encode()
-
-    async def _send_outbox(self, client: aiomqtt.Client) -> None:
-        """Publish what changed while connected, in order."""
-        while True:
-            topic, payload, retain = await self._outbox.get()
-            try:
-                await client.publish(topic, payload, qos=self.config.qos, retain=retain)
-            finally:
-                self._outbox.task_done()
-
-    def _queue(self, topic: str, payload: bytes, retain: bool) -> None:
-        if self._client is None:
-            return  # the next connection publishes the state as it is then
-        try:
-            self._outbox.put_nowait((topic, payload, retain))
-        except asyncio.QueueFull:
-            log.warning("mqtt_outbox_full dropped_topic=%s", topic)
+                           "connects": self.connection.connects,
+                           "last_error": down[0] if down else self.connection.previous_error}).encode()
 
     # what happens on the node ----------------------------------------------------------------
 
@@ -369,7 +293,7 @@ class MqttBridge:
         if event.kind in ("down", "up"):
             self._queue(self.topics.health, self._health(), True)
             self._queue(node_topic(self.topics.base), self._description(), True)
-        if event.kind == "up" and self._client is not None:
+        if event.kind == "up" and self.connection.client is not None:
             task = asyncio.create_task(self._states.board_back(event.board),
                                        name=f"mqtt-up-{event.board}")
             self._commands.add(task)
@@ -386,15 +310,18 @@ class MqttBridge:
 
     # commands --------------------------------------------------------------------------------
 
-    def _on_message(self, message: aiomqtt.Message) -> None:
-        if self.fleet.on_message(message):
-            return
+    def on_message(self, message: aiomqtt.Message) -> bool:
+        """A command or a prompt on this node's topics (False: not the bridge's; another
+        spelling of a pin finds nothing, as it is not subscribed)."""
         topic = message.topic.value
         slug = ("chat" if topic == self.topics.chat
                 else self.topics.command_slug(topic, self.pins.by_slug))
-        if slug is None:  # not subscribed: another spelling of a pin finds nothing
-            log.debug("mqtt_ignored topic=%r reason=not_a_command_topic", topic)
-            return
+        if slug is None:
+            return False
+        self._on_command(message, topic, slug)
+        return True
+
+    def _on_command(self, message: aiomqtt.Message, topic: str, slug: str) -> None:
         payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
         if message.retain and not self.config.accept_retained_commands:
             self.counts["ignored"] += 1
@@ -445,7 +372,7 @@ class MqttBridge:
     async def publish_reply(self, text: str) -> None:
         """An answer to ``<base>/chat``, on ``<base>/chat/reply``; raises MqttError when the
         broker is not there (the channel's outbox tries again)."""
-        client = self._client
+        client = self.connection.client
         if client is None or not self.connected:
             raise aiomqtt.MqttError("not connected to the broker")
         await client.publish(self.topics.chat_reply, text.encode(), qos=self.config.qos)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from edge.mqtt.topics import slugify
+from edge.mqtt.topic_names import slugify
 
 COMPONENT = "image"
 CONTENT_TYPE = "image/jpeg"

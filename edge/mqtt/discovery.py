@@ -37,7 +37,8 @@ from edge.config.mqtt import MqttConfig
 from edge.mqtt.cameras import COMPONENT as IMAGE
 from edge.mqtt.cameras import CONTENT_TYPE, camera_object_id
 from edge.mqtt.presentation import present
-from edge.mqtt.topics import NodePins, PinTopic, Topics, slugify
+from edge.mqtt.topic_names import Topics, slugify
+from edge.mqtt.topics import NodePins, PinTopic
 
 if TYPE_CHECKING:
     import aiomqtt

@@ -32,7 +32,7 @@ from peripherals.base import PinMode
 
 if TYPE_CHECKING:
     from edge.hardware.pins import Pin
-    from edge.mqtt.topics import Topics
+    from edge.mqtt.topic_names import Topics
 
 
 @dataclass(frozen=True)
@@ -221,3 +221,22 @@ register(Light())
 register(Servo())
 register(BinarySensor())
 register(Analog())
+
+
+def parse_command(kind: EntityKind, payload: bytes) -> Command:
+    """What ``payload`` asks of a pin of ``kind``.
+
+    >>> parse_command(KINDS["switch"], b"on")
+    Command(action='write', value=1.0)
+    >>> parse_command(KINDS["light"], b"40")
+    Command(action='pwm', value=0.4)
+    >>> parse_command(KINDS["servo"], b"ninety")
+    Traceback (most recent call last):
+    ...
+    edge.mqtt.commands.BadPayload: a servo takes an angle from 0 to 180 degrees, not 'ninety'
+    """
+    try:
+        text = payload.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise BadPayload("the payload is not UTF-8 text") from None
+    return kind.command(text)

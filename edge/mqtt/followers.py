@@ -18,7 +18,8 @@ from edge.core.exc import EdgeError
 from edge.core.requester import Requester
 from edge.hardware import Hardware
 from edge.mqtt.sensors import SensorFeed
-from edge.mqtt.topics import NodePins, PinTopic, Topics
+from edge.mqtt.topic_names import Topics
+from edge.mqtt.topics import NodePins, PinTopic
 from peripherals.exc import BoardError
 
 log = logging.getLogger(__name__)

@@ -220,8 +220,8 @@ class ScenarioRun:
         await self._operator(step.op, step.args)
 
     async def _mqtt(self, step: s.MqttStep) -> None:
-        from edge.mqtt.commands import carry_out, parse_command
-        from edge.mqtt.entities import Naming, kind_for
+        from edge.mqtt.commands import carry_out
+        from edge.mqtt.entities import Naming, kind_for, parse_command
 
         hardware = self.runtime.hardware
         pin = hardware.pins.get(hardware.locate(step.mqtt))

@@ -7,6 +7,7 @@ a job then does goes through the policy as ``schedule:NAME`` every time it runs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -15,7 +16,7 @@ from edge.automation.schedule import local_time
 from edge.config.schedules import ScheduleConfig
 from edge.core.exc import PolicyDenied
 from edge.core.requester import Requester
-from edge.status import ago, times
+from edge.status_lines import ago, times
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult
 from edge.tools.sensors import SensorReadTool
 
@@ -74,10 +75,8 @@ class InterlockListTool(ModelTool[NoArgs]):
         self.interlocks = interlocks
 
     async def run(self, params: NoArgs, requester: Requester) -> ToolResult:
-        from edge.automation.interlocks import format_rows  # with the agent's interlocks, loaded
-
         rows = self.interlocks.rows()
-        return ToolResult(True, format_rows(rows), data={"interlocks": rows})
+        return ToolResult(True, interlocks_text(rows), data={"interlocks": rows})
 
 
 def format_schedules(rows: list[dict[str, Any]]) -> str:
@@ -188,3 +187,17 @@ def automation_tools(automation: Automation, approvals: ApprovalGate) -> list[To
             InterlockListTool(automation.interlocks),
             ScheduleListTool(automation), ScheduleAddTool(automation, approvals),
             ScheduleRemoveTool(automation, approvals)]
+
+
+def interlocks_text(rows: Iterable[dict[str, Any]]) -> str:
+    """The interlocks as lines of text (``/interlocks``, ``edge-cli interlocks``)."""
+    lines = []
+    for row in rows:
+        state = ""
+        if row["active"] is not None:
+            state = f": holding ({row['why']})" if row["active"] else ": clear"
+        elif row["on"] is not None:
+            state = f": on now {', '.join(row['on']) or 'none'}"
+        tripped = f"  TRIPPED ({row['tripped']})" if row["tripped"] else ""
+        lines.append(f"{row['name']}: {row['rule']}{state}{tripped}")
+    return "\n".join(lines) or "No interlocks configured (add [[interlocks]] sections)."

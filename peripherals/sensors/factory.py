@@ -42,8 +42,9 @@ def create_sensor(name: str, kind: str, options: SensorOptions | Mapping[str, An
     /sys and /proc are (tests give a fake tree); ``pin_factory`` is the header's gpiozero pin
     factory, for SPI chips. An unknown ``kind`` is a ValueError naming the known ones."""
     if kind == ANALOG_ON_BOARD:
-        pin = options.get("pin") if isinstance(options, Mapping) else getattr(options, "pin", None)
-        raise ValueError(f"sensor {name}: an analog pin is read through its board ({pin}), not "
+        # the keys as written name the pin; a validated analog section is the agent's, not a driver's
+        where = f" ({options['pin']})" if isinstance(options, Mapping) and "pin" in options else ""
+        raise ValueError(f"sensor {name}: an analog pin is read through its board{where}, not "
                          "built as a driver")
     spec = SENSORS.get(kind)
     if not isinstance(options, spec.options):

@@ -6,6 +6,7 @@ records the answer in it, and its admins join the admin table, with nothing else
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -130,3 +131,21 @@ async def test_a_registered_channel_asks_and_answers_through_the_one_gate(
         reply = await asyncio.wait_for(loop.sent.get(), 15)
     assert loop.asked == ["Approve: switch gpio:GPIO17 (led) on?"]
     assert "tool said" in reply and mock_factory.pin(17).state == 1
+
+
+def test_a_spec_brings_its_channels_exposure_warning_and_receipts(monkeypatch):
+    """``config check`` and ``doctor`` warn in the spec's words, and receipts come from the spec:
+    no module outside the channel names it."""
+    from edge.doctor.exposure import exposure_warnings
+
+    spec: ChannelSpec[Any] = ChannelSpec(
+        "loud", lambda config: config.channels.cli, lambda section, context: None,
+        receipts=lambda section: False, exposure=lambda section: "channels.loud: anyone may talk")
+    monkeypatch.setitem(CHANNELS, "loud", spec)
+    assert exposure_warnings(Config()) == ["channels.loud: anyone may talk"]
+    opened = Config.model_validate({"channels": {"signal": {"allowed_numbers": ["*"]}}})
+    assert [w.split(":")[0] for w in exposure_warnings(opened)] == [
+        'channels.signal.allowed_numbers = ["*"]', "channels.loud"]
+    quiet = Config.model_validate({"mqtt": {"url": "mqtt://127.0.0.1", "chat_receipts": False}})
+    answers = {s.name: s.receipts(s.section(quiet)) for s in CHANNELS.values() if s.receipts}
+    assert answers == {"cli": None, "telegram": None, "signal": None, "mqtt": False, "loud": False}

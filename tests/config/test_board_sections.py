@@ -8,8 +8,8 @@ from importlib import resources
 
 import pytest
 
+from edge.config.boards import BOARD_SECTIONS
 from edge.config.loader import load_config
-from edge.config.model import BOARD_SECTIONS
 from edge.core.exc import ConfigError
 
 

@@ -120,3 +120,12 @@ def test_a_secret_of_the_wrong_type_is_named_but_never_shown(isolated_env, write
     assert line.strip() == (f"{key}: expected text (value not shown: it is a secret; write it as "
                             "a quoted string)")
     assert "123456789" not in str(err.value) and "987654321" not in str(err.value)
+
+
+def test_every_board_takes_simulate_as_its_own_option(isolated_env, write_config):
+    """``simulate`` is every board's option, declared once (no probe asks whether a section has
+    it): an Arduino in memory on a laptop, the real one when it is left out."""
+    path = write_config('[boards.uno]\ntype = "arduino"\nport = "/dev/ttyACM0"\nsimulate = true\n')
+    assert load_config(str(path), env=isolated_env).config.boards["uno"].simulate is True
+    unsimulated = write_config('[boards.uno]\ntype = "arduino"\nport = "/dev/ttyACM0"\n', "b.toml")
+    assert load_config(str(unsimulated), env=isolated_env).config.boards["uno"].simulate is False

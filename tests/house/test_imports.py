@@ -1,6 +1,7 @@
 """The house's floors: no import cycles among edge and peripherals modules, counting imports
-inside functions (a function-level import hides a cycle from Python, not from this test), and
-peripherals never imports edge."""
+inside functions (a function-level import hides a cycle from Python, not from this test) and
+imports under ``if TYPE_CHECKING:`` (a type-only cycle is still two rooms that know each other),
+and peripherals never imports edge."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
 
 
-def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
-    """Project modules ``name`` imports anywhere in its file (TYPE_CHECKING blocks excluded)."""
+def imports_of(name: str, path: Path, known: set[str], *, type_only: bool = True) -> set[str]:
+    """Project modules ``name`` imports anywhere in its file; with ``type_only=False``, without
+    those under ``if TYPE_CHECKING:``."""
     tree = ast.parse(path.read_text(), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
@@ -31,7 +33,7 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     class Visitor(ast.NodeVisitor):
         def visit_If(self, node: ast.If) -> None:
             test = node.test
-            if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
+            if not type_only and isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
                 for child in node.orelse:  # only the runtime branch
                     self.visit(child)
                 return
@@ -60,10 +62,10 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     return resolved
 
 
-def graph() -> dict[str, set[str]]:
+def graph(*, type_only: bool = True) -> dict[str, set[str]]:
     mods = modules()
     known = set(mods)
-    return {name: imports_of(name, path, known) for name, path in mods.items()}
+    return {name: imports_of(name, path, known, type_only=type_only) for name, path in mods.items()}
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -105,6 +107,12 @@ def test_the_walker_sees_function_level_imports():
     edges = graph()
     assert "edge.config.loader" in edges["edge.cli.oneshot"]  # imported inside run_direct
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_walker_sees_type_only_imports():
+    """The faces import their names only for type checkers: seen here, and only here."""
+    assert "edge.mqtt.bridge" in graph()["edge.mqtt"]
+    assert "edge.mqtt.bridge" not in graph(type_only=False)["edge.mqtt"]
 
 
 def test_no_import_cycles():

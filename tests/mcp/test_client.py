@@ -12,7 +12,7 @@ import pytest
 
 from edge.audit import history_text, read_history
 from edge.doctor.mcp_servers import check_mcp_servers
-from edge.status import mcp_servers_line
+from edge.status_lines import mcp_servers_line
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.telegram_server import telegram_config, texts_to
 from tests.helpers import cli, until

@@ -20,7 +20,7 @@ from edge.config.mcp import McpServerConfig
 from edge.doctor.mcp_servers import check_mcp_servers, probe_check
 from edge.mcp.client import ServerLink
 from edge.mcp.sandbox import Places, bwrap_usable, launch
-from edge.status import mcp_servers_line
+from edge.status_lines import mcp_servers_line
 from tests.fakes.openai_server import OpenAIServer
 from tests.fakes.telegram_server import telegram_config, texts_to
 from tests.helpers import ROOT, until

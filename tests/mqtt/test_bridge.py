@@ -293,12 +293,12 @@ async def test_close_ends_the_bridge_when_the_client_swallowed_the_cancel(
     announcing = asyncio.Event()
 
     class Swallowing(MqttBridge):
-        async def _announce(self, client):
+        async def announce(self, client):
             announcing.set()
             # swallowed, as wait_for does when the publish completed together with the cancel
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(30)
-            await super()._announce(client)
+            await super().announce(client)
 
     bridge = Swallowing(config.mqtt, hardware)
     await bridge.start()

@@ -16,7 +16,7 @@ from edge.config.mqtt import MqttConfig
 from edge.hardware import build_hardware
 from edge.mqtt.bridge import MqttBridge
 from edge.mqtt.discovery import discovery_configs, sensor_config
-from edge.mqtt.topics import Topics
+from edge.mqtt.topic_names import Topics
 from edge.sensors import DriverMeasure, SensorHub, SensorState
 from peripherals.sensors.pi_health import PiHealthSensor
 from tests.fakes.mosquitto import Watcher

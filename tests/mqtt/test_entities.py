@@ -15,7 +15,7 @@ from edge.hardware.pins import Pin
 from edge.mqtt.bridge import MqttBridge
 from edge.mqtt.commands import BadPayload, Command, shown
 from edge.mqtt.entities import KINDS, EntityKind, Naming, kind_for, register
-from edge.mqtt.topics import Topics
+from edge.mqtt.topic_names import Topics
 from peripherals.base import PinMode
 from tests.fakes.mosquitto import Watcher
 from tests.helpers import until

@@ -101,7 +101,7 @@ async def test_a_client_that_takes_the_guessable_id_does_not_push_the_agent_off(
     async with running(broker, write_config, isolated_env, mock_factory) as (hardware, bridge):
         async with Watcher(broker, f"{BASE}/#", identifier="edge-agent-kitchen"):
             await asyncio.sleep(0.5)
-        assert bridge.connected and bridge.counts["connects"] == 1
+        assert bridge.connected and bridge.connection.connects == 1
         assert re.fullmatch(r"edge-agent-kitchen-[0-9a-f]{16}", bridge.identifier)
 
 
@@ -192,7 +192,8 @@ def test_a_pin_named_like_the_nodes_own_topics_never_writes_over_them():
     """A pin aliased ``health`` or ``request`` would publish its state over the node's health or
     be read as a request to the node: it gets its board's prefix, as a name two boards share."""
     from edge.hardware.pins import Pin
-    from edge.mqtt.topics import NODE_TOPICS, NodePins
+    from edge.mqtt.topic_names import NODE_TOPICS
+    from edge.mqtt.topics import NodePins
     from peripherals.base import PinMode
 
     pins = [Pin("gpio", f"GPIO{5 + i}", PinMode.OUTPUT, aliases=(name,))

@@ -10,7 +10,8 @@ from edge.config.mqtt import MqttConfig
 from edge.config.sensors import parse_sensor
 from edge.hardware.pins import Pin
 from edge.mqtt.discovery import discovery_configs, entity_name
-from edge.mqtt.topics import NodePins, Topics
+from edge.mqtt.topic_names import Topics
+from edge.mqtt.topics import NodePins
 from peripherals.base import PinMode
 from peripherals.sensors.pi_health import THROTTLE_BITS, UNITS
 from tests.mqtt.test_discovery import meets_home_assistants_schema

@@ -240,11 +240,11 @@ async def test_the_mqtt_bridge_comes_back_and_reconnects(agent, broker, caplog):
         await seen.wait(f"{BASE}/availability", "online")
         onlines = len(seen.payloads(f"{BASE}/availability"))
         # a bug in a command's handling, and another in handling that: it escapes the loop
-        bridge._on_message = fails_once(bridge._on_message, RuntimeError("command handler bug"))
-        bridge._lost = fails_once(bridge._lost, RuntimeError("bridge bug"))
+        bridge.on_message = fails_once(bridge.on_message, RuntimeError("command handler bug"))
+        bridge.connection._lost = fails_once(bridge.connection._lost, RuntimeError("bridge bug"))
         await seen.publish(f"{BASE}/led/set", "ON")
         await shown_down_then_back(agent, "mqtt-bridge", "bridge bug", caplog)
-        await until(lambda: bridge.connected and bridge.counts["connects"] >= 2)
+        await until(lambda: bridge.connected and bridge.connection.connects >= 2)
         await seen.wait(f"{BASE}/availability", "online", after=onlines)
 
 

@@ -1,5 +1,6 @@
 """Settings that are valid but open the agent wider than an owner usually means: warned about by
-``edge-cli config check`` and ``edge-cli doctor``, never refused.
+``edge-cli config check`` and ``edge-cli doctor``, never refused. Each channel says its own
+(:attr:`edge.channels.spec.ChannelSpec.exposure`); the fleet's is said here.
 
 >>> from edge.config.model import Config
 >>> [risk] = exposure_warnings(Config.model_validate(
@@ -10,22 +11,14 @@
 
 from __future__ import annotations
 
+from edge.channels.registry import CHANNELS
 from edge.config.model import Config
-
-WILDCARD = "*"
 
 
 def exposure_warnings(config: Config) -> list[str]:
     """One line per setting that lets strangers in; empty when there is none."""
-    found = []
-    for key, channel, title, allowed in (
-            ("allowed_users", "telegram", "Telegram", config.channels.telegram.allowed_users),
-            ("allowed_numbers", "signal", "Signal", config.channels.signal.allowed_numbers)):
-        if WILDCARD in allowed:
-            found.append(f'channels.{channel}.{key} = ["*"]: anyone on {title} who finds the '
-                         "bot can talk to the agent and drive its pins; list "
-                         f"{'user ids' if channel == 'telegram' else 'numbers'} instead (or pair "
-                         f"them: `edge-cli channel pair {channel}`)")
+    found = [warning for spec in CHANNELS.values() if spec.exposure is not None
+             if (warning := spec.exposure(spec.section(config))) is not None]
     if config.mqtt.enabled and config.mqtt.allow_unauthenticated:
         found.append("mqtt.allow_unauthenticated = true: anyone the broker admits can run "
                      "requests on this node (as mqtt:unverified:<any name>) and answer for the "
