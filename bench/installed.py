@@ -65,15 +65,21 @@ def installed_venv() -> Path:
         shutil.rmtree(stale, ignore_errors=True)
     pip = [sys.executable, "-m", "pip"]
     quiet = ["--quiet", "--disable-pip-version-check"]
+
+    def run(argv: list[str], cwd: str) -> None:  # pip's output only when it fails
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"{' '.join(argv)} failed:\n{done.stdout}{done.stderr}")
+
     with tempfile.TemporaryDirectory() as tmp:
         wheels, constraints = Path(tmp) / "wheels", Path(tmp) / "pins.txt"
         constraints.write_text(pins)
-        subprocess.run([*pip, "wheel", *quiet, "--no-deps", "--no-build-isolation", "-w", str(wheels),
-                        str(ROOT)], check=True, cwd=tmp)
+        run([*pip, "wheel", *quiet, "--no-deps", "--no-build-isolation", "-w", str(wheels),
+             str(ROOT)], tmp)
         wheel = next(wheels.glob("*.whl"))
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", *quiet,
-                        "-c", str(constraints), str(wheel)], check=True, cwd=tmp)
+        run([sys.executable, "-m", "venv", str(venv)], tmp)
+        run([str(venv / "bin" / "python"), "-m", "pip", "install", *quiet, "-c", str(constraints),
+             str(wheel)], tmp)
     (venv / ".complete").touch()
     return venv / "bin"
 
