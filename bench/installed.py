@@ -21,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("edge", "peripherals")
 PROJECT = "edge-agent-pi"
+KEPT = 3
+"""Built venvs kept besides the one being built (the most recently built)."""
 
 
 def cache_dir() -> Path:
@@ -61,8 +63,9 @@ def installed_venv() -> Path:
     print(f"  building a wheel of {ROOT.name} and installing it into {venv} "
           "(once per source change; takes a while)", flush=True)
     home.mkdir(parents=True, exist_ok=True)
-    for stale in home.glob("venv-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    built = sorted(home.glob("venv-*/.complete"), key=lambda p: p.stat().st_mtime)
+    for stale in built[:-KEPT]:  # other checkouts (worktrees) may still be timing the newer ones
+        shutil.rmtree(stale.parent, ignore_errors=True)
     pip = [sys.executable, "-m", "pip"]
     quiet = ["--quiet", "--disable-pip-version-check"]
 
