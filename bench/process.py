@@ -10,14 +10,26 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 BIN = Path(sys.executable).parent
 
 
+class Measured(NamedTuple):
+    """One child process, exec to exit (or the medians of several)."""
+
+    seconds: float
+    """Wall time."""
+    rss_kib: int
+    """Peak RSS."""
+    cpu_seconds: float
+    """User plus system time: what the process cost, apart from waiting for a busy machine's
+    cores (on a quiet machine, wall time is this plus the process's own waits)."""
+
+
 def run_measured(argv: list[str], env: dict[str, str] | None = None,
-                 stdin: bytes | None = None) -> tuple[float, int]:
-    """(wall seconds, peak RSS in KiB) of one child process."""
+                 stdin: bytes | None = None) -> Measured:
+    """Wall time, peak RSS and CPU time of one child process."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -30,15 +42,17 @@ def run_measured(argv: list[str], env: dict[str, str] | None = None,
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"{argv} exited {proc.returncode}")
-    return elapsed, usage.ru_maxrss
+    return Measured(elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 
 
 def repeat(argv: list[str], runs: int = 15, env: dict[str, str] | None = None,
-           stdin: bytes | None = None) -> tuple[float, int]:
-    """Median wall time and median peak RSS over ``runs`` (after one warm-up run)."""
+           stdin: bytes | None = None) -> Measured:
+    """The medians of wall time, peak RSS and CPU time over ``runs`` (after one warm-up run)."""
     run_measured(argv, env, stdin)
     samples = [run_measured(argv, env, stdin) for _ in range(runs)]
-    return statistics.median(s[0] for s in samples), int(statistics.median(s[1] for s in samples))
+    return Measured(statistics.median(s.seconds for s in samples),
+                    int(statistics.median(s.rss_kib for s in samples)),
+                    statistics.median(s.cpu_seconds for s in samples))
 
 
 def rss_kib(pid: int) -> int:

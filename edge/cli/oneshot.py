@@ -18,8 +18,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from edge.cli.agent_socket import ask_agent as ask_agent
 from edge.cli.agent_socket import silent_agent
@@ -163,8 +162,7 @@ class HoldStop:
                 loop.remove_signal_handler(signum)
 
 
-@dataclass(frozen=True)
-class HoldEnd:
+class HoldEnd(NamedTuple):
     """How a hold ended: ``held`` the whole time, or cut short by ``signum`` after ``elapsed``."""
 
     seconds: float

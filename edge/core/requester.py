@@ -8,11 +8,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Requester:
+class Requester(NamedTuple):
+    """Immutable and hashable; a named tuple rather than a dataclass, so that the CLI client's
+    path (``edge-cli status``) does not import :mod:`dataclasses` and, with it, :mod:`inspect`."""
+
     channel: str
     """Where the request came from: ``telegram``, ``signal``, ``cli``, ``local`` (the socket)."""
     sender: str
@@ -49,4 +51,4 @@ class Requester:
 
     def asking_model(self) -> Requester:
         """The same person, acting through the model's tool calls."""
-        return replace(self, via_model=True)
+        return self._replace(via_model=True)

@@ -7,7 +7,6 @@ CLI contract requires. This module is light: the CLI client imports it to read a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the CLI client imports this module: keep the tools and providers off its path
@@ -20,16 +19,29 @@ if TYPE_CHECKING:  # the CLI client imports this module: keep the tools and prov
     from edge.tools.base import Tool, ToolResult
 
 
-@dataclass
 class OpResult:
-    ok: bool
-    message: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
-    exit_code: int = 0
+    """An operation's outcome. Written out rather than a dataclass: the CLI client's path
+    (``edge-cli status``) stays clear of :mod:`dataclasses`, which imports :mod:`inspect`."""
 
-    def __post_init__(self) -> None:
-        if not self.ok and self.exit_code == 0:  # a failure never exits 0
-            self.exit_code = 1
+    __slots__ = ("ok", "message", "data", "exit_code")
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __init__(self, ok: bool, message: str = "", data: dict[str, Any] | None = None,
+                 exit_code: int = 0):
+        self.ok = ok
+        self.message = message
+        self.data: dict[str, Any] = {} if data is None else data
+        self.exit_code = 1 if not ok and exit_code == 0 else exit_code  # a failure never exits 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OpResult):
+            return NotImplemented
+        return (self.ok, self.message, self.data, self.exit_code) == \
+            (other.ok, other.message, other.data, other.exit_code)
+
+    def __repr__(self) -> str:
+        return (f"OpResult(ok={self.ok!r}, message={self.message!r}, data={self.data!r}, "
+                f"exit_code={self.exit_code!r})")
 
     def as_dict(self) -> dict[str, Any]:
         """``ok``, ``error`` (None when ok), ``exit_code`` (what the process exits with) and

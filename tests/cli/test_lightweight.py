@@ -63,6 +63,7 @@ def test_commands_through_the_daemon_stay_light(isolated_env, argv):
                               isolated_env)
         server.shutdown()
     assert not {m for m in mods if m.split(".")[0] in HEAVY}
+    assert not {"dataclasses", "inspect"} & mods  # inspect (ast, dis, tokenize): about 6 ms
     if argv == ["status"]:
         assert "logging" not in mods  # about 6 ms more on every status
 
@@ -79,3 +80,5 @@ def test_version_help_and_logs_stay_light(isolated_env, argv):
                           "except SystemExit as exc:\n    code = exc.code\nassert code == 0, code",
                           isolated_env)
     assert not {m for m in mods if m.split(".")[0] in HEAVY}
+    if argv == ["--version"]:
+        assert not {"typing", "dataclasses", "argparse"} & mods  # next to a bare interpreter
