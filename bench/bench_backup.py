@@ -65,12 +65,12 @@ def main() -> None:
         print(f"backup of a state directory of {size / 1e6:.1f} MB (readings, audit, memory)")
         for label, extra, name in (("create", [], "plain.tar.gz"),
                                    ("create, sealed", ["--passphrase-file", str(phrase)], "sealed.tar.gz")):
-            wall, rss = run_measured([*cli, "backup", "create", str(base / name), *extra], env)
+            wall, rss, _ = run_measured([*cli, "backup", "create", str(base / name), *extra], env)
             archive = (base / name).stat().st_size
             row(f"{label}: wall", f"{wall:.2f} s")
             row(f"{label}: peak RSS", f"{rss / 1024:.1f} MB")
             row(f"{label}: archive", f"{archive / 1e6:.1f} MB", ratio=f"{archive / size:.0%}")
-            wall, rss = run_measured([*cli, "backup", "verify", str(base / name), *extra], env)
+            wall, rss, _ = run_measured([*cli, "backup", "verify", str(base / name), *extra], env)
             row(f"verify ({label}): wall", f"{wall:.2f} s")
             row(f"verify ({label}): peak RSS", f"{rss / 1024:.1f} MB")
 

@@ -103,7 +103,7 @@ class IntentRunner:
         await asyncio.sleep(seconds)
         self._timers.pop(pin, None)
         result = await tool.execute({"pin": pin, "value": "off"},
-                                    replace(requester, why=f"{requester.why} timer"))
+                                    requester._replace(why=f"{requester.why} timer"))
         log.info("local_intent_timer pin=%s success=%s by=%s", pin, result.success,
                  requester.caller)
 
