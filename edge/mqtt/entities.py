@@ -94,6 +94,8 @@ class EntityKind(abc.ABC):
 
 
 class Switch(EntityKind):
+    """An output (a relay): ``ON``/``OFF``."""
+
     name = component = "switch"
     publishes_safe_state = True
 

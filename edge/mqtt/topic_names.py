@@ -34,38 +34,50 @@ class Topics:
 
     @property
     def availability(self) -> str:
+        """``online``, or ``offline`` (retained; the broker says it for an agent that vanished: the last will)."""
         return f"{self.base}/availability"
 
     @property
     def refused(self) -> str:
+        """Each refused command: ``{"event_type": "refused", "pin", "command", "reason", "topic"}``; never retained."""
         return f"{self.base}/refused"
 
     @property
     def events(self) -> str:
+        """What the boards report: inputs, the watchdog, a board down or up."""
         return f"{self.base}/events"
 
     @property
     def health(self) -> str:
+        """Version, uptime and boards (retained; every ``health_interval_seconds`` and when a
+        board goes down or comes back)."""
         return f"{self.base}/health"
 
     @property
     def chat(self) -> str:
+        """With ``chat = true``: prompts (and ``/status``, ``/pins``...) in, plain text."""
         return f"{self.base}/chat"
 
     @property
     def chat_reply(self) -> str:
+        """With ``chat = true``: the answers, plain text."""
         return f"{self.base}/chat/reply"
 
     def state(self, slug: str) -> str:
+        """Each pin's state, retained, on every change whoever made it: ``ON``/``OFF``, a
+        servo's angle, an analog pin's value (0..1 of its reference)."""
         return f"{self.base}/{slug}"
 
     def duty(self, slug: str) -> str:
+        """A PWM pin's duty, in percent."""
         return f"{self.base}/{slug}/duty"
 
     def set(self, slug: str) -> str:
+        """Commands: ``ON``/``OFF``, a PWM duty ``0``..``100``, a servo angle ``0``..``180``."""
         return f"{self.base}/{slug}{SET_SUFFIX}"
 
     def sensor(self, sensor: str, quantity: str) -> str:
+        """A sensor's readings of one quantity, retained."""
         return f"{self.base}/sensor/{slugify(sensor)}/{slugify(quantity)}"
 
     def camera(self, camera: str) -> str:

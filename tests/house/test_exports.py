@@ -38,6 +38,7 @@ EXPORTS: dict[str, list[str]] = {
                   "messages", "ownership", "paths", "ratelimit", "redaction", "requester", "sdnotify",
                   "sqlite_files", "sse", "stopsignals", "storage", "supervision", "validation"],
     "edge.hardware": ["Hardware", "Pin", "build_hardware"],
+    "edge.docs": ["cli_page", "config_page", "contract_page", "mqtt_page", "pages"],
     "edge.doctor": ["Check", "Status", "agent", "cameras", "host", "mcp_servers", "memory", "mqtt", "remote",
                     "worst"],
     "edge.fleet": ["board", "link", "node_board", "protocol", "remote", "responder"],
