@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench docs clean
 
 run: $(VENV)/.installed
 	$(BIN)/edge-cli run
@@ -22,6 +22,11 @@ lint: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m bench
+
+# the manual on http://127.0.0.1:8000, rebuilt on every save (`make test` builds it with --strict);
+# docs/reference/ is written from the code by `python -m edge.docs`
+docs: $(VENV)/.installed-test
+	$(BIN)/mkdocs serve
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \

@@ -16,6 +16,20 @@ from edge.channels.base import ChannelMessage
 from edge.core.requester import Requester
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def manual_pages() -> list[Path]:
+    """The manual as a newcomer reads it: README.md, then every page under docs/ (the tutorials,
+    how-to pages, the safety pages and the generated reference), so a test of what the manual
+    shows follows a passage wherever it moves."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def manual_text() -> str:
+    """Every page of :func:`manual_pages`, one after the other."""
+    return "\n".join(page.read_text() for page in manual_pages())
+
+
 EDGE_CLI = [sys.executable, "-m", "edge"]
 
 T = TypeVar("T")

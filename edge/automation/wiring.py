@@ -27,7 +27,7 @@ from peripherals.base import PinMode, Pull
 from peripherals.exc import BoardError
 
 CHANGED = ("before this version it meant a high line; check it against the wiring, "
-           "and see 'Changes' in the README")
+           "and see 'Changes' in the manual, docs/changes.md")
 
 
 def _changed(pin: Pin, named: set[tuple[str, str]]) -> bool:

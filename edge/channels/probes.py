@@ -65,7 +65,7 @@ def check_signal(table: Mapping[str, Any]) -> ServiceCheck | None:
     except httpx.HTTPError as exc:
         return ServiceCheck("fail", f"cannot reach signal-cli at {url}: {_describe(exc)}",
                             "start it: signal-cli -a ACCOUNT daemon --http 127.0.0.1:8080 "
-                            "(see the README's Signal section)")
+                            "(see the manual's docs/how-to/channels.md)")
     if response.status_code != 200:
         return ServiceCheck("fail", f"{check_url} answered HTTP {response.status_code}",
                             "is that URL a signal-cli daemon in HTTP mode (--http)?")

@@ -74,7 +74,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_INTERRUPTED: "a --hold ended early by a signal",
 }
 """Every exit code of ``edge-cli`` and what it means, in one place: ``edge-cli --help`` prints
-this table and ``tests/cli/test_exit_codes.py`` holds the README's list to it. With ``--json``
+this table and ``tests/cli/test_exit_codes.py`` holds the manual's list to it. With ``--json``
 the code is also the object's ``exit_code``, and ``ok`` is true exactly when it is 0."""
 
 

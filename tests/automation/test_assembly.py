@@ -138,11 +138,11 @@ def test_the_commented_example_is_valid(tmp_path, write_config, isolated_env, mo
     assert (fan.name, fan.state.hysteresis, fan.state.for_seconds) == ("fan", 1.0, 60.0)
 
 
-def test_the_readme_greenhouse_is_a_valid_config(tmp_path, write_config, isolated_env, mock_factory):
+def test_the_manual_greenhouse_is_a_valid_config(tmp_path, write_config, isolated_env, mock_factory):
     from tests.helpers import ROOT
 
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Automation: sensors, schedules and rules"):]
+    readme = (ROOT / "docs" / "tutorials" / "greenhouse.md").read_text()
+    section = readme[readme.index("A greenhouse: water at 06:00"):]
     start = section.index("```toml") + len("```toml")
     text = section[start:section.index("```\n", start)]
     cfg = load_config(str(write_config(text)), env=isolated_env).config

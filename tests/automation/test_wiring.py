@@ -69,10 +69,10 @@ def test_a_pulled_up_input_whose_meaning_changed_is_warned_about_once_each(write
     assert warnings == [
         "edge-cli: warning: interlocks.0 (dry-run): `tank2 on` now holds while its switch is "
         "closed: line low, pulled up; before this version it meant a high line; check it "
-        "against the wiring, and see 'Changes' in the README",
+        "against the wiring, and see 'Changes' in the manual, docs/changes.md",
         "edge-cli: warning: rule low-alarm: `tank2 on` now fires when its switch is closed: line "
         "low, pulled up; before this version it meant a high line; check it against "
-        "the wiring, and see 'Changes' in the README"]  # door is pulled down, lid names its level
+        "the wiring, and see 'Changes' in the manual, docs/changes.md"]  # door is pulled down, lid names its level
     data = json.loads(check(write_config, isolated_env, FLOAT_SWITCH, "--json").stdout)["data"]
     assert len(data["warnings"]) == 2 and len(data["wiring"]) == 4
 

@@ -1,18 +1,18 @@
 """edge-cli's exit codes are written once (``edge.core.exc.EXIT_CODES``): ``--help`` prints that
-table, and the README's "Exit codes:" paragraph lists the same codes with the same meanings."""
+table, and the manual's "Exit codes:" paragraph (docs/how-to/operate.md) lists the same codes with the same meanings."""
 
 from __future__ import annotations
 
 import re
 
 from edge.core.exc import EXIT_CODES
-from tests.helpers import ROOT, cli
+from tests.helpers import cli, manual_text
 
 
 def readme_exit_codes() -> dict[int, str]:
-    """The README's "Exit codes: `0` success, `1` ..." list: each code and its meaning, without
+    """The manual's "Exit codes: `0` success, `1` ..." list: each code and its meaning, without
     the parenthetical examples and with the backticks dropped."""
-    text = (ROOT / "README.md").read_text()
+    text = manual_text()
     start = text.index("Exit codes: `0`")
     paragraph = " ".join(text[start:text.index(". With `--json`", start) + 1].split())
     plain = re.sub(r" \([^()]*\)", "", paragraph)

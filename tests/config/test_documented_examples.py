@@ -1,6 +1,7 @@
 """Every config the documentation shows passes ``edge-cli config check``: each ```toml block of
-the README that is a whole config (a block with a line that is only a comment stands for what it
-leaves out, and is not one), and the commented example ``config init`` writes."""
+the manual (README.md and every page under docs/) that is a whole config (a block with a line that
+is only a comment stands for what it leaves out, and is not one), and the commented example
+``config init`` writes."""
 
 from __future__ import annotations
 
@@ -8,23 +9,27 @@ import re
 
 import pytest
 
-from tests.helpers import ROOT, cli
+from tests.helpers import ROOT, cli, manual_pages
 
 BLOCK = re.compile(r"^```toml\n(.*?)^```", re.M | re.S)
 
 
-def readme_configs() -> list[str]:
-    blocks = BLOCK.findall((ROOT / "README.md").read_text())
-    return [b for b in blocks if not any(line.lstrip().startswith("#") for line in b.splitlines())]
+def manual_configs() -> list[tuple[str, str]]:
+    """(page, block) for each whole config the manual shows."""
+    return [(page.relative_to(ROOT).as_posix(), block) for page in manual_pages()
+            for block in BLOCK.findall(page.read_text())
+            if not any(line.lstrip().startswith("#") for line in block.splitlines())]
 
 
-def test_the_readme_shows_whole_configs():
-    assert len(readme_configs()) >= 6  # the extraction finds them: the test below is not empty
+def test_the_manual_shows_whole_configs():
+    assert len(manual_configs()) >= 7  # the extraction finds them: the test below is not empty
+    pages = {page for page, _ in manual_configs()}
+    assert "docs/tutorials/first-relay.md" in pages and "docs/how-to/home-assistant.md" in pages
 
 
-@pytest.mark.parametrize("text", readme_configs(),
-                         ids=[t.splitlines()[0].strip("[] ") for t in readme_configs()])
-def test_each_readme_config_passes_config_check(write_config, isolated_env, text):
+@pytest.mark.parametrize(("page", "text"), manual_configs(),
+                         ids=[f"{page}:{t.splitlines()[0].strip('[] ')}" for page, t in manual_configs()])
+def test_each_manual_config_passes_config_check(write_config, isolated_env, page, text):
     out = cli("config", "check", "--config", str(write_config(text)), env=isolated_env)
     assert out.returncode == 0, (text, out.stderr)
     assert ": OK" in out.stdout

@@ -1,5 +1,5 @@
-"""The scenarios shipped in examples/ pass with `edge-cli test` (the README's greenhouse, and every
-door to the pins against its interlock), and the README's greenhouse config is the one they try."""
+"""The scenarios shipped in examples/ pass with `edge-cli test` (the manual's greenhouse, and every
+door to the pins against its interlock), and the greenhouse tutorial's config is the one they try."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ def test_the_greenhouse_scenario_crosses_summer_time():
     assert 'start = "2026-03-28 05:00"' in out_lines  # the night Berlin moves to summer time
 
 
-def test_the_readme_greenhouse_is_the_example_config():
-    readme = (ROOT / "README.md").read_text()
+def test_the_manual_greenhouse_is_the_example_config():
+    readme = (ROOT / "docs" / "tutorials" / "greenhouse.md").read_text()
     start = readme.index("A greenhouse: water at 06:00")
     block = readme[readme.index("```toml\n", start) + 8:readme.index("```", readme.index(
         "```toml\n", start) + 8)]
