@@ -11,6 +11,7 @@ import ast
 import enum
 import inspect
 import json
+import re
 import textwrap
 import types
 from collections.abc import Iterator
@@ -28,6 +29,10 @@ INTRO = ("Every key of `config.toml`, with its type, its default (what the agent
          "is absent) and what it does. Any key can also be set in the environment: "
          "`EDGE_<SECTION>__<KEY>` (`EDGE_CHANNELS__TELEGRAM__BOT_TOKEN`). `edge-cli config check` "
          "names the key of each problem; `edge-cli config init` writes a commented example.")
+CODE = re.compile(r"(`+[^`]*`+)")
+"""A code span, whose text is shown as written."""
+TAG = re.compile(r"<(?=[A-Za-z/!])")
+"""What Markdown would take for the start of an HTML tag."""
 BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<", "min_length": "length >=",
           "max_length": "length <="}
 SCALARS = {int: "integer", float: "number", str: "text", bool: "true or false",
@@ -195,4 +200,7 @@ def first_paragraph(doc: str | None) -> str:
 
 
 def cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    """``text`` in a table's cell: no column bar, and a ``<placeholder>`` outside code is shown,
+    not taken for an HTML tag."""
+    parts = CODE.split(text.replace("|", "\\|"))
+    return "".join(part if part.startswith("`") else TAG.sub("&lt;", part) for part in parts)
