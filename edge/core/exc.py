@@ -46,6 +46,7 @@ when the class lives elsewhere, then when it is raised::
         NodeUnknown [edge.fleet.remote]: no node of that name on the broker (edge-cli --node)
         NotPaired [edge.fleet.remote]: this machine shares no key with that node (edge-cli --node)
         BackupInvalid(ValueError) [edge.backup.archive]: not a backup archive, or one altered or damaged (exit 2)
+        StepFailed [edge.scenario.runner]: a scenario's step did not find what it expected (exit 1)
     BoardError [peripherals.exc]: a board or sensor failed; its tree is drawn in peripherals.exc
 
 A builtin is mixed in where a caller may fairly catch it (gpiozero's way): ``ValueError`` for a

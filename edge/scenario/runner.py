@@ -45,7 +45,9 @@ OPERATOR = Requester("cli", "scenario")
 EXPECTER = Requester("scenario", "expect")
 
 
-class StepFailed(Exception):
+class StepFailed(EdgeError):
+    """A scenario's step did not find what it expected (the runner reports it; exit 1)."""
+
     def __init__(self, expected: str, got: str):
         super().__init__(f"expected {expected}, got {got}")
         self.expected, self.got = expected, got
