@@ -77,6 +77,7 @@ async def test_a_stranger_naming_itself_a_paired_caller_runs_nothing_and_hears_n
             read = await tester.ask(B, "gpio.read", {"pin": "pump"})
         assert read["ok"] and read["data"]["value"] == 0.0
         assert stranger.arrivals == []
+        await until(lambda: heard.carrying(forged))  # the watcher's copy may come late, loaded
         assert [h.topic for h in heard.carrying(forged)] == [REQUEST_B]  # nothing else
         assert not [h for h in heard.heard if h.topic.startswith("edge-agent/_fleet/house")]
     assert responder.counts["dropped"] == 1 and responder.counts["answered"] == 1
@@ -265,6 +266,7 @@ async def test_a_paired_caller_naming_an_answer_topic_not_its_own_is_not_run(
         async with RawAsker(broker.url) as tester:
             read = await tester.ask(B, "gpio.read", {"pin": "pump"})
         assert read["ok"] and read["data"]["value"] == 0.0
+        await until(lambda: all(heard.carrying(correlation) for correlation in sent))
         for correlation in sent:
             assert [h.topic for h in heard.carrying(correlation)] == [REQUEST_B]
         assert heard.on("edge-agent/b/pump/set") == []
