@@ -172,7 +172,18 @@ action = "gpio write valve on for 0.3s"
     await asyncio.sleep(0.2)
     assert simavr_uno.levels("D13")[seen:] == []  # 07:29:59: not yet
     await clock.advance(timedelta(seconds=1))
-    await until(lambda: simavr_uno.levels("D13")[seen:][:2] == [1, 0], timeout=10)
+    await until(lambda: simavr_uno.levels("D13")[seen:][:1] == [1], timeout=10)
+
+    async def held_long_enough() -> bool:  # the hold follows the agent's clock: move it on
+        await clock.advance(timedelta(seconds=0.1))
+        return simavr_uno.levels("D13")[seen:][:2] == [1, 0]
+
+    for _ in range(100):
+        if await held_long_enough():
+            break
+        await asyncio.sleep(0.05)
+    assert simavr_uno.levels("D13")[seen:][:2] == [1, 0]
+    assert clock.now() < datetime(2026, 11, 24, 7, 30, 10, tzinfo=ZoneInfo("UTC"))
 
 
 async def test_a_schedules_time_is_the_minute_it_was_due(telegram, start_agent, mock_factory):
