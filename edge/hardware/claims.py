@@ -22,7 +22,7 @@ from edge.hardware.outcomes import Outcomes
 from edge.hardware.pins import Pin
 from edge.security.policy import SwitchBudget
 from peripherals.base import Board, PinMode
-from peripherals.exc import BoardError
+from peripherals.exc import BoardError, BoardUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,10 @@ class PinClaims:
         key = (rule.board, rule.pin)
         if key in self._claimed:
             return
+        if rule.board in self.held:
+            raise BoardUnavailable(f"board {rule.board} is lent out to be flashed (`edge-cli "
+                                   "firmware flash`); it is back when the flash ends, or after "
+                                   "`boards.reattach`")
         board = self.boards[rule.board]
         initial = rule.line(bool(rule.safe)) if rule.mode is not PinMode.INPUT else False
         setup = board.setup_pin if self.resident else board.adopt_pin

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from peripherals.arduino import ArduinoBoard
 from tests.emulation.simavr import SimAvr
-from tests.helpers import EDGE_CLI, ROOT, cli
+from tests.helpers import EDGE_CLI, ROOT, cli, start_agent, wait_for
 
 pytestmark = pytest.mark.emulator
 
@@ -100,3 +101,81 @@ def test_flash_uploads_through_optiboot_in_the_emulator(arduino_firmware, tmp_pa
 def test_flash_needs_a_port(isolated_env):
     out = cli("firmware", "flash", "arduino", env=isolated_env)
     assert out.returncode == 2 and "--port" in out.stderr
+
+
+RELAY_ON_UNO = """
+[boards.gpio]
+pins = {{}}
+aliases = {{}}
+[boards.uno]
+type = "arduino"
+port = "{port}"
+aliases = {{ relay = "D8" }}
+[boards.uno.pins]
+relay = {{ mode = "output", safe = "off" }}
+"""
+
+
+def listed_uno(env: dict[str, str]) -> dict:
+    out = cli("boards", "list", "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    return next(b for b in json.loads(out.stdout)["data"]["boards"] if b["name"] == "uno")
+
+
+def test_boards_list_says_stock_firmware_and_the_command_that_updates_it(stock_simavr_uno,
+                                                                         write_config, isolated_env):
+    env = dict(isolated_env, EDGE_CONFIG=str(write_config(RELAY_ON_UNO.format(port=stock_simavr_uno.link))))
+    assert listed_uno(env)["firmware"] == {
+        "reported": "StandardFirmata.ino 2.4", "shipped": "EdgeFirmata 2.5", "verdict": "stock",
+        "update": "edge-cli firmware flash arduino"}
+    text = cli("boards", "list", env=env).stdout
+    assert ("firmware StandardFirmata.ino 2.4: stock firmware; ours is EdgeFirmata 2.5; update it with "
+            "`edge-cli firmware flash arduino`") in text
+
+
+def test_boards_list_says_an_stm32_runs_the_shipped_firmware(qemu_stm32, write_config, isolated_env):
+    config = f'[boards.st]\ntype = "stm32"\nport = "{qemu_stm32.url}"\n'
+    out = cli("boards", "list", "--json", "--config", str(write_config(config)), env=isolated_env)
+    (board,) = [b for b in json.loads(out.stdout)["data"]["boards"] if b["name"] == "st"]
+    assert board["firmware"] == {"reported": "1.0", "shipped": "1.0", "verdict": "current",
+                                 "update": None}
+    text = cli("boards", "list", "--config", str(write_config(config)), env=isolated_env).stdout
+    assert "update it with" not in text
+
+
+def test_flash_borrows_the_board_from_a_running_agent_outputs_safe_first(
+        arduino_firmware, stock_firmata, tmp_path, write_config, isolated_env):
+    """A Uno with Optiboot running stock Firmata, held by a running agent with a relay on: flash
+    asks the agent to release it (the relay goes to its safe level before avrdude opens the
+    port), uploads the shipped image through the bootloader, and the agent takes the board back
+    and finds our firmware by its handshake."""
+    emulator_bin, _ = arduino_firmware
+    uno = SimAvr(emulator_bin, stock_firmata, tmp_path, boot=OPTIBOOT)
+    uno.start()
+    env = dict(isolated_env, EDGE_CONFIG=str(write_config(RELAY_ON_UNO.format(port=uno.link))))
+    agent = start_agent(env)
+    try:
+        wait_for(lambda: listed_uno(env)["connected"])
+        assert listed_uno(env)["firmware"]["verdict"] == "stock"
+        assert cli("gpio", "write", "relay", "on", env=env).returncode == 0
+        uno.wait_edge("D8", 1)
+        edges, resets = len(uno.levels("D8")), len(uno.resets)
+
+        out = cli("firmware", "flash", "uno", "--json", env=env, timeout=180)
+        assert out.returncode == 0, out.stdout + out.stderr
+        data = json.loads(out.stdout)["data"]
+        assert data["agent"] == "uno" and data["tool"] == "avrdude"
+        assert data["firmware"] == data["expected"] == "EdgeFirmata 2.5"
+        assert data["image"].endswith("edge/firmware_images/edge_firmata-uno.hex")
+
+        safe_at = uno.wait_edge("D8", 0, after=edges)
+        assert safe_at < uno.resets[resets]  # the relay was off before avrdude opened the port
+        assert uno.levels("D8")[-1] == 0  # and is claimed again at its safe level
+        back = listed_uno(env)
+        assert back["connected"] and back["firmware"]["verdict"] == "current"
+        assert cli("gpio", "write", "relay", "on", env=env).returncode == 0  # the agent has it
+        uno.wait_edge("D8", 1, after=len(uno.levels("D8")) - 1)
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=30)
+        uno.stop()
