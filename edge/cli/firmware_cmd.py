@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from edge.cli.arguments import whole_number
-from edge.cli.flash_sequence import BoardLoan, handshake
+from edge.cli.flash_sequence import BoardLoan, described, handshake
 from edge.cli.output import emit
 from edge.cli.shipped_firmware import shipped_image
 from edge.control.ops import OpResult
@@ -173,13 +173,15 @@ class ProgressBar:
 
 
 def image_to_flash(args: argparse.Namespace, kind: str) -> tuple[str, str | None]:
-    """(the image file, the firmware its handshake will report, when known)."""
+    """(the image file, what its handshake will report when known: ``EdgeFirmata 2.5``, an
+    STM32's board and version ``nucleo_f401re 1.0``)."""
     if args.image:
         return args.image, None
     if args.build:
         return build(kind, args.board, source_dir(args.source))["image"], None
     shipped = shipped_image("uno" if kind == "arduino" else args.board)
-    return str(shipped.verified()), shipped.firmware
+    return str(shipped.verified()), (shipped.firmware if kind == "arduino"
+                                     else f"{args.board} {shipped.firmware}")
 
 
 def run_tool(command: list[str], show_progress: bool) -> tuple[int, str]:
@@ -219,13 +221,13 @@ def flash_firmware(args: argparse.Namespace) -> int:
     if code != 0:
         return emit(OpResult(False, f"{tool} failed (exit {code}):\n{log[-2000:]}", result,
                              EXIT_FAILED), args.json)
-    reported = back if lent.board else handshake(kind, port)
+    reported = described(kind, back if lent.board else handshake(kind, port))
     result |= {"firmware": reported, "expected": expected}
     where = port or "the ST-Link"
     if reported is not None and expected is not None and reported != expected:
         return emit(OpResult(False, f"flashed {image} to {where}, but the board now reports "
-                             f"{reported!r}, not {expected!r}: flash again, or check the board "
-                             "type (--board)", result, EXIT_FAILED), args.json)
+                             f"{reported!r}, not {expected!r}: check the board type (--board), "
+                             "then flash again", result, EXIT_FAILED), args.json)
     said = f"; the board reports {reported}" if reported else ""
     given = f"; given back to the agent as {lent.board}" if lent.board else ""
     return emit(OpResult(True, f"flashed {image} to {where} with {tool}{said}{given}", result),

@@ -32,37 +32,47 @@ class BoardLoan:
         self.board = answer.data["board"]
         return None
 
-    def reattach(self) -> str | None:
-        """Give the board back; what its handshake reported (None if it did not come back)."""
+    def reattach(self) -> dict[str, str] | None:
+        """Give the board back; its status ``info`` once its handshake is done (None if it did
+        not come back)."""
         if self.board is None:
             return None
         answer = ask_agent(self.args, "boards.reattach", {"board": self.board})
         if answer is None or not answer.ok:
             return None
-        firmware = answer.data.get("info", {}).get("firmware")
-        return str(firmware) if firmware else None
+        return dict(answer.data.get("info", {}))
 
 
-def handshake(kind: str, port: str | None) -> str | None:
-    """What a freshly flashed board reports over ``port`` (``EdgeFirmata 2.5``, ``1.0``), or why
-    it said nothing; None with no serial port to ask (an ST-Link)."""
+def described(kind: str, info: dict[str, str] | None) -> str | None:
+    """What a board's handshake reported, as the flash compares it with the image: the Arduino's
+    firmware (``EdgeFirmata 2.5``), an STM32's board and version (``nucleo_f401re 1.0``)."""
+    from edge.cli.shipped_firmware import STM32_IMAGES
+
+    if info is None:
+        return None
+    if "firmware" not in info:
+        return info.get("error", "no handshake")
+    if kind == "stm32":
+        return f"{STM32_IMAGES.get(info.get('board', ''), info.get('board'))} {info['firmware']}"
+    return info["firmware"]
+
+
+def handshake(kind: str, port: str | None) -> dict[str, str] | None:
+    """The status ``info`` a freshly flashed board gives over ``port`` (``firmware``, an STM32's
+    ``board``), or ``error``: why it said nothing; None with no serial port to ask (an ST-Link)."""
     if port is None:
         return None
     from peripherals.arduino import ArduinoBoard
     from peripherals.stm32 import Stm32Board
 
-    async def ask() -> str:
-        if kind == "arduino":
-            uno = ArduinoBoard("flashed", port)
-            await uno.connect()
-            await uno.close()
-            return uno.firmware
-        st = Stm32Board("flashed", port)
-        await st.connect()
-        await st.close()
-        return f"{st.hello['fw_major']}.{st.hello['fw_minor']}"
+    async def ask() -> dict[str, str]:
+        board = ArduinoBoard("flashed", port) if kind == "arduino" else Stm32Board("flashed", port)
+        await board.connect()
+        info = dict(board.status().info)
+        await board.close()
+        return info
 
     try:
         return asyncio.run(ask())
     except BoardError as exc:
-        return f"no handshake ({exc})"
+        return {"error": f"no handshake ({exc})"}

@@ -6,6 +6,7 @@ import asyncio
 import json
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -88,6 +89,8 @@ def test_flash_uploads_through_optiboot_in_the_emulator(arduino_firmware, tmp_pa
         assert "writing  [####################] 100.0%" in err
         assert "reading  [####################] 100.0%" in err  # avrdude's verify pass
         assert out.startswith("flashed ") and "with avrdude" in out
+        assert "edge/firmware_images/edge_firmata-uno.hex" in out  # the shipped image, no make
+        assert out.strip().endswith("the board reports EdgeFirmata 2.5")
         board = ArduinoBoard("uno", str(uno.link))  # and the uploaded sketch now answers
         asyncio.run(board.connect())
         try:
@@ -101,6 +104,12 @@ def test_flash_uploads_through_optiboot_in_the_emulator(arduino_firmware, tmp_pa
 def test_flash_needs_a_port(isolated_env):
     out = cli("firmware", "flash", "arduino", env=isolated_env)
     assert out.returncode == 2 and "--port" in out.stderr
+
+
+def test_flash_build_takes_the_sources_instead_of_the_shipped_image(tmp_path, isolated_env):
+    out = cli("firmware", "flash", "arduino", "--port", str(tmp_path / "tty"), "--build",
+              "--source", str(tmp_path), env=isolated_env)
+    assert out.returncode == 2 and f"no firmware sources at {tmp_path}" in out.stderr
 
 
 RELAY_ON_UNO = """
@@ -179,3 +188,44 @@ def test_flash_borrows_the_board_from_a_running_agent_outputs_safe_first(
         agent.send_signal(signal.SIGTERM)
         agent.wait(timeout=30)
         uno.stop()
+
+
+@pytest.fixture
+def fake_stm32flash(tmp_path, isolated_env):
+    """An ``stm32flash`` on PATH that records its argv and prints stm32flash's progress (qemu
+    has no STM32 bootloader to flash through: the emulator already runs our firmware)."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    calls = tmp_path / "stm32flash.argv"
+    script = tools / "stm32flash"
+    script.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                      f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+                      "print('Wrote address 0x08000c00 (100.00%) Done.')\n")
+    script.chmod(0o755)
+    env = dict(isolated_env, PATH=f"{tools}:{isolated_env['PATH']}")
+    return env, calls
+
+
+def test_flash_stm32_uploads_the_shipped_bin_and_checks_board_and_version(qemu_stm32,
+                                                                          fake_stm32flash):
+    env, calls = fake_stm32flash
+    out = cli("firmware", "flash", "stm32", "--board", "netduinoplus2", "--port", qemu_stm32.url,
+              env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    image = str(ROOT / "edge" / "firmware_images" / "edge-netduinoplus2.bin")
+    assert [json.loads(line) for line in calls.read_text().splitlines()] == [
+        ["-b", "115200", "-w", image, "-v", "-g", "0x08000000", qemu_stm32.url]]
+    assert "writing  [####################] 100.0%" in out.stderr
+    assert out.stdout.strip() == (f"flashed {image} to {qemu_stm32.url} with stm32flash; "
+                                  "the board reports netduinoplus2 1.0")
+
+
+def test_flash_says_when_the_board_is_not_the_one_the_image_is_for(qemu_stm32, fake_stm32flash):
+    env, _ = fake_stm32flash
+    out = cli("firmware", "flash", "stm32", "--board", "nucleo_f401re", "--port", qemu_stm32.url,
+              "--json", env=env)
+    assert out.returncode == 1
+    reply = json.loads(out.stdout)
+    assert reply["data"]["firmware"] == "netduinoplus2 1.0"
+    assert reply["data"]["expected"] == "nucleo_f401re 1.0"
+    assert "check the board type (--board), then flash again" in reply["error"]
