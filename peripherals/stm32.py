@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from peripherals import stm32_protocol as wire
-from peripherals.base import BoardEvent, PinInfo, PinMode, Pull
+from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, Pull
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError, UnknownPin
 from peripherals.host_pins import HostPinTable
 from peripherals.serial_link import SerialLink
@@ -316,6 +316,14 @@ class Stm32Board(HostPinTable):
         pin = self.resolve(pin)
         self._mode(pin, PinMode.PWM)
         await self._pwm(pin, duty, int(frequency or 0))
+
+    def status(self) -> BoardStatus:
+        """As :class:`HostPinTable`'s, with the firmware version and board the handshake reported."""
+        status = super().status()
+        if self.connected and self.hello:
+            status.info["firmware"] = f"{self.hello['fw_major']}.{self.hello['fw_minor']}"
+            status.info["board"] = wire.BOARD_IDS.get(self.hello["board"], str(self.hello["board"]))
+        return status
 
     async def declare_safe_state(self, values: dict[str, bool]) -> None:
         """Tell the firmware which level each output must fall back to when the host is gone."""

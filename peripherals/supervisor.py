@@ -3,14 +3,15 @@
 A board reports itself down the moment its link breaks (its ``connected`` turns false and calls
 fail fast). The supervisor polls every ``interval`` seconds and calls ``connect()`` again; a
 driver's ``connect`` re-applies its pin modes, levels and safe values, and ``on_up`` lets the
-owner redo anything else (claiming pins that were never set up).
+owner redo anything else (claiming pins that were never set up). A board named in ``held`` is
+left alone (lent out: being flashed) until its name leaves that collection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 
 from peripherals.base import Board
 from peripherals.exc import BoardError
@@ -22,8 +23,9 @@ RECONNECT_INTERVAL = 0.5
 
 class BoardSupervisor:
     def __init__(self, boards: dict[str, Board], on_up: Callable[[str], Awaitable[None]],
-                 interval: float = RECONNECT_INTERVAL):
+                 interval: float = RECONNECT_INTERVAL, held: Collection[str] = ()):
         self.boards = boards
+        self.held = held
         self.on_up = on_up
         self.interval = interval
         self._failures: dict[str, str] = {}
@@ -31,7 +33,7 @@ class BoardSupervisor:
     async def run(self) -> None:
         while True:
             for name, board in self.boards.items():
-                if not board.connected:
+                if not board.connected and name not in self.held:
                     await self._try(name, board)
             await asyncio.sleep(self.interval)
 

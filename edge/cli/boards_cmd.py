@@ -77,6 +77,8 @@ def list_boards(args: argparse.Namespace) -> int:
         boards, via = reply["data"]["boards"], "daemon"
     except DaemonUnavailable:
         boards, via = _probe_configured(args.config), "direct"
+    for board in boards:
+        note_firmware(board)
     if args.json:
         up = sum(bool(board["connected"]) for board in boards)
         return emit(OpResult(True, f"{len(boards)} board(s), {up} up", {"boards": boards}), True,
@@ -84,7 +86,24 @@ def list_boards(args: argparse.Namespace) -> int:
     for board in boards:
         state = "up" if board["connected"] else "DOWN"
         print(f"{board['name']:<12} {board['kind']:<8} {state:<5} {board['detail']}")
+        if board.get("firmware", {}).get("update"):
+            firmware = board["firmware"]
+            print(f"{'':<12} firmware {firmware['reported']}: {FIRMWARE_WORDS[firmware['verdict']]} "
+                  f"{firmware['shipped']}; update it with `{firmware['update']}`")
     return 0
+
+
+FIRMWARE_WORDS = {"stock": "stock firmware; ours is", "older": "older than ours,"}
+
+
+def note_firmware(board: dict[str, Any]) -> None:
+    """Add ``firmware`` (reported, shipped, verdict, update) to a connected Arduino or STM32's row."""
+    from edge.cli.shipped_firmware import firmware_verdict
+
+    if board["connected"] and "firmware" in board.get("info", {}):
+        verdict = firmware_verdict(board["kind"], board["info"])
+        if verdict:
+            board["firmware"] = verdict
 
 
 def _probe_configured(config_path: str | None) -> list[dict[str, Any]]:

@@ -1,5 +1,11 @@
 """``edge-cli firmware build|flash``: build our firmwares (make) and put them on a board.
 
+``flash`` uploads the image this package ships (``edge/firmware_images``, see
+:mod:`edge.cli.shipped_firmware`), so an installed agent needs only the flashing tool; ``--build``
+builds from a checkout's sources first. A running agent is asked to lend the board out
+(``boards.release``: outputs safe, port closed) and given it back afterwards
+(``boards.reattach``), whose handshake says what the board now runs.
+
 Flashing uses avrdude's ``arduino`` programmer (the Uno's Optiboot bootloader) for Arduino
 boards, and stm32flash (the STM32's UART bootloader) or st-flash (an ST-Link) for STM32 boards.
 """
@@ -15,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from edge.cli.arguments import whole_number
+from edge.cli.flash_sequence import BoardLoan, described, handshake
 from edge.cli.output import emit
+from edge.cli.shipped_firmware import shipped_image
 from edge.control.ops import OpResult
 from edge.core.exc import EXIT_FAILED, EdgeError, UsageError
 
@@ -53,8 +61,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
                        help="flashing tool (default: avrdude for arduino, stm32flash for stm32, "
                             "st-flash when no port is given)")
     flash.add_argument("--baud", type=whole_number(at_least=1), default=115200, help="bootloader baud rate")
-    flash.add_argument("--image", metavar="FILE", help="upload this file instead of building")
-    flash.add_argument("--source", metavar="DIR", help="firmware source directory")
+    flash.add_argument("--image", metavar="FILE", help="upload this file instead of the shipped image")
+    flash.add_argument("--build", action="store_true",
+                       help="build from the firmware sources (a checkout) instead of the shipped image")
+    flash.add_argument("--source", metavar="DIR", help="firmware source directory (with --build)")
     flash.set_defaults(handler=flash_firmware)
 
 
@@ -162,20 +172,21 @@ class ProgressBar:
             sys.stderr.write("\n")
 
 
-def flash_firmware(args: argparse.Namespace) -> int:
-    kind, port = resolve_target(args)
-    tool = args.tool or ("avrdude" if kind == "arduino" else "stm32flash" if port else "st-flash")
-    if tool != "st-flash" and not port:
-        raise UsageError("give the serial port with --port PORT (see `edge-cli boards discover`)")
-    if not shutil.which(tool):
-        package = {"avrdude": "avrdude", "stm32flash": "stm32flash", "st-flash": "stlink-tools"}[tool]
-        raise EdgeError(f"{tool} is not installed: sudo apt-get install {package}")
-    image = args.image
-    if image is None:
-        built = build(kind, args.board, source_dir(args.source))
-        image = built["image"]
-    command = flash_command(kind, tool, port, image, args.baud)
-    bar = ProgressBar(enabled=not args.json)
+def image_to_flash(args: argparse.Namespace, kind: str) -> tuple[str, str | None]:
+    """(the image file, what its handshake will report when known: ``EdgeFirmata 2.5``, an
+    STM32's board and version ``nucleo_f401re 1.0``)."""
+    if args.image:
+        return args.image, None
+    if args.build:
+        return build(kind, args.board, source_dir(args.source))["image"], None
+    shipped = shipped_image("uno" if kind == "arduino" else args.board)
+    return str(shipped.verified()), (shipped.firmware if kind == "arduino"
+                                     else f"{args.board} {shipped.firmware}")
+
+
+def run_tool(command: list[str], show_progress: bool) -> tuple[int, str]:
+    """Run the flashing tool, its progress as one bar; (exit status, its output)."""
+    bar = ProgressBar(enabled=show_progress)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     log = bytearray()
     assert proc.stdout is not None  # stdout=PIPE
@@ -184,10 +195,40 @@ def flash_firmware(args: argparse.Namespace) -> int:
         bar.feed(chunk.decode(errors="replace"))
     code = proc.wait()
     bar.done()
+    return code, log.decode(errors="replace")
+
+
+def flash_firmware(args: argparse.Namespace) -> int:
+    kind, port = resolve_target(args)
+    tool = args.tool or ("avrdude" if kind == "arduino" else "stm32flash" if port else "st-flash")
+    if tool != "st-flash" and not port:
+        raise UsageError("give the serial port with --port PORT (see `edge-cli boards discover`)")
+    if not shutil.which(tool):
+        package = {"avrdude": "avrdude", "stm32flash": "stm32flash", "st-flash": "stlink-tools"}[tool]
+        raise EdgeError(f"{tool} is not installed: sudo apt-get install {package}")
+    image, expected = image_to_flash(args, kind)
+    command = flash_command(kind, tool, port, image, args.baud)
+    lent = BoardLoan(args, args.target if args.target not in ("arduino", "stm32") else port)
+    refused = lent.release()
+    if refused is not None:
+        return emit(refused, args.json)
+    try:
+        code, log = run_tool(command, show_progress=not args.json)
+    finally:
+        back = lent.reattach()
     result: dict[str, Any] = {"target": kind, "tool": tool, "port": port, "image": image,
-                              "exit_status": code}
-    if code == 0:
-        return emit(OpResult(True, f"flashed {image} to {port or 'the ST-Link'} with {tool}",
-                             result), args.json)
-    return emit(OpResult(False, f"{tool} failed (exit {code}):\n"
-                         f"{log.decode(errors='replace')[-2000:]}", result, EXIT_FAILED), args.json)
+                              "exit_status": code, "agent": lent.board}
+    if code != 0:
+        return emit(OpResult(False, f"{tool} failed (exit {code}):\n{log[-2000:]}", result,
+                             EXIT_FAILED), args.json)
+    reported = described(kind, back if lent.board else handshake(kind, port))
+    result |= {"firmware": reported, "expected": expected}
+    where = port or "the ST-Link"
+    if reported is not None and expected is not None and reported != expected:
+        return emit(OpResult(False, f"flashed {image} to {where}, but the board now reports "
+                             f"{reported!r}, not {expected!r}: check the board type (--board), "
+                             "then flash again", result, EXIT_FAILED), args.json)
+    said = f"; the board reports {reported}" if reported else ""
+    given = f"; given back to the agent as {lent.board}" if lent.board else ""
+    return emit(OpResult(True, f"flashed {image} to {where} with {tool}{said}{given}", result),
+                args.json)

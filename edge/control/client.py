@@ -20,9 +20,10 @@ class DaemonNotAnswering(EdgeError):
 
 
 TIMEOUT_SECONDS = 10.0
-OP_TIMEOUTS = {"status": 5.0, "sensors.chart": 60.0}
+OP_TIMEOUTS = {"status": 5.0, "sensors.chart": 60.0, "boards.reattach": 30.0}
 """Shorter waits where the daemon answers from memory; longer where it draws (a chart takes a
-Pi Zero several seconds, and its first one loads matplotlib)."""
+Pi Zero several seconds, and its first one loads matplotlib; a board given back after flashing
+answers its handshake within ``edge.ops.board_lending.REATTACH_SECONDS``)."""
 
 
 def request(paths: list[Path], op: str, args: dict[str, Any] | None = None,

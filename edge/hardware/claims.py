@@ -22,7 +22,7 @@ from edge.hardware.outcomes import Outcomes
 from edge.hardware.pins import Pin
 from edge.security.policy import SwitchBudget
 from peripherals.base import Board, PinMode
-from peripherals.exc import BoardError
+from peripherals.exc import BoardError, BoardUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,8 @@ class PinClaims:
         self.boards, self.pins = boards, pins
         self._switches, self._outcomes, self.resident = switches, outcomes, resident
         self._claimed: set[tuple[str, str]] = set()
+        self.held: set[str] = set()
+        """Boards lent out (:meth:`lend`): the board supervisor leaves them alone."""
 
     async def claim(self, rule: Pin) -> None:
         """Set the pin up; an output starts at its safe level (off when it has none), so an
@@ -51,6 +53,10 @@ class PinClaims:
         key = (rule.board, rule.pin)
         if key in self._claimed:
             return
+        if rule.board in self.held:
+            raise BoardUnavailable(f"board {rule.board} is lent out to be flashed (`edge-cli "
+                                   "firmware flash`); it is back when the flash ends, or after "
+                                   "`boards.reattach`")
         board = self.boards[rule.board]
         initial = rule.line(bool(rule.safe)) if rule.mode is not PinMode.INPUT else False
         setup = board.setup_pin if self.resident else board.adopt_pin
@@ -92,6 +98,29 @@ class PinClaims:
             except BoardError as exc:
                 log.error("board_shutdown_failed board=%s error=%r", name, exc)
         self._claimed.clear()
+
+    async def lend(self, name: str) -> list[str]:
+        """Give the board up for a while (to be flashed): drive its claimed outputs to their
+        safe levels and record it, close it, and keep the supervisor from reconnecting it until
+        :meth:`take_back`. Returns the outputs that could not be made safe."""
+        board = self.boards[name]
+        self.held.add(name)
+        safe = {pin: level for pin, level in safe_levels(self.pins.values(), name).items()
+                if (name, pin) in self._claimed}
+        failed = await board.apply_safe_state(safe) if board.connected else list(safe)
+        self._log_safe_state(name, safe, failed)
+        await self._outcomes.safe_state(
+            [self.pins[(name, pin)] for pin in safe if (name, pin) in self.pins], failed)
+        await board.close()
+        self._claimed -= {key for key in self._claimed if key[0] == name}
+        log.info("board_lent board=%s", name)
+        return failed
+
+    def take_back(self, name: str) -> None:
+        """End :meth:`lend`: the supervisor connects the board again and claims its pins (each
+        output at its safe level)."""
+        self.held.discard(name)
+        log.info("board_taken_back board=%s", name)
 
     def _log_safe_state(self, board: str, levels: dict[str, bool], failed: list[str]) -> None:
         for pin, line in levels.items():

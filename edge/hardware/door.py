@@ -89,7 +89,7 @@ class Hardware:
         self.outcomes = Outcomes(boards, recorders)
         self.last_actuation = self.outcomes.last
         """Each pin's latest outcome at this door (what the tools report: the read-back value)."""
-        self._claims = PinClaims(boards, self.pins, policy.switches, self.outcomes, resident=resident)
+        self.claims = PinClaims(boards, self.pins, policy.switches, self.outcomes, resident=resident)
 
     def add_recorder(self, recorder: ActuationRecorder) -> Callable[[], None]:
         """Tell ``recorder`` of every outcome from now on; returns a function that stops it."""
@@ -122,9 +122,10 @@ class Hardware:
         if self.resident:
             for name, board in self.boards.items():
                 if board.connected:
-                    await self._claims.board_up(name)
+                    await self.claims.board_up(name)
             self._supervisor = SupervisedTask(
-                "board-supervisor", BoardSupervisor(self.boards, self._claims.board_up).run).start()
+                "board-supervisor", BoardSupervisor(self.boards, self.claims.board_up,
+                                                    held=self.claims.held).run).start()
             self.subscribe(self._events.keep)
 
     def refusal(self, board: str, pin: str, action: Action) -> str | None:
@@ -301,7 +302,7 @@ class Hardware:
             other = self.pins[key]
             if other is not rule and self.boards[other.board].connected:
                 try:
-                    await self._claims.claim(other)
+                    await self.claims.claim(other)
                 except BoardError as exc:
                     log.info("interlock_unknown board=%s pin=%s error=%r", other.board,
                              other.pin, str(exc))
@@ -312,7 +313,7 @@ class Hardware:
             raise BoardError(f"{rule.label} is an output and no agent is driving it: board "
                              f"{rule.board} keeps no level without one, so there is nothing "
                              "to read; start the agent (`edge-cli run`) and ask it")
-        await self._claims.claim(rule)
+        await self.claims.claim(rule)
         level = await self.boards[rule.board].read(rule.pin)
         return logical(rule, level)
 
@@ -321,7 +322,7 @@ class Hardware:
         message, the turn's timeout) neither interrupts the act half way on a serial link nor
         leaves an output on without its timer."""
         try:
-            await self._claims.claim(rule)
+            await self.claims.claim(rule)
         except BaseException:
             act.close()
             raise
@@ -354,7 +355,7 @@ class Hardware:
             self._supervisor = None
         self._timers.cancel_all()
         await self._atomic.drain()
-        await self._claims.release()
+        await self.claims.release()
         self._meanings.forget()
 
     def pin_list(self) -> list[Pin]:

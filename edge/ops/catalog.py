@@ -23,7 +23,7 @@ import logging
 import sys
 from typing import Any
 
-from edge.ops import chat, handlers, simulation
+from edge.ops import board_lending, chat, handlers, simulation
 from edge.ops.operation import ACTUATES, ADDS, MAKES_SAFE, REMOVES, Kind, Operation, ToolParts
 from edge.ops.web_access import WEB_OPERATIONS
 from edge.status import format_status
@@ -183,6 +183,14 @@ for _operation in (
               args_model=simulation.SimulateSensorArgs, chat=(simulation.SIM_SENSOR,),
               summary="Hold a simulated sensor's reading (or release it); refused for a sensor "
                       "that reads a device."),
+    Operation("boards.release", Kind.OPERATOR, handler=board_lending.release_board_op,
+              args_model=board_lending.LendBoardArgs,
+              summary="Lend a board out to be flashed: its outputs safe, its port closed, not "
+                      "reconnected until boards.reattach."),
+    Operation("boards.reattach", Kind.OPERATOR, handler=board_lending.reattach_board_op,
+              args_model=board_lending.LendBoardArgs,
+              summary="Take a released board back: connect it, claim its pins at their safe "
+                      "levels, answer with what its handshake reported."),
     Operation("resume", Kind.OPERATOR, handler=handlers.resume_op,
               summary="Leave safe mode after a crash loop: rules and schedules start again."),
     *WEB_OPERATIONS,

@@ -96,6 +96,14 @@ def test_1_layout_and_permissions(root):
                             "import lgpio, gpiozero.pins.lgpio; print(callable(lgpio.gpiochip_open))"],
                            capture_output=True, text=True)
     assert probe.stdout.strip() == "True", probe.stderr
+    # the firmware images ship inside the package: flashing needs no sources and no compiler
+    shipped = subprocess.run([root / "opt/edge-agent/venv/bin/python", "-c",
+                              "from edge.cli.shipped_firmware import shipped_image as s; "
+                              "print(s('uno').verified(), s('nucleo_f401re').verified())"],
+                             capture_output=True, text=True, cwd=root)
+    assert shipped.returncode == 0, shipped.stderr
+    for image in shipped.stdout.split():
+        assert image.startswith(str(root / "opt/edge-agent/releases")), image
     if AS_ROOT:  # ownership needs root; the CI runs as root
         user = account(root, "passwd", "edge")
         assert user[5:] == ["/var/lib/edge-agent", "/usr/sbin/nologin"]

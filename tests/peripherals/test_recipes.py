@@ -53,7 +53,7 @@ unit = ""
 
 
 def sources(root: Path) -> dict[str, str]:
-    return {str(path.relative_to(root)): path.read_text() for package in PACKAGES
+    return {str(path.relative_to(root)): path.read_bytes().decode(errors="replace") for package in PACKAGES
             for path in (root / package).rglob("*") if path.is_file() and "__pycache__" not in path.parts}
 
 
