@@ -45,6 +45,9 @@ class PinConfig(Section):
     level and readings stay logical: a safe "off" on an active-low pin drives the line high."""
     bounce_ms: int = Field(default=0, ge=0, le=10_000)
     """Inputs: ignore edges until the level has been stable this long (button debounce)."""
+    approval: bool = True
+    """Outputs: false lets the model switch this pin without asking anyone under ``supervised``
+    autonomy (a fan, lights); the allowlist, budgets and interlocks still apply."""
 
     @model_validator(mode="after")
     def check(self) -> Self:

@@ -112,7 +112,8 @@ def test_the_sets_each_door_uses_are_the_catalogs():
     assert actuating() & remote() == {"gpio.write", "gpio.pwm", "gpio.servo"}
     assert for_operator() == {"models.select", "schedules.add", "schedules.remove", "resume",
                               "channel.pair", "web.pair", "web.sessions", "web.revoke",
-                              "gpio.simulate", "sensors.simulate"}
+                              "gpio.simulate", "sensors.simulate", "approvals",
+                              "approvals.revoke"}
     assert waits_for_approval() == {"gpio.write", "gpio.pwm", "gpio.servo", "gpio.safe",
                                     "schedules.add", "schedules.remove"}
     assert paired_only() == {"status", "history"}
