@@ -175,7 +175,7 @@ class AgentAssembly:
         if self.config.mcp.enabled:
             from edge.mcp.server_http import McpHttpServer
 
-            self.mcp_http = McpHttpServer(self.config.mcp, target)
+            self.mcp_http = McpHttpServer(self.config.mcp, target, self.approvals)
             self._tasks.append(SupervisedTask("mcp-http", self.mcp_http.serve).start())
 
     def start_web(self, target: OpTarget) -> None:

@@ -216,6 +216,10 @@ class McpConfig(Section):
     """Token name -> what its caller may actuate without an approval under ``supervised``:
     pins as ``board:PIN`` (``claude = ["gpio:GPIO17"]``, as ``edge-cli pins`` names them), or
     ``["*"]`` for every allowlisted pin. Others still ask."""
+    ask_at_client: bool = False
+    """true: an MCP client over HTTP that declared the ``elicitation`` capability is asked to
+    approve its own actuations under ``supervised`` (the person at Claude Desktop answers), with
+    the approval timeout; a client without it is asked through the chat admins, as always."""
     servers: Annotated[list[McpServerConfig], AfterValidator(_sdk_installed)] = []
     max_connections: int = Field(default=64, ge=1)
     """At most this many HTTP connections open at once (each holds one of the agent's file

@@ -36,10 +36,11 @@ through :meth:`ApprovalGate.answer`, the one path), the agent and the automation
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -85,6 +86,11 @@ class Approver(Protocol):
     async def approval_expired(self, ctx: Requester, token: str) -> None: ...
 
 
+ClientAsk = Callable[[str, bool], Awaitable[str]]
+"""``ask(prompt, offer_always)``: asks the person at an MCP client (MCP elicitation) and returns
+their answer, ``approve``, ``deny`` or ``always``."""
+
+
 @dataclass
 class PendingApproval:
     token: str
@@ -120,6 +126,8 @@ class ApprovalGate:
     """An admin's own model turns on a chat channel need no approval."""
     store: ApprovalStore | None = None
     """Where an admin's *Always* is kept across restarts (None: in memory only)."""
+    _clients: dict[Requester, list[ClientAsk]] = field(default_factory=dict)
+    """Requester -> how to ask the person at its MCP client, while its calls run."""
 
     @classmethod
     def from_config(cls, security: SecurityConfig, admins: Mapping[str, frozenset[str]] | None = None,
@@ -161,6 +169,8 @@ class ApprovalGate:
         if self.trusts(ctx, target, action):
             return None
         identity = ctx.verified_as
+        if asks := self._clients.get(ctx):
+            return await self._ask_client(asks[-1], target, action, summary, ctx)
         approver = self.approvers.get(ctx.channel)
         if approver is None or not approver.supports_approvals:
             return f"approval needed, but channel {ctx.channel} cannot ask for it"
@@ -194,6 +204,42 @@ class ApprovalGate:
             self.store.grant(identity, target, action, admin)
         else:
             self._always.add((identity, target, action))
+
+    @contextlib.contextmanager
+    def asking_client(self, ctx: Requester, ask: ClientAsk | None) -> Iterator[None]:
+        """While ``ctx``'s call runs, its approvals are asked of the person at its MCP client
+        through ``ask`` instead of the chat admins (None: the chat admins, as before)."""
+        if ask is None:
+            yield
+            return
+        self._clients.setdefault(ctx, []).append(ask)
+        try:
+            yield
+        finally:
+            asks = self._clients[ctx]
+            asks.remove(ask)
+            if not asks:
+                del self._clients[ctx]
+
+    async def _ask_client(self, ask: ClientAsk, target: str, action: str, summary: str,
+                          ctx: Requester) -> str | None:
+        identity = ctx.verified_as
+        log.info("approval_asked at=client by=%s target=%s action=%s", ctx.caller, target, action)
+        try:
+            answer = await asyncio.wait_for(ask(f"Approve: {summary}?", identity is not None),
+                                            self.timeout)
+        except TimeoutError:
+            log.warning("approval_timeout at=client by=%s", ctx.caller)
+            return f"no approval within {self.timeout:g} s (denied)"
+        except Exception as exc:  # the client failed to ask: nothing was approved
+            log.warning("approval_not_asked at=client by=%s error=%r", ctx.caller, exc)
+            return f"the MCP client could not ask its user ({exc}); denied"
+        log.info("approval_decided at=client decision=%s by=%s", answer, ctx.caller)
+        if answer not in (Decision.APPROVE, Decision.ALWAYS):
+            return "declined at the MCP client"
+        if answer == Decision.ALWAYS and identity is not None:
+            self._remember(identity, target, action, "")
+        return None
 
     def answer(self, channel: str, token: str, responder: str, decision: str) -> str:
         """Record an answer from ``responder`` on ``channel`` (``approve``, ``deny`` or
