@@ -53,8 +53,8 @@ class PinConfig(Section):
     def check(self) -> Self:
         if self.mode in (PinMode.INPUT, PinMode.ANALOG) and (
                 self.safe is not None or self.max_on_seconds is not None
-                or self.max_switches_per_minute is not None):
-            raise ValueError("safe, max_on_seconds and max_switches_per_minute apply to output "
+                or self.max_switches_per_minute is not None or not self.approval):
+            raise ValueError("safe, max_on_seconds, max_switches_per_minute and approval apply to output "
                              f"and pwm pins, not {self.mode.value}")
         if self.safe == "on" and self.max_on_seconds is not None:
             raise ValueError("safe = \"on\" and max_on_seconds contradict each other (the timer "

@@ -90,3 +90,11 @@ async def test_a_requesters_own_always_lasts_until_restart(tmp_path):
 def test_trust_names_a_token():
     with pytest.raises(ValidationError, match="'claud' is not a token in \\[mcp.tokens\\]"):
         McpConfig(tokens={"claude": "x" * 20}, trust={"claud": ["*"]})
+
+
+def test_approval_false_is_for_outputs():
+    from edge.config.boards import PinConfig
+
+    assert PinConfig(mode="output", approval=False).approval is False
+    with pytest.raises(ValidationError, match="approval apply to output and pwm pins, not input"):
+        PinConfig(mode="input", approval=False)
