@@ -53,9 +53,12 @@ class PinConfig(Section):
     def check(self) -> Self:
         if self.mode in (PinMode.INPUT, PinMode.ANALOG) and (
                 self.safe is not None or self.max_on_seconds is not None
-                or self.max_switches_per_minute is not None or not self.approval):
-            raise ValueError("safe, max_on_seconds, max_switches_per_minute and approval apply to output "
+                or self.max_switches_per_minute is not None):
+            raise ValueError("safe, max_on_seconds and max_switches_per_minute apply to output "
                              f"and pwm pins, not {self.mode.value}")
+        if self.mode in (PinMode.INPUT, PinMode.ANALOG) and not self.approval:
+            raise ValueError(f"approval applies to output and pwm pins, not {self.mode.value}: "
+                             "nothing switches an input; remove it")
         if self.safe == "on" and self.max_on_seconds is not None:
             raise ValueError("safe = \"on\" and max_on_seconds contradict each other (the timer "
                              "would switch the pin off, the safe state back on); remove one")

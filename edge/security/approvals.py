@@ -195,15 +195,20 @@ class ApprovalGate:
         if decision is Decision.DENY:
             return "denied by the user"
         if decision is Decision.ALWAYS and identity is not None:
-            self._remember(identity, target, action, answered_by)
+            await self._remember(identity, target, action, answered_by)
         return None
 
-    def _remember(self, identity: str, target: str, action: str, admin: str) -> None:
-        """*Always*: durable when an admin answered it and there is a store, else until restart."""
+    async def _remember(self, identity: str, target: str, action: str, admin: str) -> None:
+        """*Always*: durable when an admin answered it and there is a store (written in a thread:
+        an fsync), else until restart. A store that cannot be written keeps it until restart."""
         if admin and self.store is not None:
-            self.store.grant(identity, target, action, admin)
-        else:
-            self._always.add((identity, target, action))
+            try:
+                await asyncio.to_thread(self.store.grant, identity, target, action, admin)
+                return
+            except OSError as exc:
+                log.warning("approval_not_stored identity=%s target=%s error=%r", identity,
+                            target, exc)
+        self._always.add((identity, target, action))
 
     @contextlib.contextmanager
     def asking_client(self, ctx: Requester, ask: ClientAsk | None) -> Iterator[None]:
@@ -238,7 +243,7 @@ class ApprovalGate:
         if answer not in (Decision.APPROVE, Decision.ALWAYS):
             return "declined at the MCP client"
         if answer == Decision.ALWAYS and identity is not None:
-            self._remember(identity, target, action, "")
+            await self._remember(identity, target, action, "")
         return None
 
     def answer(self, channel: str, token: str, responder: str, decision: str) -> str:

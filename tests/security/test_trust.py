@@ -96,5 +96,5 @@ def test_approval_false_is_for_outputs():
     from edge.config.boards import PinConfig
 
     assert PinConfig(mode="output", approval=False).approval is False
-    with pytest.raises(ValidationError, match="approval apply to output and pwm pins, not input"):
+    with pytest.raises(ValidationError, match="approval applies to output and pwm pins, not input"):
         PinConfig(mode="input", approval=False)
