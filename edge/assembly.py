@@ -41,6 +41,7 @@ from edge.memory.base import Memory
 from edge.ops.catalog import build_tools
 from edge.readings.recorder import ReadingRecorder
 from edge.readings.store import ReadingStore
+from edge.security.approval_store import APPROVALS_FILE, ApprovalStore
 from edge.security.approvals import ApprovalGate
 from edge.tools.camera import CameraSnapshotTool
 from edge.tools.charts import SensorChartTool
@@ -88,8 +89,11 @@ class AgentAssembly:
         self.channels: dict[str, Channel] = {}
         self.access: dict[str, ChannelAccess] = {}
         self.admins = admin_table(self.config)
-        self.approvals = ApprovalGate.from_config(self.config.security, self.admins,
-                                                  approvers_with_mcp(self.admins, self.channels))
+        trusted = {f"token:{name}": frozenset(targets)
+                   for name, targets in self.config.mcp.trust.items()}
+        self.approvals = ApprovalGate.from_config(
+            self.config.security, self.admins, approvers_with_mcp(self.admins, self.channels),
+            trusted=trusted, store=ApprovalStore(self.loaded.state_dir / APPROVALS_FILE))
 
     def _pins(self, pin_factory: Any, hold_seconds: float | None, clock: Clock | None) -> None:
         """The one door to the pins (on the agent's clock), and the audit trail that records
@@ -171,7 +175,7 @@ class AgentAssembly:
         if self.config.mcp.enabled:
             from edge.mcp.server_http import McpHttpServer
 
-            self.mcp_http = McpHttpServer(self.config.mcp, target)
+            self.mcp_http = McpHttpServer(self.config.mcp, target, self.approvals)
             self._tasks.append(SupervisedTask("mcp-http", self.mcp_http.serve).start())
 
     def start_web(self, target: OpTarget) -> None:

@@ -38,6 +38,7 @@ COMMAND_MODULES = {
     "schedules": "automation_cmd", "mqtt": "mqtt_cmd", "safe-state": "safe_state_cmd",
     "resume": "resume_cmd", "history": "history_cmd", "mcp": "mcp_cmd", "fleet": "fleet_cmd",
     "camera": "camera_cmd", "backup": "backup_cmd", "web": "web_cmd", "test": "scenario_cmd",
+    "approvals": "approvals_cmd",
 }
 """Each command and the module under edge.cli that adds it: ``register(subparsers, common)``
 sets a ``handler`` default; modules stay light at import time (heavy imports inside handlers).

@@ -45,6 +45,9 @@ class PinConfig(Section):
     level and readings stay logical: a safe "off" on an active-low pin drives the line high."""
     bounce_ms: int = Field(default=0, ge=0, le=10_000)
     """Inputs: ignore edges until the level has been stable this long (button debounce)."""
+    approval: bool = True
+    """Outputs: false lets the model switch this pin without asking anyone under ``supervised``
+    autonomy (a fan, lights); the allowlist, budgets and interlocks still apply."""
 
     @model_validator(mode="after")
     def check(self) -> Self:
@@ -53,6 +56,9 @@ class PinConfig(Section):
                 or self.max_switches_per_minute is not None):
             raise ValueError("safe, max_on_seconds and max_switches_per_minute apply to output "
                              f"and pwm pins, not {self.mode.value}")
+        if self.mode in (PinMode.INPUT, PinMode.ANALOG) and not self.approval:
+            raise ValueError(f"approval applies to output and pwm pins, not {self.mode.value}: "
+                             "nothing switches an input; remove it")
         if self.safe == "on" and self.max_on_seconds is not None:
             raise ValueError("safe = \"on\" and max_on_seconds contradict each other (the timer "
                              "would switch the pin off, the safe state back on); remove one")

@@ -212,6 +212,14 @@ class McpConfig(Section):
     tokens: Annotated[dict[str, SecretStr], AfterValidator(_token_names)] = {}
     """Name -> bearer token (``claude = "..."``, or ``EDGE_MCP__TOKENS__CLAUDE``); the caller is
     ``mcp:<name>``. Required off loopback; once any is set, loopback needs one too."""
+    trust: dict[str, list[str]] = {}
+    """Token name -> what its caller may actuate without an approval under ``supervised``:
+    pins as ``board:PIN`` (``claude = ["gpio:GPIO17"]``, as ``edge-cli pins`` names them), or
+    ``["*"]`` for every allowlisted pin. Others still ask."""
+    ask_at_client: bool = False
+    """true: an MCP client over HTTP that declared the ``elicitation`` capability is asked to
+    approve its own actuations under ``supervised`` (the person at Claude Desktop answers), with
+    the approval timeout; a client without it is asked through the chat admins, as always."""
     servers: Annotated[list[McpServerConfig], AfterValidator(_sdk_installed)] = []
     max_connections: int = Field(default=64, ge=1)
     """At most this many HTTP connections open at once (each holds one of the agent's file
@@ -268,6 +276,9 @@ class McpConfig(Section):
             raise ValueError(f"listen {self.listen} is not a loopback address: set a token in "
                              "[mcp.tokens] (name = \"secret\", or EDGE_MCP__TOKENS__<NAME>) so "
                              "that only callers holding it get in")
+        if unknown := sorted(set(self.trust) - set(self.tokens)):
+            raise ValueError(f"trust: {', '.join(map(repr, unknown))} is not a token in "
+                             "[mcp.tokens]; trust names a token, whose caller it lets through")
         names = [s.name for s in self.servers]
         if duplicate := sorted({n for n in names if names.count(n) > 1}):
             raise ValueError(f"servers: names must be unique; {', '.join(map(repr, duplicate))} "

@@ -228,6 +228,9 @@ class SecurityConfig(Section):
     autonomy: Literal["full", "supervised", "readonly"] = "supervised"
     """supervised: actuations the model asks for need the requester's approval (chat channels)."""
     approval_timeout_seconds: Seconds = Field(default=120.0, gt=0)
+    admins_approve_themselves: bool = False
+    """true: an admin's own model turns on a chat channel (``[channels.telegram] admins``) need
+    no approval; everyone else's still do."""
 
 
 class MemoryConfig(Section):

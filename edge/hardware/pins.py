@@ -56,6 +56,8 @@ class Pin:
     wired_here: bool = True
     """False for a fleet node's pin: the node reports its inputs as it means them (its own
     pull and ``active``), so nothing here inverts or describes their line."""
+    approval: bool = True
+    """False: the model's switches of this pin wait for nobody (``approval = false``)."""
 
     def line(self, on: bool) -> bool:
         """The electrical level (True: high) that means ``on`` for this pin."""
@@ -68,7 +70,8 @@ class Pin:
     @property
     def rule(self) -> PinRule:
         """What the policy allows on this pin."""
-        return PinRule(self.board, self.pin, self.mode, self.label, self.max_switches_per_minute)
+        return PinRule(self.board, self.pin, self.mode, self.label, self.max_switches_per_minute,
+                       self.approval)
 
 
 def input_active_low(pull: Pull, active: str | None) -> bool:
@@ -161,7 +164,7 @@ def pin_table(name: str, section: BoardConfig, board: Board, problems: list[Prob
         aliases = tuple(a for a in section.aliases if _resolved(board, a) == pin)
         pins.append(Pin(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds, pin_cfg.pull,
                         aliases, _active_low(pin_cfg, board), pin_cfg.bounce_ms,
-                        pin_cfg.switch_budget, board.kind != "node"))
+                        pin_cfg.switch_budget, board.kind != "node", pin_cfg.approval))
     return pins
 
 

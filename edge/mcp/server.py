@@ -18,6 +18,7 @@ Resources: ``edge://pins``, ``edge://pins/{name}``, ``edge://sensors``, ``edge:/
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import re
@@ -37,6 +38,7 @@ from edge.tools.base import schema_of
 
 if TYPE_CHECKING:
     from edge.ops.operation import Hints, Operation
+    from edge.security.approvals import ClientAsk
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,13 @@ class McpCaller:
     ``identity`` is what verified it on this side (``token:claude``, a bearer token of
     ``[mcp.tokens]``), empty when nothing did: a client that only named itself, or ``edge-cli
     mcp``, whose agent names it by the socket peer's uid instead (:mod:`edge.control.server`).
-    Approvals remember *Always* by the identity, never by the name."""
+    Approvals remember *Always* by the identity, never by the name. ``ask`` asks the person at
+    the client to approve (MCP elicitation, :mod:`edge.mcp.server_elicitation`); None: the chat
+    admins are asked."""
 
     name: str
     identity: str = ""
+    ask: ClientAsk | None = dataclasses.field(default=None, compare=False)
 
 
 Door = Callable[[str, dict[str, Any], McpCaller], Awaitable[OpResult]]

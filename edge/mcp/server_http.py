@@ -43,6 +43,7 @@ from starlette.datastructures import Headers
 from edge.control.ops import OpResult, mcp_requester, run_op
 from edge.mcp.server import CallerOf, Door, McpCaller, catalog_server, client_caller, session_caller
 from edge.mcp.server_connections import ConnectionGuard, RefusalLog
+from edge.mcp.server_elicitation import client_ask
 from edge.mcp.server_hosts import HostRule
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
     from edge.config.mcp import McpConfig
     from edge.control.ops import OpTarget
+    from edge.security.approvals import ApprovalGate
 
 log = logging.getLogger(__name__)
 
@@ -130,26 +132,30 @@ class RequestGate:
         await send({"type": "http.response.body", "body": json.dumps({"error": message}).encode()})
 
 
-def agent_door(target: OpTarget) -> Door:
-    """The running agent's operations, in-process, as the MCP server's door."""
+def agent_door(target: OpTarget, approvals: ApprovalGate) -> Door:
+    """The running agent's operations, in-process, as the MCP server's door; a caller whose
+    client can be asked has its approvals asked there (``approvals.asking_client``)."""
     async def door(op: str, args: dict[str, Any], caller: McpCaller) -> OpResult:
         requester = mcp_requester(caller.name, "http", caller.identity)
-        result = await run_op(target, op, args, requester)
+        with approvals.asking_client(requester, caller.ask):
+            result = await run_op(target, op, args, requester)
         data = json.loads(json.dumps(result.data, default=str))  # as the socket would carry it
         return OpResult(result.ok, result.message, data, result.exit_code)
     return door
 
 
-def http_caller(tokens: TokenTable) -> CallerOf:
+def http_caller(tokens: TokenTable, ask_at_client: bool = False) -> CallerOf:
     """Who calls: ``mcp:<token name>`` (verified as ``token:<name>``) with tokens, else the
-    client's own name (verified as nothing)."""
+    client's own name (verified as nothing); with ``ask_at_client``, how to ask the person at
+    a client that declared elicitation."""
     def caller_of(ctx: Context | None) -> McpCaller:
         if ctx is None:
             return UNNAMED
+        ask = client_ask(ctx) if ask_at_client else None
         if tokens:
             name = tokens.name_of((ctx.headers or {}).get("authorization"))
-            return McpCaller(client_caller(name), f"token:{name}") if name else UNNAMED
-        return McpCaller(session_caller(ctx))
+            return McpCaller(client_caller(name), f"token:{name}", ask) if name else UNNAMED
+        return McpCaller(session_caller(ctx), ask=ask)
     return caller_of
 
 
@@ -162,16 +168,18 @@ class _AgentsUvicorn(uvicorn.Server):
 
 
 class McpHttpServer:
-    def __init__(self, config: McpConfig, target: OpTarget):
+    def __init__(self, config: McpConfig, target: OpTarget, approvals: ApprovalGate):
         self.config = config
         self.target = target
+        self.approvals = approvals
         self.tokens = TokenTable(config.tokens)
         self.refusals = RefusalLog()
         self.connections = ConnectionGuard(config, self.refusals)
 
     def app(self) -> ASGIApp:
         cfg = self.config
-        server = catalog_server(agent_door(self.target), http_caller(self.tokens))
+        server = catalog_server(agent_door(self.target, self.approvals),
+                                http_caller(self.tokens, cfg.ask_at_client))
         sdk = server.streamable_http_app(
             streamable_http_path=PATH, host=cfg.host, max_sessions=cfg.max_sessions,
             session_idle_timeout=cfg.session_idle_seconds,

@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from edge.ops import board_lending, chat, handlers, simulation
+from edge.ops.approval_grants import APPROVAL_OPERATIONS
 from edge.ops.operation import ACTUATES, ADDS, MAKES_SAFE, REMOVES, Kind, Operation, ToolParts
 from edge.ops.web_access import WEB_OPERATIONS
 from edge.status import format_status
@@ -194,6 +195,7 @@ for _operation in (
     Operation("resume", Kind.OPERATOR, handler=handlers.resume_op,
               summary="Leave safe mode after a crash loop: rules and schedules start again."),
     *WEB_OPERATIONS,
+    *APPROVAL_OPERATIONS,
 ):
     register(_operation)
 

@@ -7,13 +7,21 @@
   is trusted (it can run ``edge-cli gpio`` directly anyway); direct commands need none;
 - ``readonly``: nothing actuates a pin, whoever asks; pins can only be read.
 
-"Always" remembers the approval for that requester's verified identity, pin and action until
-restart (:attr:`Requester.verified_as`: a chat sender as its channel verified it, an MCP client by
-its bearer token or by the local uid it runs as with its name, never by the name it gives
-itself). A requester nobody verified (an MCP client on loopback without tokens) is never offered
+"Always" remembers the approval for that requester's verified identity, pin and action
+(:attr:`Requester.verified_as`: a chat sender as its channel verified it, an MCP client by its
+bearer token or by the local uid it runs as with its name, never by the name it gives itself):
+until restart when the requester answered it, durably when an admin did
+(:class:`edge.security.approval_store.ApprovalStore`, ``<state>/approvals.json``, listed and
+revoked with ``edge-cli approvals``).
+A requester nobody verified (an MCP client on loopback without tokens) is never offered
 "Always" and an "always" from it counts as nothing. No answer within the timeout means deny.
 Only the requester, or a configured admin, can answer. Tokens are case-insensitive (``A1B2C3
 approve`` answers ``a1b2c3``).
+
+Trust per caller lets some actuations through without asking anyone: a pin with ``approval =
+false`` (:class:`edge.security.policy.PinRule`), an MCP token's ``[mcp.trust]`` (``claude =
+["gpio:GPIO17"]`` or ``["*"]``), and with ``[security] admins_approve_themselves`` an admin's own
+model turns on the chat channels.
 
 Admins (``[channels.telegram] admins``, ``[channels.signal] admins``: each channel's spec says
 where its admins are, :mod:`edge.channels.registry`) are who may change the agent for everyone
@@ -28,10 +36,11 @@ through :meth:`ApprovalGate.answer`, the one path), the agent and the automation
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -39,6 +48,7 @@ from edge.core.requester import Requester
 
 if TYPE_CHECKING:
     from edge.config.model import SecurityConfig
+    from edge.security.approval_store import ApprovalStore
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +86,11 @@ class Approver(Protocol):
     async def approval_expired(self, ctx: Requester, token: str) -> None: ...
 
 
+ClientAsk = Callable[[str, bool], Awaitable[str]]
+"""``ask(prompt, offer_always)``: asks the person at an MCP client (MCP elicitation) and returns
+their answer, ``approve``, ``deny`` or ``always``."""
+
+
 @dataclass
 class PendingApproval:
     token: str
@@ -87,6 +102,8 @@ class PendingApproval:
     summary: str = ""
     """What is asked (``switch gpio:GPIO17 (led) on``), as the prompt says it."""
     why: str = ""
+    answered_by: str = ""
+    """``channel:sender`` of the admin who answered (empty: the requester did)."""
 
 
 @dataclass
@@ -103,19 +120,44 @@ class ApprovalGate:
     """(verified identity, target, action) an admin answered *Always* for."""
     watchers: list[Callable[[], None]] = field(default_factory=list)
     """Called whenever an approval starts waiting or stops (the web page's stream)."""
+    trusted: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Verified identity (``token:claude``) -> targets it actuates without asking (``*``: all)."""
+    admins_approve_themselves: bool = False
+    """An admin's own model turns on a chat channel need no approval."""
+    store: ApprovalStore | None = None
+    """Where an admin's *Always* is kept across restarts (None: in memory only)."""
+    _clients: dict[Requester, list[ClientAsk]] = field(default_factory=dict)
+    """Requester -> how to ask the person at its MCP client, while its calls run."""
 
     @classmethod
     def from_config(cls, security: SecurityConfig, admins: Mapping[str, frozenset[str]] | None = None,
-                    approvers: Mapping[str, Approver] | None = None) -> ApprovalGate:
-        """The gate ``[security]`` describes (autonomy, approval_timeout_seconds)."""
+                    approvers: Mapping[str, Approver] | None = None, *,
+                    trusted: Mapping[str, frozenset[str]] | None = None,
+                    store: ApprovalStore | None = None) -> ApprovalGate:
+        """The gate ``[security]`` describes (autonomy, approval_timeout_seconds,
+        admins_approve_themselves), with the identities ``trusted`` (from ``[mcp.trust]``)."""
         return cls(security.autonomy, security.approval_timeout_seconds, admins or {},
-                   approvers if approvers is not None else {})
+                   approvers if approvers is not None else {}, trusted=trusted or {},
+                   admins_approve_themselves=security.admins_approve_themselves, store=store)
 
     def is_admin(self, ctx: Requester) -> bool:
         return is_admin(ctx, self.admins)
 
     def needs_approval(self, ctx: Requester) -> bool:
-        return self.autonomy == "supervised" and ctx.via_model and ctx.channel not in TRUSTED_CHANNELS
+        return (self.autonomy == "supervised" and ctx.via_model and ctx.channel not in TRUSTED_CHANNELS
+                and not (self.admins_approve_themselves and ctx.identity is None
+                         and self.is_admin(ctx)))
+
+    def trusts(self, ctx: Requester, target: str, action: str) -> bool:
+        """Whether ``ctx``'s verified identity may act on ``target`` without asking: a trust
+        rule covers it, or an *Always* remembered for it."""
+        identity = ctx.verified_as
+        if identity is None:
+            return False
+        allowed = self.trusted.get(identity, frozenset())
+        if "*" in allowed or target in allowed or (identity, target, action) in self._always:
+            return True
+        return self.store is not None and self.store.covers(identity, target, action)
 
     async def check(self, target: str, action: str, summary: str, ctx: Requester) -> str | None:
         """None when ``ctx``'s request may go ahead, else the reason it may not."""
@@ -124,10 +166,11 @@ class ApprovalGate:
                     "\"supervised\" or \"full\" to allow it")
         if not self.needs_approval(ctx):
             return None
-        identity = ctx.verified_as
-        remembered = (identity or "", target, action)
-        if identity is not None and remembered in self._always:
+        if self.trusts(ctx, target, action):
             return None
+        identity = ctx.verified_as
+        if asks := self._clients.get(ctx):
+            return await self._ask_client(asks[-1], target, action, summary, ctx)
         approver = self.approvers.get(ctx.channel)
         if approver is None or not approver.supports_approvals:
             return f"approval needed, but channel {ctx.channel} cannot ask for it"
@@ -139,6 +182,7 @@ class ApprovalGate:
         try:
             await approver.request_approval(ctx, f"Approve: {summary}?", token)
             decision = await asyncio.wait_for(asyncio.shield(future), self.timeout)
+            answered_by = self._pending[token].answered_by
         except TimeoutError:
             log.warning("approval_timeout token=%s by=%s:%s", token, ctx.channel, ctx.sender)
             await approver.approval_expired(ctx, token)  # the prompt says so; its buttons go
@@ -151,7 +195,55 @@ class ApprovalGate:
         if decision is Decision.DENY:
             return "denied by the user"
         if decision is Decision.ALWAYS and identity is not None:
-            self._always.add(remembered)
+            await self._remember(identity, target, action, answered_by)
+        return None
+
+    async def _remember(self, identity: str, target: str, action: str, admin: str) -> None:
+        """*Always*: durable when an admin answered it and there is a store (written in a thread:
+        an fsync), else until restart. A store that cannot be written keeps it until restart."""
+        if admin and self.store is not None:
+            try:
+                await asyncio.to_thread(self.store.grant, identity, target, action, admin)
+                return
+            except OSError as exc:
+                log.warning("approval_not_stored identity=%s target=%s error=%r", identity,
+                            target, exc)
+        self._always.add((identity, target, action))
+
+    @contextlib.contextmanager
+    def asking_client(self, ctx: Requester, ask: ClientAsk | None) -> Iterator[None]:
+        """While ``ctx``'s call runs, its approvals are asked of the person at its MCP client
+        through ``ask`` instead of the chat admins (None: the chat admins, as before)."""
+        if ask is None:
+            yield
+            return
+        self._clients.setdefault(ctx, []).append(ask)
+        try:
+            yield
+        finally:
+            asks = self._clients[ctx]
+            asks.remove(ask)
+            if not asks:
+                del self._clients[ctx]
+
+    async def _ask_client(self, ask: ClientAsk, target: str, action: str, summary: str,
+                          ctx: Requester) -> str | None:
+        identity = ctx.verified_as
+        log.info("approval_asked at=client by=%s target=%s action=%s", ctx.caller, target, action)
+        try:
+            answer = await asyncio.wait_for(ask(f"Approve: {summary}?", identity is not None),
+                                            self.timeout)
+        except TimeoutError:
+            log.warning("approval_timeout at=client by=%s", ctx.caller)
+            return f"no approval within {self.timeout:g} s (denied)"
+        except Exception as exc:  # the client failed to ask: nothing was approved
+            log.warning("approval_not_asked at=client by=%s error=%r", ctx.caller, exc)
+            return f"the MCP client could not ask its user ({exc}); denied"
+        log.info("approval_decided at=client decision=%s by=%s", answer, ctx.caller)
+        if answer not in (Decision.APPROVE, Decision.ALWAYS):
+            return "declined at the MCP client"
+        if answer == Decision.ALWAYS and identity is not None:
+            await self._remember(identity, target, action, "")
         return None
 
     def answer(self, channel: str, token: str, responder: str, decision: str) -> str:
@@ -164,14 +256,15 @@ class ApprovalGate:
         pending = self._pending.get(token.strip().lower())
         if pending is None or pending.future.done():
             return "That approval request has expired or was already answered."
-        if (f"{channel}:{responder}" != pending.requester
-                and responder not in self.admins.get(channel, frozenset())):
+        admin = responder in self.admins.get(channel, frozenset())
+        if f"{channel}:{responder}" != pending.requester and not admin:
             log.warning("approval_refused token=%s responder=%s requester=%s",
                         token, responder, pending.requester)
             return "Only the person who asked (or an admin) can answer this request."
         if decided is Decision.ALWAYS and pending.remembered_as is None:
             return ("Always is not offered here: nothing verified who asked (it only named "
                     "itself). Answer approve or deny.")
+        pending.answered_by = f"{channel}:{responder}" if admin else ""
         pending.future.set_result(decided)
         return {Decision.APPROVE: "Approved.", Decision.DENY: "Denied.",
                 Decision.ALWAYS: "Approved, and remembered."}[decided]

@@ -64,6 +64,8 @@ class PinRule:
     mode: PinMode
     label: str = ""
     max_switches_per_minute: int | None = None
+    approval: bool = True
+    """False: actuations of this pin never wait for an approval (``approval = false``)."""
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -191,7 +193,8 @@ class SecurityPolicy:
             self.switches.force(rule, value)
         if action in (Action.READ, Action.SAFE):
             return rule
-        refusal = await self.approvals.check(f"{board}:{pin}", action.value, summary, requester)
+        refusal = (await self.approvals.check(f"{board}:{pin}", action.value, summary, requester)
+                   if rule.approval else None)
         if refusal is not None:
             raise self._deny(f"{rule.label}: {refusal}", board, pin, action, requester)
         if (spent := self.switches.spend(rule, value)) is not None:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from mcp import types
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientSession, ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -34,13 +34,16 @@ async def until_listening(port: int, host: str = "127.0.0.1") -> None:
 
 @asynccontextmanager
 async def http_session(port: int, token: str | None, host: str = "127.0.0.1",
-                       client: str = "some-client") -> AsyncIterator[ClientSession]:
+                       client: str = "some-client",
+                       elicitation: ElicitationFnT | None = None) -> AsyncIterator[ClientSession]:
     """An initialized session of the SDK's client, with ``token`` as its bearer token (None:
-    none), naming itself ``client``."""
+    none), naming itself ``client``; with ``elicitation`` it declares the capability and
+    answers the server's elicitations with it."""
     headers = {"Authorization": f"Bearer {token}"} if token else None
     info = types.Implementation(name=client, version="1")
     async with (create_mcp_http_client(headers=headers) as http,
                 streamable_http_client(f"http://{host}:{port}/mcp", http_client=http) as (read, write),
-                ClientSession(read, write, client_info=info) as session):
+                ClientSession(read, write, client_info=info,
+                              elicitation_callback=elicitation) as session):
         await session.initialize()
         yield session

@@ -113,7 +113,7 @@ def test_the_sets_each_door_uses_are_the_catalogs():
     assert for_operator() == {"models.select", "schedules.add", "schedules.remove", "resume",
                               "channel.pair", "web.pair", "web.sessions", "web.revoke",
                               "gpio.simulate", "sensors.simulate", "boards.release",
-                              "boards.reattach"}
+                              "boards.reattach", "approvals", "approvals.revoke"}
     assert waits_for_approval() == {"gpio.write", "gpio.pwm", "gpio.servo", "gpio.safe",
                                     "schedules.add", "schedules.remove"}
     assert paired_only() == {"status", "history"}
