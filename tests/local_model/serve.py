@@ -7,21 +7,47 @@ The settings are llama-server's ``-c 4096 -np 1 -t 2 --jinja --chat-template gem
 --seed 42 --no-warmup --host 127.0.0.1 --port PORT`` with ``--chat-template`` given
 :data:`GEMMA_TURNS`. The GGUF carries no chat template, so llama.cpp would fall back to ChatML,
 a prompt format Gemma never saw; and with ``--jinja`` a built-in name (``gemma``) is taken as the
-template's text, so the turns are written out here. Gemma has no system or tool role: both are
-user turns. The template has no tool syntax, so llama.cpp uses its generic tool format: it
-describes the tools in the prompt and constrains the reply by a grammar to a JSON object, either
-a tool call or a response, so a malformed call cannot be produced."""
+template's text, so the turns are written out here. Gemma has no system or tool role: the tools
+(name, description, JSON schema) and the system messages open the first user turn, in that
+order, so the prefix stays the same from call to call; a tool result is a user turn. Gemma has no
+tool-call syntax either: the template asks for a bare JSON object, which the agent reads as a
+call (edge/providers/prompt_guided.py)."""
 
 import sys
 
 import xllamacpp
 
 CONTEXT_TOKENS = 4096
-GEMMA_TURNS = (
-    "{{ bos_token }}{% for message in messages %}"
-    "{% set role = 'model' if message['role'] == 'assistant' else 'user' %}"
-    "<start_of_turn>{{ role }}\n{{ message['content'] or '' }}<end_of_turn>\n"
-    "{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
+GEMMA_TURNS = r"""{{ bos_token }}
+{%- set ns = namespace(preamble='') -%}
+{%- if tools -%}
+{%- set ns.preamble = 'You can call these tools. To call one, answer with only a JSON object: '
+    ~ '{"name": "<tool>", "arguments": {...}}\n' -%}
+{%- for tool in tools -%}
+{%- set f = tool['function'] -%}
+{%- set ns.preamble = ns.preamble ~ '- ' ~ f['name'] ~ ': ' ~ (f['description'] or '')
+    ~ ' Arguments: ' ~ (f['parameters'] | tojson) ~ '\n' -%}
+{%- endfor -%}
+{%- set ns.preamble = ns.preamble ~ '\n' -%}
+{%- endif -%}
+{%- for message in messages -%}
+{%- if message['role'] == 'system' -%}
+{%- set ns.preamble = ns.preamble ~ message['content'] ~ '\n\n' -%}
+{%- else -%}
+{%- set role = 'model' if message['role'] == 'assistant' else 'user' -%}
+<start_of_turn>{{ role }}
+{% if role == 'user' %}{{ ns.preamble }}{% set ns.preamble = '' %}{% endif -%}
+{% if message['role'] == 'tool' %}Tool result: {% endif %}{{ message['content'] or '' }}
+{%- if message['tool_calls'] is defined and message['tool_calls'] -%}
+{%- for call in message['tool_calls'] -%}
+{"name": "{{ call['function']['name'] }}", "arguments": {{ call['function']['arguments']
+  if call['function']['arguments'] is string else call['function']['arguments'] | tojson }}}
+{%- endfor -%}
+{%- endif %}<end_of_turn>
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt %}<start_of_turn>model
+{% endif -%}"""
 
 
 def main() -> None:
