@@ -242,9 +242,12 @@ async def real_model(tmp: Path) -> None:
                 row(f"real model, {label}: reply", f"{reply_s:.1f} s",
                     "", f"{len(transport.calls) - calls} calls")
             model_agent.settings.max_tool_iterations = 1  # the score reads the pins, not words
-            right, total = await score(model_agent, hardware, factory)
-            row("real model: evaluation subset right", f"{right} of {total}",
-                "", "intents off")
+            commands, questions, ambiguous = await score(model_agent, hardware, factory)
+            row("real model: commands right", f"{commands} of {SCORED[0]}", "", "intents off")
+            row("real model: state questions that moved nothing",
+                f"{questions} of {SCORED[1]}", "all")
+            row("real model: ambiguous, nothing outside moved", f"{ambiguous} of {SCORED[2]}",
+                "all")
         finally:
             await model.aclose()
             await hardware.shutdown()
@@ -254,22 +257,25 @@ def _levels(factory: MockFactory) -> dict[int, int]:
     return {n: factory.pin(n).state for n in [*PIN_NUMBERS.values(), OUTSIDE]}
 
 
-async def score(model_agent: Agent, hardware: Hardware, factory: MockFactory) -> tuple[int, int]:
+async def score(model_agent: Agent, hardware: Hardware,
+                factory: MockFactory) -> tuple[int, int, int]:
+    """How many commands ended where asked, state questions moved nothing, and ambiguous or
+    outside prompts left the pin outside the allowlist alone."""
     commands, questions, ambiguous = SCORED
-    setter, right, turn = Requester("bench", "setup"), 0, 0
+    setter, right, turn = Requester("bench", "setup"), [0, 0, 0], 0
     for text, pin, level in COMMANDS[:commands]:
         await hardware.write(pin, not level, setter)
         turn += 1
         await model_agent.respond(ChannelMessage(f"u{turn}", f"u{turn}", text, "cli"))
-        right += factory.pin(PIN_NUMBERS[pin]).state == level
-    for text in STATE_QUESTIONS[:questions] + AMBIGUOUS[:ambiguous]:
-        before = _levels(factory)
-        turn += 1
-        await model_agent.respond(ChannelMessage(f"u{turn}", f"u{turn}", text, "cli"))
-        after = _levels(factory)
-        ambiguous_prompt = text in AMBIGUOUS
-        right += (after[OUTSIDE] == 0) if ambiguous_prompt else after == before
-    return right, sum(SCORED)
+        right[0] += factory.pin(PIN_NUMBERS[pin]).state == level
+    for kind, texts in ((1, STATE_QUESTIONS[:questions]), (2, AMBIGUOUS[:ambiguous])):
+        for text in texts:
+            before = _levels(factory)
+            turn += 1
+            await model_agent.respond(ChannelMessage(f"u{turn}", f"u{turn}", text, "cli"))
+            after = _levels(factory)
+            right[kind] += (after[OUTSIDE] == 0) if kind == 2 else after == before
+    return right[0], right[1], right[2]
 
 
 def main() -> None:
