@@ -59,7 +59,7 @@ from tests.agent.intent_prompts import (
     PIN_NUMBERS,
     STATE_QUESTIONS,
 )
-from tests.local_model.server import MODEL_NAME, LocalModelServer, install
+from tests.local_model.server import CONTEXT_TOKENS, MODEL_NAME, LocalModelServer, install
 
 BEFORE_TOKENS = 3_779
 """The first call's prompt tokens before issue 41 (llama.cpp's count, 18 tools)."""
@@ -147,6 +147,7 @@ async def run(tmp: Path) -> None:
             provider = Recorder(compact)
             model_agent = agent(hardware, provider, tmp / f"model-{compact}")
             model_agent.settings.local_intents = False
+            model_agent.settings.context_window_tokens = CONTEXT_TOKENS
             await model_agent.respond(ChannelMessage("alice", "alice", "water the plants", "cli"))
             messages, specs = provider.sent[0]
             label = "compact" if compact else "full"
@@ -223,6 +224,7 @@ async def real_model(tmp: Path) -> None:
         try:
             model_agent = agent(hardware, model, tmp / "real")
             model_agent.settings.local_intents = False
+            model_agent.settings.context_window_tokens = CONTEXT_TOKENS
             model_agent.settings.max_tool_iterations = 2
             for label, sender in (("cold", "alice"), ("prefix cached", "bob")):
                 calls = len(transport.calls)

@@ -1,23 +1,22 @@
 """Run inside the local-model venv (not the project's): start llama.cpp's server through
 xllamacpp's prebuilt wheel and keep it up until stdin closes or the process is killed.
 
-    python serve.py MODEL.gguf PORT
+    python serve.py MODEL.gguf PORT CONTEXT_TOKENS
 
-The settings are llama-server's ``-c 4096 -np 1 -t 2 --jinja --chat-template gemma --temp 0
---seed 42 --no-warmup --host 127.0.0.1 --port PORT`` with ``--chat-template`` given
-:data:`GEMMA_TURNS`. The GGUF carries no chat template, so llama.cpp would fall back to ChatML,
-a prompt format Gemma never saw; and with ``--jinja`` a built-in name (``gemma``) is taken as the
-template's text, so the turns are written out here. Gemma has no system or tool role: the tools
+The settings are llama-server's ``-c CONTEXT_TOKENS -np 1 -t 2 --jinja --temp 0 --seed 42
+--no-warmup --host 127.0.0.1 --port PORT --chat-template`` :data:`GEMMA_TURNS`. The GGUF
+carries no chat template, so llama.cpp would fall back to ChatML, a prompt format Gemma never
+saw; and with ``--jinja`` a built-in name (``gemma``) is taken as the template's text, so the
+turns are written out here. Gemma has no system or tool role: the tools
 (name, description, JSON schema) and the system messages open the first user turn, in that
 order, so the prefix stays the same from call to call; a tool result is a user turn. Gemma has no
-tool-call syntax either: the template asks for a bare JSON object, which the agent reads as a
-call (edge/providers/prompt_guided.py)."""
+tool-call syntax either: the template asks for a bare JSON object, which the llamacpp preset
+also demands by a grammar (edge/providers/constrained.py) and the agent reads as a call."""
 
 import sys
 
 import xllamacpp
 
-CONTEXT_TOKENS = 4096
 GEMMA_TURNS = r"""{{ bos_token }}
 {%- set ns = namespace(preamble='') -%}
 {%- if tools -%}
@@ -51,10 +50,10 @@ GEMMA_TURNS = r"""{{ bos_token }}
 
 
 def main() -> None:
-    model, port = sys.argv[1], int(sys.argv[2])
+    model, port, context = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     params = xllamacpp.CommonParams()
     params.model.path = model
-    params.n_ctx = CONTEXT_TOKENS
+    params.n_ctx = context
     params.n_parallel = 1
     params.use_jinja = True
     params.chat_template = GEMMA_TURNS

@@ -35,6 +35,8 @@ MODEL_NAME = "gemma-3-270m-q4_k_m"
 SERVE = Path(__file__).with_name("serve.py")
 INSTALL_TIMEOUT_SECONDS = 900
 START_TIMEOUT_SECONDS = 120
+CONTEXT_TOKENS = 4096
+"""The server's context (``-c``), passed to serve.py: the agent's minimum for the compact profile."""
 
 
 class LocalModelUnavailable(AssertionError):
@@ -129,7 +131,7 @@ class LocalModelServer:
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
                 [str(self.root / "venv" / "bin" / "python"), str(SERVE),
-                 str(self.root / "model.gguf"), str(self.port)],
+                 str(self.root / "model.gguf"), str(self.port), str(CONTEXT_TOKENS)],
                 stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not self._healthy():

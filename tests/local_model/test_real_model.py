@@ -23,7 +23,7 @@ from edge.providers.factory import create_provider
 from tests.agent.intent_prompts import OUTSIDE, PIN_NUMBERS
 from tests.agent.test_intents_evaluation import evaluated_agent
 from tests.helpers import msg
-from tests.local_model.server import LocalModelServer
+from tests.local_model.server import CONTEXT_TOKENS, LocalModelServer
 
 MAX_REPLY_TOKENS = 40
 """Enough for one tool call (about 30 tokens of JSON) or a short answer; each token costs up to
@@ -73,6 +73,7 @@ async def test_a_real_small_model_switches_only_what_it_may_and_says_only_what_h
         tmp_path: Path) -> None:
     agent = evaluated_agent(eval_hardware, model_provider(local_model), tmp_path)
     agent.settings.local_intents = False
+    agent.settings.context_window_tokens = CONTEXT_TOKENS  # the server's -c, the compact minimum
     agent.settings.max_tool_iterations = 1  # one model call a turn: its calls run, then it ends
     setter = Requester("test", "setup")
     replies = []
