@@ -55,7 +55,8 @@ def create_endpoint(config: EndpointConfig, *, tool_memory: ToolSupportMemory | 
     auth_style = config.auth_style or (preset.auth_style if preset else "bearer")
     return OpenAICompatibleProvider(base_url, config.model, auth_style=auth_style,
                                     auth_header=config.auth_header or None,
-                                    tool_mode=config.tool_mode, **common)
+                                    tool_mode=config.tool_mode,
+                                    constrain_calls=config.preset == "llamacpp", **common)
 
 
 def _native_unless_prompt(config: EndpointConfig) -> ToolMode:

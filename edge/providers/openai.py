@@ -29,6 +29,7 @@ from edge.providers.base import (
     ToolCallReady,
     Usage,
 )
+from edge.providers.constrained import call_or_reply, read_constrained
 from edge.providers.endpoint import HttpEndpoint, ToolMode, WireProvider, decode_chunk, keep_partial
 from edge.providers.keys import KeyRing
 from edge.providers.prompt_guided import ToolSupportMemory
@@ -92,7 +93,7 @@ class OpenAICompatibleProvider(WireProvider):
                  auth_header: str | None = None, temperature: float = 0.3,
                  max_tokens: int | None = None, timeout: float = 120.0, name: str = "openai",
                  tool_mode: ToolMode = "auto", tool_memory: ToolSupportMemory | None = None,
-                 schema_strategy: Strategy = "openai",
+                 schema_strategy: Strategy = "openai", constrain_calls: bool = False,
                  transport: httpx.AsyncBaseTransport | None = None):
         super().__init__(name, model, tool_mode=tool_mode, tool_memory=tool_memory)
         self.base_url = normalise_base_url(base_url)
@@ -100,6 +101,8 @@ class OpenAICompatibleProvider(WireProvider):
         self.max_tokens = max_tokens
         self.auth_style, self.auth_header = auth_style, auth_header
         self.schema_strategy = schema_strategy
+        self.constrain_calls = constrain_calls
+        """Ask llama.cpp's grammar for a valid call or a reply (edge/providers/constrained.py)."""
         keys = keys or KeyRing([api_key] if api_key else [])
         self.endpoint = HttpEndpoint(name, self.base_url, keys, timeout=timeout,
                                      transport=transport)
@@ -112,6 +115,8 @@ class OpenAICompatibleProvider(WireProvider):
             payload["max_tokens"] = self.max_tokens
         if tools:
             payload["tools"] = [tool_to_wire(t, self.schema_strategy) for t in tools]
+            if self.constrain_calls:
+                payload["response_format"] = call_or_reply(payload["tools"])
         if stream:
             payload["stream"] = True
             payload["stream_options"] = {"include_usage": True}
@@ -125,10 +130,22 @@ class OpenAICompatibleProvider(WireProvider):
         body = await self.endpoint.post_json("/chat/completions",
                                              self._payload(messages, tools, model, False),
                                              headers=self._headers())
-        return parse_response(body, model)
+        response = parse_response(body, model)
+        if self.constrain_calls and tools and not response.tool_calls:
+            text, calls = read_constrained(response.text, {t.name for t in tools})
+            response = ChatResponse(text, calls, response.usage, response.model)
+        return response
 
     async def send_stream(self, messages: list[ChatMessage], tools: list[ToolSpec] | None,
                           model: str) -> AsyncIterator[StreamEvent]:
+        if self.constrain_calls and tools:  # the JSON is read whole, so it is not streamed
+            response = await self.send(messages, tools, model)
+            if response.text:
+                yield TextDelta(response.text)
+            for call in response.tool_calls:
+                yield ToolCallReady(call)
+            yield StreamDone(response)
+            return
         payload = self._payload(messages, tools, model, True)
         text: list[str] = []
         partial: dict[int, dict[str, str]] = {}
