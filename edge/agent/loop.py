@@ -154,5 +154,6 @@ async def run_tool_loop(provider: Provider, messages: list[ChatMessage], tools: 
             log.info("tool_call tool=%s success=%s by=%s", call.name, result.success,
                      requester.caller)
             messages.append(ChatMessage.tool(call.id, truncate(result.text, result_limit)))
-    return (f"I stopped after {max_iterations} tool-call rounds without a final answer; "
-            "ask again more specifically.")
+    # not "I stopped": that reads as a claim of switching something (edge.agent.receipts)
+    return (f"No final answer after {max_iterations} tool-call rounds (the limit); ask again "
+            "more specifically.")

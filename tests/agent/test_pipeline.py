@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from edge.agent.receipts import NOTHING_SWITCHED
 from edge.agent.sessions import read_transcript
 from edge.providers.base import ProviderError
 from edge.providers.openai import OpenAICompatibleProvider
@@ -77,7 +78,8 @@ async def test_tool_loop_is_bounded(make_agent):
         provider = OpenAICompatibleProvider(server.base_url, "m")
         reply = await make_agent(provider, max_tool_iterations=3).respond(msg("loop"))
         await provider.aclose()
-    assert "stopped after 3 tool-call rounds" in reply and len(server.requests) == 3
+    assert "No final answer after 3 tool-call rounds" in reply and len(server.requests) == 3
+    assert NOTHING_SWITCHED not in reply  # the agent's own words claim no switch
 
 
 async def test_history_persists_per_conversation_and_survives_a_new_agent(make_agent, tmp_path):
