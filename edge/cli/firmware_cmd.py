@@ -21,9 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from edge.cli.arguments import whole_number
-from edge.cli.flash_sequence import BoardLoan, described, handshake
 from edge.cli.output import emit
-from edge.cli.shipped_firmware import shipped_image
 from edge.control.ops import OpResult
 from edge.core.exc import EXIT_FAILED, EdgeError, UsageError
 
@@ -179,6 +177,8 @@ def image_to_flash(args: argparse.Namespace, kind: str) -> tuple[str, str | None
         return args.image, None
     if args.build:
         return build(kind, args.board, source_dir(args.source))["image"], None
+    from edge.cli.shipped_firmware import shipped_image  # here: the parser's path stays light
+
     shipped = shipped_image("uno" if kind == "arduino" else args.board)
     return str(shipped.verified()), (shipped.firmware if kind == "arduino"
                                      else f"{args.board} {shipped.firmware}")
@@ -199,6 +199,8 @@ def run_tool(command: list[str], show_progress: bool) -> tuple[int, str]:
 
 
 def flash_firmware(args: argparse.Namespace) -> int:
+    from edge.cli.flash_sequence import BoardLoan, described, handshake  # asyncio: only to flash
+
     kind, port = resolve_target(args)
     tool = args.tool or ("avrdude" if kind == "arduino" else "stm32flash" if port else "st-flash")
     if tool != "st-flash" and not port:
