@@ -251,7 +251,10 @@ SQLITE_FILES = [
                readings_in_process, ("edge/readings/store.py",)),
 ]
 
-READ_ONLY_READERS = {"edge/status.py": "counts memories in any *.db, read-only"}
+READ_ONLY_READERS = {"edge/status.py": "counts memories in any *.db, read-only",
+                     "edge/backup/archive.py": "copies the stores read-only through SQLite's "
+                                               "backup API into its own scratch copies, and "
+                                               "checks an archive's copies"}
 """Modules that connect to SQLite files without writing them."""
 
 
