@@ -121,6 +121,31 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+class ListenAddress:
+    """What a section's ``listen`` (``host:port``, empty: off) says: whether it serves, on which
+    host and port, and whether only this machine can reach it; the MCP server's and the web
+    page's alike."""
+
+    listen: str
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.listen)
+
+    @property
+    def host(self) -> str:
+        return _split_listen(self.listen)[0]
+
+    @property
+    def port(self) -> int:
+        return _split_listen(self.listen)[1]
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+
+
 class McpServerConfig(Section):
     """One ``[[mcp.servers]]``: another MCP server whose allowed tools the model may use.
 
@@ -206,7 +231,7 @@ class McpServerConfig(Section):
         return self
 
 
-class McpConfig(Section):
+class McpConfig(ListenAddress, Section):
     listen: Annotated[str, AfterValidator(_known_listen), AfterValidator(_sdk_installed)] = ""
     """``127.0.0.1:8765``: the agent serves MCP over streamable HTTP at ``/mcp``; empty: off."""
     tokens: Annotated[dict[str, SecretStr], AfterValidator(_token_names)] = {}
@@ -252,23 +277,6 @@ class McpConfig(Section):
     request from any other page is answered 403, unless the page is on this machine
     (``localhost``, a loopback address) or on the host it calls. Clients other than browsers send
     no ``Origin``."""
-
-    @property
-    def enabled(self) -> bool:
-        """True when the agent serves MCP over HTTP."""
-        return bool(self.listen)
-
-    @property
-    def host(self) -> str:
-        return _split_listen(self.listen)[0]
-
-    @property
-    def port(self) -> int:
-        return _split_listen(self.listen)[1]
-
-    @property
-    def loopback(self) -> bool:
-        return is_loopback(self.host)
 
     @model_validator(mode="after")
     def _check(self) -> Self:

@@ -16,11 +16,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from edge.config.mcp import _host_names, _known_listen, _origins, _split_listen, is_loopback
+from edge.config.mcp import ListenAddress, _host_names, _known_listen, _origins
 from edge.config.section import Seconds, Section
 
 
-class WebConfig(Section):
+class WebConfig(ListenAddress, Section):
     listen: Annotated[str, AfterValidator(_known_listen)] = ""
     """``192.168.1.20:8080`` (or ``0.0.0.0:8080``, ``127.0.0.1:8080``): the agent serves its web
     page there; empty: off. Must differ from ``[mcp] listen``."""
@@ -55,19 +55,3 @@ class WebConfig(Section):
     allowed_origins: Annotated[list[str], AfterValidator(_origins)] = []
     """Other origins a page may call from (a reverse proxy's ``https://pi.example.com``); any
     other cross-origin request is answered 403."""
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.listen)
-
-    @property
-    def host(self) -> str:
-        return _split_listen(self.listen)[0]
-
-    @property
-    def port(self) -> int:
-        return _split_listen(self.listen)[1]
-
-    @property
-    def loopback(self) -> bool:
-        return is_loopback(self.host)
