@@ -191,7 +191,8 @@ async def test_a_pwm_slider_and_the_keyboard_alone(web_agent, browser, mock_fact
     agent = await web_agent(more_aliases='dimmer = "GPIO18"', more_pins='dimmer = { mode = "pwm" }')
     page = await browser.new_page(viewport=VIEWPORTS["phone"])
     await page.goto(agent.url + "/")
-    await page.keyboard.type(agent.code("operator"))  # the code field has the focus
+    await expect(page.locator("#code")).to_be_focused()  # the page's script gives it the focus
+    await page.keyboard.type(agent.code("operator"))
     await page.keyboard.press("Enter")
     fan = page.locator('article[data-pin="fan"]')
     await expect(fan.locator(".state")).to_have_text("off")
