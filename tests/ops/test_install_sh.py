@@ -77,7 +77,8 @@ def test_1_layout_and_permissions(root):
     config = root / "etc/edge-agent/config.toml"
     example = edge_cli("config", "init", "-").stdout
     assert config.read_text() == example
-    said = [line for line in FIRST_OUTPUT[root].splitlines() if str(config) in line]
+    said = [line for line in FIRST_OUTPUT[root].splitlines()
+            if line.startswith("install.sh: ") and str(config) in line]
     assert said == [f"install.sh: wrote {config} from the example; edit it, then: "
                     "edge-cli config check"], said  # not also "keeping existing"
     assert mode(root / "etc/edge-agent") == 0o770 and mode(config) == 0o660
