@@ -95,6 +95,7 @@ VENV="$OPT/venv"
 PREVIOUS="$OPT/previous"
 CONF_DIR="$ROOT/etc/edge-agent"
 CONFIG="$CONF_DIR/config.toml"
+CONFIG_WRITTEN=""
 ENV_FILE="$CONF_DIR/env"
 STATE_DIR="$ROOT/var/lib/edge-agent"
 UNIT="$ROOT/etc/systemd/system/edge-agent.service"
@@ -337,12 +338,13 @@ install_file() {  # install_file SOURCE DEST MODE
 install_config() {
     mkdir -p "$CONF_DIR"
     own root:edge 0770 "$CONF_DIR"
-    if [ -e "$CONFIG" ]; then
-        say "keeping existing $CONFIG"
+    if [ -e "$CONFIG" ]; then  # said once: a first install writes it, then comes here again
+        [ -n "$CONFIG_WRITTEN" ] || say "keeping existing $CONFIG"
     else
         "$VENV/bin/edge-cli" config init - >"$CONFIG.tmp"
         own root:edge 0660 "$CONFIG.tmp"
         mv "$CONFIG.tmp" "$CONFIG"
+        CONFIG_WRITTEN=1
         say "wrote $CONFIG from the example; edit it, then: edge-cli config check"
     fi
     if [ ! -e "$ENV_FILE" ]; then

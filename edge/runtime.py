@@ -129,6 +129,11 @@ class Runtime(AgentAssembly):
 
         return format_status(await self.status(), full=full)
 
+    @property
+    def stop_reason(self) -> str:
+        """What stopped the agent (``SIGINT``, ``end of input``...); empty while it runs."""
+        return self._stop_reason
+
     def request_stop(self, reason: str = "") -> None:
         if not self._stop.is_set():
             self._stop_reason = reason or "requested"

@@ -155,6 +155,11 @@ class SensorHub:
     def latest(self) -> dict[str, dict[str, Reading]]:
         return {name: dict(s.readings) for name, s in self.sensors.items() if s.readings}
 
+    def pins_read(self) -> frozenset[str]:
+        """The board pins (``uno:A0``) that ``[sensors.NAME]`` sections read, scaled."""
+        return frozenset(s.source.pin for s in self.sensors.values()
+                         if isinstance(s.source, AnalogPinMeasure))
+
     def subscribe(self, listener: ReadingListener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from edge.core.localtime import local_time
 from edge.core.redaction import Redactor
 from edge.status_lines import (
     fleet_line,
@@ -227,9 +228,9 @@ def _schedules(status: Status, full: bool) -> list[str]:
     broken = [j["name"] for j in status["schedules"]
               if str(j.get("last_result", "")).startswith("error")]
     failed = f", last run failed: {', '.join(broken)}" if broken else ""
-    shown = soonest["next_run"][:19 if soonest.get("to_the_second") else 16]
-    return [f"schedules: {len(status['schedules'])}, next {soonest['name']} at "
-            f"{shown.replace('T', ' ')} UTC{failed}"]
+    shown = local_time(soonest["next_run"], soonest.get("timezone") or "UTC",
+                       soonest.get("to_the_second", False))  # as `edge-cli schedules` shows it
+    return [f"schedules: {len(status['schedules'])}, next {soonest['name']} at {shown}{failed}"]
 
 
 def _cameras(status: Status, full: bool) -> list[str]:

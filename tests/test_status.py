@@ -45,6 +45,21 @@ def test_the_next_job_is_shown_to_the_second_when_its_times_are():
     assert "schedules: 2, next water at 2026-11-25 06:00 UTC" in format_status(status(schedules=[later, water]))
 
 
+def test_the_next_job_is_shown_in_its_own_zone_as_schedules_shows_it():
+    from edge.tools.automation import format_schedules
+
+    water = {"name": "water", "spec": "cron 0 6 * * *", "timezone": "Europe/Berlin",
+             "next_run": "2026-11-25T05:00:00+00:00", "last_run": None, "last_result": "",
+             "source": "config", "added_by": "", "enabled": True, "action": "gpio write pump on",
+             "to_the_second": False}
+    line = next(x for x in format_status(status(schedules=[water])).splitlines()
+                if x.startswith("schedules:"))
+    assert line == "schedules: 1, next water at 2026-11-25 06:00 CET"
+    assert "next 2026-11-25 06:00 CET" in format_schedules([water])
+    summer = {**water, "next_run": "2026-07-01T04:00:00+00:00"}
+    assert "next water at 2026-07-01 06:00 CEST" in format_status(status(schedules=[summer]))
+
+
 def test_each_camera_says_its_pictures_and_its_last_failure_to_admins_only():
     cameras = [{"name": "door", "type": "v4l2", "snapshots": 3, "error": None},
                {"name": "porch", "type": "rpicam", "snapshots": 0,

@@ -251,17 +251,22 @@ class TokenBudget:
             except OSError as exc:  # counted in memory all the same; the turn is not failed
                 log.error("token_ledger_write_failed path=%s error=%r", self.path, str(exc))
         log.info("tokens_used by=%s tokens=%d today=%d", person, tokens, self.used())
-        for percent in crossed:
-            text = (f"The model has used {self.used()} of today's {self.limits.agent} tokens "
-                    f"({percent} %)" + (": model turns are refused until the budget resets at "
-                                        f"{RESETS_AT}; commands, rules and schedules still work."
-                                        if percent >= 100 else "."))
-            log.warning("token_budget_threshold percent=%d used=%d", percent, self.used())
-            if self.notify is not None:
-                try:
-                    await self.notify(text)
-                except Exception as exc:  # a notice that cannot be sent must not fail the turn
-                    log.error("token_budget_notify_failed error=%r", str(exc))
+        if crossed and self.limits.agent:
+            await self._tell(max(crossed), self.used(), self.limits.agent)
+
+    async def _tell(self, threshold: int, used: int, cap: int) -> None:
+        """One notice for the highest threshold a count crossed: ``used`` of ``cap`` and the
+        share those two make (a call settled past the cap: ``30 of today's 20 tokens (150 %)``)."""
+        text = (f"The model has used {used} of today's {cap} tokens ({used * 100 // cap} %)"
+                + (": model turns are refused until the budget resets at "
+                   f"{RESETS_AT}; commands, rules and schedules still work."
+                   if threshold >= 100 else "."))
+        log.warning("token_budget_threshold percent=%d used=%d budget=%d", threshold, used, cap)
+        if self.notify is not None:
+            try:
+                await self.notify(text)
+            except Exception as exc:  # a notice that cannot be sent must not fail the turn
+                log.error("token_budget_notify_failed error=%r", str(exc))
 
     async def flush(self) -> None:
         """Wait for the ledger writes and notices of calls kept in the background."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from edge.config.schedules import ScheduleConfig, at_instant, cron_fields, parse_at, parse_every, wall_instants
 
@@ -40,25 +39,6 @@ MISSED_LIMIT = 1_000
 TO_THE_SECOND_BELOW = 3600.0
 """An ``every`` job shorter than this (or not a whole number of minutes) has its times shown to
 the second: at minute precision a 30 s job's next and last runs read the same minute."""
-
-
-def local_time(moment: datetime | str | None, zone: str, to_the_second: bool = False) -> str:
-    """A time from the scheduler (an ISO string in a row's JSON, or a datetime) in the job's own
-    zone, to the minute or to the second; as given when it cannot be read, ``-`` for none.
-
-    >>> local_time("2026-11-25T05:00:30+00:00", "Europe/Berlin")
-    '2026-11-25 06:00 CET'
-    >>> local_time("2026-11-25T05:00:30+00:00", "Europe/Berlin", to_the_second=True)
-    '2026-11-25 06:00:30 CET'
-    """
-    if moment is None:
-        return "-"
-    try:
-        when = (datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
-        when = when.astimezone(ZoneInfo(zone))
-    except (ValueError, ZoneInfoNotFoundError):
-        return str(moment)
-    return when.strftime("%Y-%m-%d %H:%M:%S %Z" if to_the_second else "%Y-%m-%d %H:%M %Z")
 
 
 class Schedule:

@@ -66,16 +66,24 @@ def _write_starter_scenario(config: Path, force: bool) -> Path | None:
 
 def check(args: argparse.Namespace) -> int:
     """Exit 0 when valid (warnings about risky settings, and rules or interlocks whose meaning
-    changed, go to stderr), 2 when not; each rule and interlock on an input is explained in
+    changed, go to stderr), 2 when not, with every problem of every stage that could run
+    (``data.problems``), and a secret in a file anyone may read as doctor words it
+    (:mod:`edge.doctor.config_verdict`); each rule and interlock on an input is explained in
     wiring terms (``data.wiring``)."""
-    from edge.automation.assembly import Automation
-    from edge.config.loader import load_config
+    from edge.core.exc import EXIT_USAGE
+    from edge.doctor.config_verdict import judge_config
     from edge.doctor.exposure import exposure_warnings
-    from edge.hardware import build_hardware
 
-    loaded = load_config(args.config)
-    hardware = build_hardware(loaded.config, resident=False)  # resolves every pin and alias
-    automation = Automation(loaded.config, hardware)  # every sensor, rule and schedule, checked
+    verdict = judge_config(args.config)
+    if not verdict.ok:
+        lines = [verdict.problems_text()] if verdict.problems else []
+        if verdict.exposed_secret:
+            lines.append("; ".join(verdict.exposed_secret))
+        return emit(OpResult(False, "\n".join(lines), {"config": verdict.origin,
+                                                       "problems": verdict.lines()}, EXIT_USAGE),
+                    args.json)
+    assert verdict.loaded is not None and verdict.automation is not None  # ok: both there
+    loaded, automation = verdict.loaded, verdict.automation
     warnings = exposure_warnings(loaded.config) + automation.meaning_changes()
     notes = automation.wiring_notes()
     if loaded.config.mqtt.exposure:  # doctor says it in its mqtt check

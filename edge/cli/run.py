@@ -79,6 +79,8 @@ def run_agent(args: argparse.Namespace) -> int:
                    verbose=args.verbose)
     runtime = Runtime(loaded, resident=True)
     asyncio.run(run_collecting_once_ready(runtime))
+    if runtime.stop_reason == "SIGINT":  # Ctrl-C: a word on screen, once the outputs went safe
+        print(f"edge-agent: stopped; {runtime.hardware.claims.safe_state_words()}", file=sys.stderr)
     return runtime.exit_code
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
-from pydantic import Field, TypeAdapter, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer, model_validator
 
 from edge.config.section import Seconds, Section, adapter_section, key_default, tagged_union
 from peripherals.base import BoardOptions, BoardSpec, PinMode, Pull
@@ -82,6 +82,15 @@ class PinConfig(Section):
         if self.pull is Pull.NONE and self.active is None:
             raise ValueError('an input with pull = "none" must say when it is on: add active = '
                              '"high" (on while its line is high) or active = "low"')
+
+    @model_serializer(mode="wrap")
+    def _shown(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The pin as ``config show`` (and every dump) gives it: ``pull`` only on an input, the
+        one mode it means something for."""
+        data: dict[str, Any] = handler(self)
+        if self.mode is not PinMode.INPUT:
+            data.pop("pull", None)
+        return data
 
     @property
     def switch_budget(self) -> int | None:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -74,8 +74,8 @@ SECRET_KEY = re.compile(r"(?i)(?:^|_)(?:keys?|token|secret|password|passwd)$")
 
 def _describe(problem: Problem) -> str:
     if problem.kind == "unknown":
-        if problem.message == "unknown key":
-            return "unknown key (check the spelling; `edge-cli config init` writes every key)"
+        if problem.message.endswith("unknown key"):  # after the entry's name, if it has one
+            return f"{problem.message} (check the spelling; `edge-cli config init` writes every key)"
         return problem.message
     if problem.kind != "type" or not any(isinstance(part, str) and SECRET_KEY.search(part)
                                          for part in problem.loc):
@@ -84,12 +84,36 @@ def _describe(problem: Problem) -> str:
     return f"{expected} (value not shown: it is a secret; write it as a quoted string)"
 
 
-def format_invalid(exc: ValidationError, origin: str, env_keys: Mapping[tuple[str, ...], str]) -> str:
+def format_invalid(exc: ValidationError, origin: str, env_keys: Mapping[tuple[str, ...], str],
+                   data: Mapping[str, Any] | None = None) -> str:
     """Every problem on a line of its own: the full key, what is wrong, and the variable that
     set it when it came from the environment."""
-    from edge.core.validation import problems  # here: only a wrong config needs the words for it
+    return format_problems(validation_problems(exc, data or {}), origin, env_keys)
 
-    return format_problems(problems(exc, Config), origin, env_keys)
+
+NAMED_ENTRIES = {"schedules": "schedule", "rules": "rule", "interlocks": "interlock"}
+"""The config's lists whose entries have a ``name``: a problem in one says which it is."""
+
+
+def validation_problems(exc: ValidationError, data: Mapping[str, Any]) -> list[Problem]:
+    """pydantic's problems in our words (:func:`edge.core.validation.problems`); one inside a
+    ``[[schedules]]``, ``[[rules]]`` or ``[[interlocks]]`` entry names the entry as the checks
+    across sections do (``schedules.0.every: schedule 'pump': must be at least 1s``), by the name
+    in ``data``, the raw tables."""
+    from edge.core.validation import Problem, problems  # here: only a wrong config needs them
+
+    found = []
+    for problem in problems(exc, Config):
+        loc, name = problem.loc, None
+        if len(loc) >= 2 and loc[0] in NAMED_ENTRIES and isinstance(loc[1], int):
+            entries = data.get(str(loc[0]))
+            entry = entries[loc[1]] if isinstance(entries, list) and loc[1] < len(entries) else None
+            name = entry.get("name") if isinstance(entry, dict) else None
+        said = f"{NAMED_ENTRIES[str(loc[0])]} {name!r}: " if isinstance(name, str) else ""
+        if said and not problem.message.startswith(said):
+            problem = Problem(loc, problem.kind, said + problem.message)
+        found.append(problem)
+    return found
 
 
 def format_problems(found: Iterable[Problem], origin: str,
@@ -103,19 +127,28 @@ def format_problems(found: Iterable[Problem], origin: str,
     config.toml: invalid configuration
       rules.0.when: no pin 'x'
     """
-    lines = [f"{origin}: invalid configuration"]
-    for problem in found:
-        loc = tuple(str(part) for part in problem.loc)
-        var = next((name for keys, name in (env_keys or {}).items() if loc[: len(keys)] == keys),
-                   None)
-        suffix = f"  [from {var}]" if var else ""
-        lines.append(f"  {problem.where or '(top level)'}: {_describe(problem)}{suffix}")
-    return "\n".join(lines)
+    return "\n".join([f"{origin}: invalid configuration",
+                      *(f"  {where}: {what}" for where, what in
+                        (problem_words(problem, env_keys) for problem in found))])
+
+
+def problem_words(problem: Problem, env_keys: Mapping[tuple[str, ...], str] | None = None
+                  ) -> tuple[str, str]:
+    """(where, what) of one problem as :func:`format_problems` words it: the dotted key, and
+    what is wrong with the variable that set it when it came from the environment."""
+    loc = tuple(str(part) for part in problem.loc)
+    var = next((name for keys, name in (env_keys or {}).items() if loc[: len(keys)] == keys),
+               None)
+    return problem.where or "(top level)", _describe(problem) + (f"  [from {var}]" if var else "")
 
 
 def invalid_config(found: Iterable[Problem], origin: str) -> ConfigError:
-    """A ConfigError (exit 2) naming every problem at once, as :func:`format_problems` words it."""
-    return ConfigError(format_problems(found, origin))
+    """A ConfigError (exit 2) naming every problem at once, as :func:`format_problems` words it
+    (and holding them, ``problems``)."""
+    found = tuple(found)
+    error = ConfigError(format_problems(found, origin))
+    error.problems = found
+    return error
 
 
 def load_config(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> LoadedConfig:
@@ -124,7 +157,7 @@ def load_config(explicit: str | None = None, env: Mapping[str, str] = os.environ
         config = Config.model_validate(raw.data)
     except ValidationError as exc:
         origin = str(raw.path) if raw.path else DEFAULT_ORIGIN
-        raise ConfigError(format_invalid(exc, origin, raw.env_keys)) from None
+        raise ConfigError(format_invalid(exc, origin, raw.env_keys, raw.data)) from None
     if raw.path:
         config.read_from(str(raw.path))
     return LoadedConfig(config, raw.path)

@@ -10,6 +10,7 @@ nothing of ``edge`` outside this folder.
 | ``sqlite_files`` | preparing a SQLite file without ever holding a descriptor of it |
 | ``ratelimit`` | sliding windows and budgets |
 | ``durations`` | ``30s``, ``1h30m``: parsing and limits (finite, floor, ceiling) |
+| ``localtime`` | a moment shown in a zone (``2026-11-25 06:00 CET``): a job's next run |
 | ``paths`` | the state directory and the runtime directory |
 | ``httpclient`` | httpx clients made one way, base URLs |
 | ``sse`` | server-sent events |
@@ -29,6 +30,6 @@ Used by module (``from edge.core.exc import EdgeError``): the face lists the mod
 none, so a light command that needs two of them loads only those two.
 """
 
-__all__ = ["durations", "exc", "faces", "files", "heap", "httpclient", "logformat", "logsetup",
-           "messages", "ownership", "paths", "ratelimit", "redaction", "requester", "sdnotify", "sqlite_files",
-           "sse", "stopsignals", "storage", "supervision", "validation"]
+__all__ = ["durations", "exc", "faces", "files", "heap", "httpclient", "localtime", "logformat",
+           "logsetup", "messages", "ownership", "paths", "ratelimit", "redaction", "requester", "sdnotify",
+           "sqlite_files", "sse", "stopsignals", "storage", "supervision", "validation"]

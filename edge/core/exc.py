@@ -58,6 +58,14 @@ Exit codes follow the CLI contract, :data:`EXIT_CODES`: 1 for a refused or faile
 bad usage or config. ``tests/test_exceptions.py`` checks the drawing against the classes.
 """
 
+from __future__ import annotations
+
+TYPE_CHECKING = False
+"""Not typing's (``edge-cli --version`` imports this module and nothing of typing); mypy reads
+the name the same way."""
+if TYPE_CHECKING:
+    from edge.core.validation import Problem
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -87,6 +95,9 @@ class ConfigError(EdgeError, ValueError):
     """The configuration file or environment is wrong; the message names file and key."""
 
     exit_code = EXIT_USAGE
+    problems: tuple[Problem, ...] = ()
+    """Each problem the message names, at its key, when it names several
+    (:func:`edge.config.loader.invalid_config`): ``edge-cli config check`` lists them all."""
 
 
 class UsageError(EdgeError):

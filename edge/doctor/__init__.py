@@ -6,7 +6,8 @@ nodes a board or sensor opens come from its type's spec (``devices``), so a new 
 sensor driver is checked with no change here; a channel is checked as its spec says
 (``ChannelSpec.check``, :mod:`edge.channels.registry`).
 
-The checks are used by module (:mod:`~edge.doctor.agent`, :mod:`~edge.doctor.host`,
+The config's verdict, which ``edge-cli config check`` gives too, is
+:mod:`~edge.doctor.config_verdict`. The checks are used by module (:mod:`~edge.doctor.agent`, :mod:`~edge.doctor.host`,
 :mod:`~edge.doctor.mqtt`, :mod:`~edge.doctor.cameras`, :mod:`~edge.doctor.mcp_servers`, :mod:`~edge.doctor.memory`,
 :mod:`~edge.doctor.remote`); the
 face defines what they share and imports none of them.
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-__all__ = ["Check", "Status", "agent", "cameras", "host", "mcp_servers", "memory", "mqtt", "remote",
+__all__ = ["Check", "Status", "agent", "cameras", "config_verdict", "host", "mcp_servers", "memory", "mqtt", "remote",
            "worst"]
 
 Status = Literal["ok", "warn", "fail", "skip"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,31 +19,25 @@ if TYPE_CHECKING:
 
 
 def check_config(explicit: str | None) -> tuple[Check, LoadedConfig | None]:
-    """(Check, LoadedConfig or None). Valid but risky settings (``allowed_users = ["*"]`` on a
-    network channel) make it a warning."""
-    from edge.automation.assembly import Automation
-    from edge.config.loader import load_config
-    from edge.core.redaction import secret_values
+    """(Check, LoadedConfig or None): the verdict ``edge-cli config check`` gives
+    (:func:`~edge.doctor.config_verdict.judge_config`). Valid but risky settings
+    (``allowed_users = ["*"]`` on a network channel) make it a warning."""
+    from edge.doctor.config_verdict import judge_config
     from edge.doctor.exposure import exposure_warnings
-    from edge.hardware import build_hardware
 
+    fix = "edit the file, then run `edge-cli config check` until it says OK"
     try:
-        loaded = load_config(explicit)
-        # pins, aliases, sensors, rules and schedules, all against the policy
-        Automation(loaded.config, build_hardware(loaded.config, resident=False))
+        verdict = judge_config(explicit)
     except EdgeError as exc:
-        return Check("config", "fail", str(exc),
-                     "edit the file, then run `edge-cli config check` until it says OK"), None
+        return Check("config", "fail", str(exc), fix), None
+    loaded = verdict.loaded
+    if loaded is None:
+        return Check("config", "fail", verdict.problems_text(), fix), None
     if loaded.path is None:
         return Check("config", "warn", "no config file; running on built-in defaults",
                      "write one: sudo edge-cli config init /etc/edge-agent/config.toml"), loaded
-    mode = loaded.path.stat().st_mode
-    text = loaded.path.read_text(errors="replace")
-    inline = [s for s in secret_values(loaded.config) if s and s in text]
-    if inline and mode & stat.S_IROTH:
-        return Check("config", "fail", f"{loaded.path} holds a secret and is world-readable",
-                     f"sudo chmod o-rwx {loaded.path}, or move the secret to /etc/edge-agent/env"
-                     ), loaded
+    if verdict.exposed_secret:
+        return Check("config", "fail", *verdict.exposed_secret), loaded
     risks = exposure_warnings(loaded.config)
     if risks:
         fixes = (["give each network channel an explicit list of allowed users"]

@@ -44,6 +44,9 @@ class PinClaims:
         self._claimed: set[tuple[str, str]] = set()
         self.held: set[str] = set()
         """Boards lent out (:meth:`lend`): the board supervisor leaves them alone."""
+        self.left_safe: list[tuple[Pin, bool]] = []
+        """The shutdown's safe state (:meth:`release`): each claimed output, and whether its
+        board took the safe level."""
 
     async def claim(self, rule: Pin) -> None:
         """Set the pin up; an output starts at its safe level (off when it has none), so an
@@ -92,12 +95,29 @@ class PinClaims:
                 if self.resident:
                     failed = await board.apply_safe_state(safe)
                     self._log_safe_state(name, safe, failed)
-                    await self._outcomes.safe_state(
-                        [self.pins[(name, pin)] for pin in safe if (name, pin) in self.pins], failed)
+                    rules = [self.pins[(name, pin)] for pin in safe if (name, pin) in self.pins]
+                    await self._outcomes.safe_state(rules, failed)
+                    self.left_safe += [(rule, rule.pin not in failed) for rule in rules]
                 await board.close()
             except BoardError as exc:
                 log.error("board_shutdown_failed board=%s error=%r", name, exc)
         self._claimed.clear()
+
+    def safe_state_words(self) -> str:
+        """What the shutdown's safe state did, for a person at the terminal: ``outputs are at
+        their safe levels (led off, pump off)``, or which outputs the boards refused."""
+        def said(rule: Pin) -> str:
+            return rule.aliases[0] if rule.aliases else f"{rule.board}:{rule.pin}"
+
+        done = [f"{said(rule)} {'on' if rule.safe else 'off'}" for rule, ok in self.left_safe if ok]
+        refused = [said(rule) for rule, ok in self.left_safe if not ok]
+        if refused:
+            return (f"{', '.join(refused)} could NOT be put at the safe level (the board "
+                    "refused): check the wiring before leaving it" + (f"; {', '.join(done)}"
+                                                                       if done else ""))
+        if not done:
+            return "no output was claimed, so none needed its safe level"
+        return f"outputs are at their safe levels ({', '.join(done)})"
 
     async def lend(self, name: str) -> list[str]:
         """Give the board up for a while (to be flashed): drive its claimed outputs to their

@@ -102,8 +102,10 @@ class MqttBridge:
         self.sensors = sensors
         self.cameras = cameras
         self.topics = Topics(config.topic_base)
-        self.pins = NodePins.build(hardware.pin_list(), config.servos, hardware.locate,
-                                   config.inputs)
+        shown_by_sensors = sensors.pins_read() if sensors is not None else frozenset()
+        self.pins = NodePins.build([pin for pin in hardware.pin_list()
+                                    if f"{pin.board}:{pin.pin}" not in shown_by_sensors],
+                                   config.servos, hardware.locate, config.inputs)
         self.connection = connection or MqttConnection(config, state_dir)
         self.connection.carry(self)
         self.identifier = self.connection.identifier

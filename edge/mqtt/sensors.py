@@ -39,6 +39,11 @@ class SensorFeed(Protocol):
         ``pi``) and ``error`` (why its latest read failed; None while its reads succeed)."""
         ...
 
+    def pins_read(self) -> frozenset[str]:
+        """The board pins (``uno:A0``) sensors read and scale: the sensor's entity shows such a
+        pin, so the pin gets none of its own (one analog sensor, one Home Assistant entity)."""
+        ...
+
     def subscribe(self, listener: Callable[[str, Reading], None]) -> Callable[[], None]:
         """Call ``listener(sensor, reading)`` on the event loop for each new reading; returns
         the function that unsubscribes."""

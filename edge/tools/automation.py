@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from edge.automation.schedule import local_time
 from edge.config.schedules import ScheduleConfig
 from edge.core.exc import PolicyDenied
+from edge.core.localtime import local_time
 from edge.core.requester import Requester
 from edge.status_lines import ago, times
 from edge.tools.base import ModelTool, P, Tool, ToolArgs, ToolResult

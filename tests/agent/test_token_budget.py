@@ -137,10 +137,22 @@ async def test_admins_are_told_once_at_80_and_once_at_100_percent(tmp_path: Path
     await budget.record("telegram:42", 20)
     await budget.record("telegram:42", 20)
     assert len(notices) == 2 and notices[1].startswith("The model has used 105 of today's 100 "
-                                                       "tokens (100 %): model turns are refused")
+                                                       "tokens (105 %): model turns are refused")
     restarted = budget_at(tmp_path, notices=notices, agent=100)
     await restarted.record("cli:alice", 1)
     assert len(notices) == 2  # "once" holds across a restart
+
+
+async def test_a_call_settled_past_the_cap_is_told_in_numbers_that_agree(tmp_path: Path) -> None:
+    """A reservation under the cap that settles above it crosses 80 % and 100 % at once: one
+    notice, the count of the cap and the share those two make (not "30 of 20 tokens (80 %)")."""
+    notices: list[str] = []
+    budget = budget_at(tmp_path, notices=notices, agent=20)
+    call = budget.reserve("telegram:42", 10)
+    await budget.settle(call, 30)
+    assert notices == ["The model has used 30 of today's 20 tokens (150 %): model turns are "
+                       "refused until the budget resets at 00:00; commands, rules and schedules "
+                       "still work."]
 
 
 async def test_the_ledger_survives_a_restart_and_resets_at_local_midnight(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ async def test_a_cron_job_switches_the_pump_at_six_berlin_time(start_agent, mock
     row = next(r for r in status["schedules"] if r["name"] == "water")
     assert row["last_run"].startswith("2026-11-24T05:00:00") and row["last_result"]
     assert row["next_run"].startswith("2026-11-25T05:00:00")
-    assert "schedules: 1, next water at 2026-11-25 05:00 UTC" in format_status(status)
+    assert "schedules: 1, next water at 2026-11-25 06:00 CET" in format_status(status)  # its zone
 
 
 

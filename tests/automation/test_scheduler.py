@@ -320,7 +320,7 @@ async def test_a_disabled_job_does_not_run(tmp_path, clock):
 async def test_short_every_jobs_show_their_times_to_the_second(tmp_path):
     """At minute precision a 30 s job's next and last runs read the same minute; its row says
     to show them to the second, and :func:`local_time` does."""
-    from edge.automation.schedule import local_time
+    from edge.core.localtime import local_time
 
     clock = ManualClock(datetime(2026, 11, 24, 6, 0, 10, tzinfo=UTC))
     jobs = [job("tick", every="30s", timezone="UTC"), job("ninety", every="90s", timezone="UTC"),

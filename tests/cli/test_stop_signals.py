@@ -120,3 +120,18 @@ def test_a_signal_ends_a_hold_through_the_agent_and_the_pin_goes_safe(isolated_e
     finally:
         agent.terminate()
         agent.communicate(timeout=20)
+
+
+def test_ctrl_c_says_on_screen_that_the_outputs_went_safe(isolated_env):
+    """Ctrl-C ended a terminal's agent with no word: its last line now says it stopped and what
+    the safe state did to each output, from the door's own outcome."""
+    agent = start_agent(isolated_env)
+    try:
+        assert cli("gpio", "write", "led", "on", env=isolated_env).returncode == 0
+        agent.send_signal(signal.SIGINT)
+        _, err = agent.communicate(timeout=20)
+    finally:
+        agent.kill()
+    assert agent.returncode == 0, err[-2000:]
+    assert err.splitlines()[-1] == "edge-agent: stopped; outputs are at their safe levels (led off)"
+    assert err.index("safe_state board=gpio pin=GPIO17 value=off") < err.index("edge-agent: stopped")

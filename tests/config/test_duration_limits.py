@@ -27,8 +27,8 @@ def test_config_check_refuses_hostile_intervals_naming_each_key(write_config, is
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr and "OverflowError" not in result.stderr
     for i, (every, why) in enumerate(HOSTILE_EVERY.items()):
-        assert f"schedules.{i}.every: {why}" in result.stderr and f"(got {every!r})" in result.stderr, \
-            result.stderr
+        said = f"schedules.{i}.every: schedule 'job{i}': {why}"
+        assert said in result.stderr and f"(got {every!r})" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("at", ['"9999-12-31 23:59"\ntimezone = "Etc/GMT+12"', '"9999-12-31T23:59:00-12:00"',

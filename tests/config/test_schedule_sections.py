@@ -41,14 +41,15 @@ def test_every_reads_people_durations(text, every):
     ('cron = "0 6 * *"', "schedule 'pump': invalid cron expression .*five fields"),
     ('cron = "0 0 30 2 *"', "schedule 'pump': invalid cron expression .*matches no date"),
     ('cron = "H 6 * * *"', "schedule 'pump': .*hashed"),
-    ('every = "0m"', r"schedules\.0\.every: must be at least 1s \(got '0m'\)"),
-    ('every = "soon"', r"schedules\.0\.every: 'soon' is not a duration"),
+    ('every = "0m"', r"schedules\.0\.every: schedule 'pump': must be at least 1s \(got '0m'\)"),
+    ('every = "soon"', r"schedules\.0\.every: schedule 'pump': 'soon' is not a duration"),
     ('at = "tomorrow"', "schedule 'pump': at = 'tomorrow' is not a time"),
     ('cron = "0 6 * * *"\nevery = "10m"', "schedule 'pump': give exactly one of cron, every or at "
                                           r"\(got cron, every\)"),
     ('action = "x"', "schedule 'pump': give exactly one of cron, every or at \\(got none\\)"),
     ('every = "10m"\ntimezone = "Europe/Springfield"', "schedule 'pump': unknown timezone 'Europe/Springfield'"),
-    ('every = "10m"\ncatch_up = "all"', r"schedules\.0\.catch_up: expected 'skip' or 'once' \(got 'all'\)"),
+    ('every = "10m"\ncatch_up = "all"',
+     r"schedules\.0\.catch_up: schedule 'pump': expected 'skip' or 'once' \(got 'all'\)"),
 ])
 def test_bad_schedules_say_which_and_why(write_config, isolated_env, fields, expected):
     action = "" if "action" in fields else 'action = "gpio write pump on"\n'

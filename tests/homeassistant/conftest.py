@@ -100,10 +100,11 @@ device_class = "opening"
 """
 """Every entity kind the agent announces: a switch (pump), a dimmable light (lamp), a servo's
 number (arm, on the Uno: D9 drives one), binary sensors (door on the Pi header; lid on the Uno,
-active low: its switch pulls the line high while the lid is shut), raw analog sensors (knob, meter, probe),
+active low: its switch pulls the line high while the lid is shut), a raw analog sensor (knob),
 sensors with units (energy in kWh, soil temperature in °C, both scaled from the Uno's analog
-pins), the Pi's own health (what this machine can read of it), the refused-command event and a
-camera's image (the Pi camera through a stand-in rpicam-still, tests/cameras/standin.py)."""
+pins meter and probe, which get no raw entity of their own), the Pi's own health (what this
+machine can read of it), the refused-command event and a camera's image (the Pi camera through a
+stand-in rpicam-still, tests/cameras/standin.py)."""
 
 
 VCGENCMD = """#!/bin/sh

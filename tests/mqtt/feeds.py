@@ -28,6 +28,9 @@ class Feed:
     def latest(self) -> dict[str, dict[str, Reading]]:
         return {name: dict(found) for name, found in self.readings.items() if found}
 
+    def pins_read(self) -> frozenset[str]:
+        return frozenset()
+
     def rows(self) -> list[dict[str, Any]]:
         return [{"name": name, "kind": self.kinds.get(name, "test"), "error": self.errors.get(name)}
                 for name in self.units]

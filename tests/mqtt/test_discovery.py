@@ -265,3 +265,40 @@ async def test_what_this_machine_cannot_read_is_not_announced_and_old_configs_go
         for topic, body in found.items():
             meets_home_assistants_schema(topic, body, "shed")
             assert body["entity_category"] == "diagnostic"
+
+
+async def test_an_analog_pin_a_sensor_reads_is_one_entity_the_sensor_s(write_config,
+                                                                      isolated_env):
+    """A [sensors.NAME] on an analog pin is announced once, scaled (``soil_moisture``); the pin
+    it reads gets no raw entity of its own, while an analog pin no sensor reads keeps one."""
+    from edge.automation.assembly import build_sensor_hub
+
+    text = """
+[boards.uno]
+type = "arduino"
+port = "/dev/ttyACM0"
+simulate = true
+aliases = { soil = "A0", knob = "A1" }
+[boards.uno.pins]
+soil = { mode = "analog" }
+knob = { mode = "analog" }
+[sensors.bed]
+type = "analog"
+pin = "uno:soil"
+quantity = "moisture"
+unit = "%"
+scale = 100
+[mqtt]
+url = "mqtt://broker.lan"
+node_id = "shed"
+"""
+    config = load_config(str(write_config(text)), env=isolated_env).config
+    hardware = build_hardware(config, resident=True)
+    hub = build_sensor_hub(config, hardware)
+    bridge = MqttBridge(config.mqtt, hardware, sensors=hub)
+    found = discovery_configs(config.mqtt, bridge.topics, bridge.pins, hub.describe(present=True))
+    sensors = sorted(topic for topic in found if topic.startswith(f"{PREFIX}/sensor/"))
+    assert sensors == [f"{PREFIX}/sensor/shed/bed_moisture/config",
+                       f"{PREFIX}/sensor/shed/knob/config"]
+    assert found[f"{PREFIX}/sensor/shed/bed_moisture/config"]["unit_of_measurement"] == "%"
+    assert "soil" not in bridge.pins.by_slug and "knob" in bridge.pins.by_slug

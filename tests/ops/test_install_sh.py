@@ -56,7 +56,12 @@ def root(tmp_path_factory):
     root = tmp_path_factory.mktemp("scratch-root")
     first = install(root)
     assert first.returncode == 0, first.stderr + first.stdout
+    FIRST_OUTPUT[root] = first.stdout
     return root
+
+
+FIRST_OUTPUT: dict[Path, str] = {}
+"""What the first install printed, by its root."""
 
 
 def current_release(root: Path) -> str:
@@ -72,6 +77,10 @@ def test_1_layout_and_permissions(root):
     config = root / "etc/edge-agent/config.toml"
     example = edge_cli("config", "init", "-").stdout
     assert config.read_text() == example
+    said = [line for line in FIRST_OUTPUT[root].splitlines()
+            if line.startswith("install.sh: ") and str(config) in line]
+    assert said == [f"install.sh: wrote {config} from the example; edit it, then: "
+                    "edge-cli config check"], said  # not also "keeping existing"
     assert mode(root / "etc/edge-agent") == 0o770 and mode(config) == 0o660
     assert mode(root / "etc/edge-agent/env") == 0o600
     assert mode(root / "var/lib/edge-agent") == 0o750
