@@ -280,7 +280,7 @@ def split_caption(text: str, limit: int = MAX_CAPTION_LENGTH) -> tuple[str, str]
 
     >>> split_caption("short")
     ('short', '')
-    >>> split_caption("first line\nsecond line", limit=15)
+    >>> split_caption("first line\\nsecond line", limit=15)
     ('first line', 'second line')
     """
     if len(text) <= limit:
