@@ -285,6 +285,19 @@ class ReadingStore:
             return [self._one(db, sensor, row, since, until, max(1, max_points))
                     for row in found]
 
+    async def began(self, sensor: str) -> float | None:
+        """When ``sensor``'s history begins: the oldest hour with a good reading (kept two
+        years); None: no history."""
+        return await self._run(self.began_now, sensor)
+
+    def began_now(self, sensor: str) -> float | None:
+        with self._lock:
+            db = self._connect()
+            row = None if db is None else db.execute(
+                "SELECT min(start) FROM hours JOIN quantities ON hours.series = quantities.id "
+                "WHERE sensor = ? AND count > 0", (sensor,)).fetchone()
+            return None if row is None or row[0] is None else float(row[0])
+
     async def catalog(self) -> dict[str, dict[str, str]]:
         """Sensor -> quantity -> unit, for everything with history."""
         return await self._run(self.known)

@@ -95,8 +95,10 @@ async def test_each_sender_has_a_few_charts_a_minute(start_agent, week, isolated
                for _ in range(3)]
     assert [r.success for r in results] == [True, True, False]
     assert results[2].error.startswith("at most 2 charts a minute; try again in")
-    other = await tool.execute({"name": "greenhouse", "since": "6h"}, asker("telegram:43"))
+    other = await tool.execute({"name": "greenhouse", "since": "6h", "outputs": []},
+                               asker("telegram:43"))
     assert other.success and other.data["marker"] == f"[IMAGE:{other.data['path']}]"
+    assert other.data["tracks"] == [] and results[0].data["tracks"] == ["fan"]  # as asked
 
 
 async def test_chart_reaches_a_signal_user_as_an_attachment(signal_daemon, start_agent, week):
