@@ -268,6 +268,28 @@ def read_history(path: Path, pin: str | None = None, *, since: float | None = No
     return [Actuation(**dict(zip(COLUMNS, row, strict=True))) for row in reversed(rows)]
 
 
+def outputs_switched(path: Path, actions: tuple[str, ...], *, since: float,
+                     until: float) -> list[tuple[str, str, str]]:
+    """``(board, pin, label)`` of each pin an ``ok`` record of one of ``actions`` switched in
+    ``[since, until)``, in the order each first did (a chart's output tracks). No file yet:
+    none."""
+    if not Path(path).exists():
+        return []
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute(
+            f"SELECT board, pin, label FROM actuations WHERE at >= ? AND at < ? AND outcome = 'ok' "
+            f"AND action IN ({', '.join('?' * len(actions))}) GROUP BY board, pin, label "
+            "ORDER BY min(at)", (since, until, *actions)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
+    finally:
+        db.close()
+    return [(str(board), str(pin), str(label or "")) for board, pin, label in rows]
+
+
 SOMEONE_ELSE = "someone else"
 """Who another caller is, in a history shown to a person who is not an admin."""
 

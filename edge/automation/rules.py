@@ -87,23 +87,46 @@ class ThresholdTrigger:
             return value < self.threshold - hysteresis
         return value > self.threshold + hysteresis
 
+    def band(self, hysteresis: float) -> tuple[float, float]:
+        """Where the rule, once fired, stays on: between the threshold and where it clears
+        (27 to 28 for ``> 28`` with 1; 40 to 41.5 for ``< 40`` with 1.5)."""
+        if self.op in (">", ">="):
+            return self.threshold - hysteresis, self.threshold
+        return self.threshold, self.threshold + hysteresis
+
 
 Trigger = PinTrigger | BoardTrigger | ThresholdTrigger
+
+
+def threshold_of(text: str) -> ThresholdTrigger | None:
+    """The sensor threshold ``text`` watches, not checked against the config (a chart draws
+    it), or None when ``text`` watches no threshold.
+
+    >>> threshold_of("greenhouse.temperature >= 28.5")
+    ThresholdTrigger(sensor='greenhouse', quantity='temperature', op='>=', threshold=28.5)
+    >>> threshold_of("door pressed") is None
+    True
+    """
+    found = _THRESHOLD.fullmatch(text)
+    if found is None:
+        return None
+    sensor, quantity, op, value = found.groups()
+    return ThresholdTrigger(sensor, quantity, op, float(value))
 
 
 def parse_when(text: str, hardware: Hardware, sensors: Mapping[str, tuple[str, ...]]) -> Trigger:
     """The trigger ``text`` describes, checked against the pins and sensors; ValueError saying
     what is wrong otherwise."""
-    threshold = _THRESHOLD.fullmatch(text)
-    if threshold:
-        sensor, quantity, op, value = threshold.groups()
+    threshold = threshold_of(text)
+    if threshold is not None:
+        sensor, quantity = threshold.sensor, threshold.quantity
         if sensor not in sensors:
             known = ", ".join(sorted(sensors)) or "none configured"
             raise ValueError(f"{text!r}: no sensor {sensor!r} (sensors: {known})")
         if quantity not in sensors[sensor]:
             raise ValueError(f"{text!r}: sensor {sensor} has no {quantity!r} (it reads: "
                              f"{', '.join(sensors[sensor])})")
-        return ThresholdTrigger(sensor, quantity, op, float(value))
+        return threshold
     words = text.split()
     if len(words) == 3 and words[0].lower() == "board":
         name, kind = words[1], words[2].lower()

@@ -2,7 +2,8 @@
 
 - Outbound: 4,096-character chunks (the dispatcher chunks), ``[IMAGE:path]`` sent with
   ``sendPhoto`` only from the outbox (:mod:`edge.channels.outbox`; anything else gets one
-  refusal that never says whether the file exists), Markdown that Telegram rejects resent as
+  refusal that never says whether the file exists) with the reply's text as the first
+  picture's caption (1,024 characters; the rest follows it), Markdown that Telegram rejects resent as
   plain text; typing every 4 s; drafts edited in place at a bounded rate. A 429 on a send
   holds that chat only (:class:`ChatPacing`).
 - Replies to strangers and answers to buttons are best-effort: sent in the background, dropped on
@@ -36,6 +37,8 @@ from edge.core.requester import Requester
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_LENGTH = 4096
+MAX_CAPTION_LENGTH = 1024
+"""A picture's caption, at most (Telegram's limit)."""
 FLOOD_RETRIES = 2
 """Times a send to a chat that answered 429 is retried after its ``retry_after``."""
 MAX_BACKGROUND_REPLIES = 50
@@ -164,17 +167,46 @@ class TelegramSender:
         return sent
 
     async def send(self, message: SendMessage) -> None:
-        images = IMAGE_MARKER.findall(message.content)
+        """The text, as the caption of the first picture the outbox lets out (what does not fit
+        in :data:`MAX_CAPTION_LENGTH` follows it as a message), else as a message; each marker
+        whose file may not be sent becomes :data:`IMAGE_REFUSED`."""
+        chat, thread = message.recipient, message.thread_id
         text = IMAGE_MARKER.sub("", message.content).strip()
-        if text:
-            await self.send_text(message.recipient, text, thread_id=message.thread_id)
-        for written in images:
+        photos: list[Path] = []
+        refused = 0
+        for written in IMAGE_MARKER.findall(message.content):
             path = await self.outbox.image(written) if self.outbox is not None else None
-            if path is not None:
-                await self.chat_call(message.recipient, "sendPhoto", {"chat_id": message.recipient},
-                                     files={"photo": path})
+            if path is None:
+                refused += 1
             else:
-                await self.send_text(message.recipient, IMAGE_REFUSED, markdown=False)
+                photos.append(path)
+        caption, rest = split_caption(text) if photos else ("", text)
+        if rest and not photos:
+            await self.send_text(chat, rest, thread_id=thread)
+        for index, path in enumerate(photos):
+            await self.send_photo(chat, path, caption if index == 0 else "", thread)
+        if rest and photos:
+            await self.send_text(chat, rest, thread_id=thread)
+        for _ in range(refused):
+            await self.send_text(chat, IMAGE_REFUSED, markdown=False)
+
+    async def send_photo(self, chat_id: str, path: Path, caption: str = "",
+                         thread_id: str | None = None) -> None:
+        """``sendPhoto`` with its caption in Markdown, resent plain when Telegram rejects it."""
+        params: dict[str, Any] = {"chat_id": chat_id}
+        if thread_id:
+            params["message_thread_id"] = int(thread_id)
+        if caption:
+            params["caption"] = caption
+            try:
+                await self.chat_call(chat_id, "sendPhoto", {**params, "parse_mode": "Markdown"},
+                                     files={"photo": path})
+                return
+            except TelegramError as exc:
+                if not exc.markdown_rejected:
+                    raise
+                log.info("telegram_markdown_rejected method=sendPhoto; resending as plain text")
+        await self.chat_call(chat_id, "sendPhoto", params, files={"photo": path})
 
     async def start_typing(self, recipient: str) -> None:
         """Best-effort: skipped while the chat is flood-limited."""
@@ -240,3 +272,22 @@ class TelegramSender:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+
+
+def split_caption(text: str, limit: int = MAX_CAPTION_LENGTH) -> tuple[str, str]:
+    """``text`` as a picture's caption and what follows it as a message: cut at the last line
+    break (else space) that fits, whole when it fits.
+
+    >>> split_caption("short")
+    ('short', '')
+    >>> split_caption("first line\\nsecond line", limit=15)
+    ('first line', 'second line')
+    """
+    if len(text) <= limit:
+        return text, ""
+    cut = text.rfind("\n", 0, limit + 1)
+    if cut <= 0:
+        cut = text.rfind(" ", 0, limit + 1)
+    if cut <= 0:
+        cut = limit
+    return text[:cut].rstrip(), text[cut:].strip()

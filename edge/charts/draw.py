@@ -7,6 +7,10 @@ rules on it switch, local time along the bottom.
 - Where there is no good reading (the sensor failing, or nothing recorded) the line breaks and the
   span is shaded: no line is ever drawn across missing time.
 - Each output's on-periods as bars beneath, refused or failed actuations as red crosses.
+- Each rule's threshold on the panel of its quantity: a dashed line labelled with the rule's
+  name, its hysteresis band (where the rule stays on until it clears) shaded.
+- The time axis starts where the chart is told (``start``: a new install's first reading, with
+  a margin), not at a span that is mostly grey.
 
 matplotlib (the Agg backend, without pyplot's global state) is imported here, when a chart is
 drawn; :mod:`edge.charts` loads none of it. Drawing is blocking: callers run it in a thread.
@@ -24,6 +28,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
+from edge.charts.thresholds import RuleThreshold
 from edge.charts.tracks import OutputTrack
 from edge.config.schedules import local_zone
 from edge.readings.series import Series
@@ -48,24 +53,29 @@ BAND_COLOUR = "#9fc0ea"
 GAP_COLOUR = "#d9d9d9"
 ON_COLOUR = "#e8871e"
 REFUSED_COLOUR = "#d62728"
+THRESHOLD_COLOUR = "#b03a2e"
 _DRAWING = threading.Lock()
 RAW_HOLE_FACTOR = 3.0
 """Raw readings further apart than this many times their usual spacing leave a gap between them."""
 
 
 def render_chart(series: Series | Sequence[Series], tracks: Sequence[OutputTrack] = (), *,
-                 tz: tzinfo | None = None) -> bytes:
+                 tz: tzinfo | None = None, thresholds: Sequence[RuleThreshold] = (),
+                 start: float | None = None) -> bytes:
     """The PNG of ``series`` (one panel each, sharing the time axis) over ``tracks``, with times
     shown in ``tz`` (default: the system's zone). Raises ImportError without matplotlib. One
     chart at a time in the process: the style is matplotlib's global ``rcParams``, set for the
     drawing's length, and its font caches are not made for threads."""
     with _DRAWING:
-        return png_bytes(chart_figure(series, tracks, tz=tz))
+        return png_bytes(chart_figure(series, tracks, tz=tz, thresholds=thresholds, start=start))
 
 
 def chart_figure(series: Series | Sequence[Series], tracks: Sequence[OutputTrack] = (), *,
-                 tz: tzinfo | None = None) -> Figure:
-    """The chart as a matplotlib figure (its axes: the panels, then the tracks)."""
+                 tz: tzinfo | None = None, thresholds: Sequence[RuleThreshold] = (),
+                 start: float | None = None) -> Figure:
+    """The chart as a matplotlib figure (its axes: the panels, then the tracks); ``thresholds``
+    drawn on the panels of their quantities, the time axis from ``start`` (default: the
+    series' start)."""
     from matplotlib.figure import Figure  # here: the agent loads matplotlib only to draw
 
     panels = [series] if isinstance(series, Series) else list(series)
@@ -73,6 +83,8 @@ def chart_figure(series: Series | Sequence[Series], tracks: Sequence[OutputTrack
         raise ValueError("nothing to draw: no series")
     zone = tz or local_zone()
     since, until = min(s.since for s in panels), max(s.until for s in panels)
+    if start is not None:
+        since = max(since, min(start, until))
     panel_inches = PANEL_INCHES[0] if len(panels) == 1 else PANEL_INCHES[1]
     height = HEAD_INCHES + panel_inches * len(panels) + TRACK_INCHES * len(tracks) + FOOT_INCHES
     fig = Figure(figsize=(WIDTH_INCHES, height), dpi=DPI, layout="constrained")
@@ -80,12 +92,15 @@ def chart_figure(series: Series | Sequence[Series], tracks: Sequence[OutputTrack
         axes = fig.subplots(len(panels) + len(tracks), 1, sharex=True, squeeze=False,
                             height_ratios=[panel_inches] * len(panels) + [TRACK_INCHES] * len(tracks))[:, 0]
         for ax, one in zip(axes, panels, strict=False):
-            _draw_series(ax, one, zone)
+            _draw_series(ax, one, zone, until - since)
+            for threshold in thresholds:
+                if threshold.quantity == one.quantity:
+                    _draw_threshold(ax, threshold)
         for ax, track in zip(axes[len(panels):], tracks, strict=True):
             _draw_track(ax, track)
         _time_axis(axes[-1], since, until, zone)
-        fig.suptitle(f"{panels[0].sensor}  ·  {_when(since, zone, until - since)} → "
-                     f"{_when(until, zone, until - since)}", fontsize=FONT_SIZE + 4,
+        fig.suptitle(f"{panels[0].sensor}  ·  {when_text(since, zone, until - since)} → "
+                     f"{when_text(until, zone, until - since)}", fontsize=FONT_SIZE + 4,
                      fontweight="bold")
         handles, labels = _legend_entries(list(axes))
         fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), frameon=False,
@@ -118,7 +133,7 @@ def readable(value: float) -> str:
     return f"{value:.1f}" if abs(value) >= 1 else f"{value:.2g}"
 
 
-def _when(at: float, zone: tzinfo, span: float, *, month: bool = True) -> str:
+def when_text(at: float, zone: tzinfo, span: float, *, month: bool = True) -> str:
     """A local time, with the weekday when the chart covers more than half a day, the day of
     the month (and the month) when more than six days."""
     moment = datetime.fromtimestamp(at, zone)
@@ -181,7 +196,21 @@ def _points(series: Series) -> tuple[list[float], list[float], list[float], list
     return xs, means, lows, highs, holes
 
 
-def _draw_series(ax: Axes, series: Series, zone: tzinfo) -> None:
+def _draw_threshold(ax: Axes, threshold: RuleThreshold) -> None:
+    """The rule's threshold as a dashed line, its hysteresis band shaded, its name beside."""
+    low, high = threshold.band
+    if high > low:
+        band = ax.axhspan(low, high, color=THRESHOLD_COLOUR, alpha=0.12, lw=0)
+        band.set_gid(f"hysteresis:{threshold.rule}")
+    line = ax.axhline(threshold.threshold, color=THRESHOLD_COLOUR, lw=2, ls="--")
+    line.set_gid(f"threshold:{threshold.rule}")
+    label = ax.text(0.995, threshold.threshold, threshold.label, transform=ax.get_yaxis_transform(),
+                    ha="right", va="bottom" if threshold.op in (">", ">=") else "top",
+                    color=THRESHOLD_COLOUR, fontsize=FONT_SIZE - 6)
+    label.set_gid(f"threshold-label:{threshold.rule}")
+
+
+def _draw_series(ax: Axes, series: Series, zone: tzinfo, shown: float | None = None) -> None:
     xs, means, lows, highs, holes = _points(series)
     for start, end in holes:
         ax.axvspan(start / DAY, end / DAY, color=GAP_COLOUR, alpha=0.6, lw=0, label="no readings")
@@ -190,20 +219,20 @@ def _draw_series(ax: Axes, series: Series, zone: tzinfo) -> None:
     ax.plot(xs, means, color=MEAN_COLOUR, lw=2.5, label="mean" if series.step > 0 else "reading")
     unit = f" ({series.unit})" if series.unit else ""
     ax.set_ylabel(f"{series.quantity}{unit}")
-    ax.set_title(_figures(series, zone), loc="left", fontsize=FONT_SIZE - 2)
+    ax.set_title(_figures(series, zone, shown), loc="left", fontsize=FONT_SIZE - 2)
     if all(math.isnan(v) for v in means):
         ax.text(0.5, 0.5, "no readings in this time", transform=ax.transAxes, ha="center",
                 va="center", color="#555555")
 
 
-def _figures(series: Series, zone: tzinfo) -> str:
+def _figures(series: Series, zone: tzinfo, shown: float | None = None) -> str:
     summary = series.summary()
-    span = series.until - series.since
+    span = shown or series.until - series.since
     unit = f" {series.unit}" if series.unit else ""
     if summary.mean is None or summary.low is None or summary.high is None:
         return f"{series.quantity}: no readings"
-    low_at = _when(summary.low_at or series.since, zone, span, month=False)
-    high_at = _when(summary.high_at or series.since, zone, span, month=False)
+    low_at = when_text(summary.low_at or series.since, zone, span, month=False)
+    high_at = when_text(summary.high_at or series.since, zone, span, month=False)
     return (f"min {readable(summary.low)}{unit} at {low_at}   max {readable(summary.high)}{unit} "
             f"at {high_at}   mean {readable(summary.mean)}{unit}")
 

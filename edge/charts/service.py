@@ -1,5 +1,7 @@
 """A sensor's chart from what the agent keeps: its history (:mod:`edge.readings`), the outputs its
-rules switch (from the audit trail, :mod:`edge.charts.tracks`), drawn by :mod:`edge.charts.draw`.
+rules switch and any other that switched (from the audit trail, :mod:`edge.charts.tracks`), or
+those the person names, and the rules' thresholds (:mod:`edge.charts.thresholds`), drawn by
+:mod:`edge.charts.draw`; a span that starts long before the first reading is drawn from it.
 
 :func:`chart_png` is the whole of it for ``edge-cli sensors chart``; :class:`SensorCharts` is the
 agent's: it also writes the picture into the outbox (the one directory a reply's
@@ -23,9 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from edge.audit import AUDIT_FILE
-from edge.charts.draw import readable, render_chart  # matplotlib loads inside, to draw
+from edge.charts.draw import readable, render_chart, when_text  # matplotlib loads inside
+from edge.charts.thresholds import RuleThreshold, rule_thresholds
 from edge.charts.tracks import OutputTrack, output_tracks
 from edge.config.model import Config
+from edge.config.schedules import local_zone
 from edge.core.durations import format_duration
 from edge.core.exc import EdgeError, UsageError
 from edge.core.files import write_atomically
@@ -43,6 +47,12 @@ so its memory, is bounded whatever the sensor reads; the caption names the quant
 KEPT_CHARTS = 20
 """Chart files kept in the outbox; older ones are removed as new ones are drawn."""
 CHART_PREFIX = "chart-"
+ZOOM_AFTER = 0.1
+"""A chart whose first reading comes later than this share of its span after the span's start
+(a new install's 24 hours) begins at that reading, with a margin of :data:`ZOOM_MARGIN` of what
+is drawn, instead of a span that is mostly grey."""
+ZOOM_MARGIN = 0.03
+HOUR_SECONDS = 3600.0
 
 
 def plotting_missing() -> str | None:
@@ -77,10 +87,28 @@ class Chart:
     tracks: tuple[OutputTrack, ...]
     left_out: tuple[str, ...] = ()
     """Quantities with history past :data:`MAX_PANELS`, not drawn."""
+    thresholds: tuple[RuleThreshold, ...] = ()
+    """The rules' thresholds drawn on the panels."""
+    began_at: float | None = None
+    """When the chart's time axis is zoomed to the first reading (see :data:`ZOOM_AFTER`): that
+    reading's time; None: the whole span asked for is drawn."""
+    history_began: bool = False
+    """The sensor's history begins at ``began_at`` (a new install), not only this span's."""
+    start: float | None = None
+    """Where the time axis begins when zoomed: ``began_at`` less a margin."""
+
+    def figures(self) -> dict[str, object]:
+        """What the chart shows besides its series, for the tool's and the operation's data."""
+        return {"began_at": self.began_at, "history_began": self.history_began,
+                "start": self.start,
+                "tracks": [t.label for t in self.tracks],
+                "thresholds": [{"rule": t.rule, "quantity": t.quantity, "op": t.op,
+                                "threshold": t.threshold, "band": list(t.band)}
+                               for t in self.thresholds]}
 
     def caption(self) -> str:
         """``greenhouse, last 1d: temperature 11.7–28.3 °C, mean 19.3 °C; fan on 1 time, 1
-        refused``."""
+        refused``; zoomed: ``greenhouse, since 09:12, when readings began: ...``."""
         first = self.series[0]
         parts = []
         for one in self.series:
@@ -96,14 +124,21 @@ class Chart:
             parts.append(f"{len(self.left_out)} more not drawn ({', '.join(self.left_out)}): "
                          "name one to chart it")
         span = format_duration(first.until - first.since, most=2)
-        return f"{first.sensor}, last {span}: " + "; ".join(parts)
+        if self.began_at is None:
+            return f"{first.sensor}, last {span}: " + "; ".join(parts)
+        at = when_text(self.began_at, local_zone(), first.until - self.began_at)
+        why = "when readings began" if self.history_began else f"the first reading of the last {span}"
+        return f"{first.sensor}, since {at}, {why}: " + "; ".join(parts)
 
 
 async def draw_chart(config: Config, state_dir: Path, sensor: str, quantity: str | None = None, *,
                      since: float, until: float | None = None,
-                     store: ReadingStore | None = None) -> Chart:
+                     store: ReadingStore | None = None,
+                     outputs: Sequence[str] | None = None) -> Chart:
     """``sensor``'s chart over ``[since, until)`` (until: now), from ``store`` (default: the
-    state directory's history, opened read-only for this call)."""
+    state directory's history, opened read-only for this call), with ``outputs`` (pin names or
+    aliases) as tracks beneath (None: those the rules on the sensor switch, and any other that
+    switched in the span)."""
     missing = plotting_missing()
     if missing:
         raise EdgeError(missing)
@@ -115,6 +150,7 @@ async def draw_chart(config: Config, state_dir: Path, sensor: str, quantity: str
         known = known_sensors(config, await reader.catalog())
         _check_names(known, sensor, quantity)
         found = await reader.series(sensor, quantity, since, until, max_points=MAX_POINTS)
+        history_began = await reader.began(sensor)
     finally:
         if own:
             await reader.close()
@@ -125,18 +161,36 @@ async def draw_chart(config: Config, state_dir: Path, sensor: str, quantity: str
         raise EdgeError(f"no history of {what} in the last {format_duration(until - since, most=2)} "
                         "yet: readings are kept while the agent runs; ask for a longer time (e.g. "
                         "7d), or again once it has read the sensor")
-    tracks = await output_tracks(config.rules, sensor, state_dir / AUDIT_FILE, since=since,
-                                 until=until)
-    png = await asyncio.to_thread(_render, drawn, tracks)
+    began_at = _zoomed_to(drawn, since, until)
+    start = None if began_at is None else max(since, began_at - ZOOM_MARGIN * (until - began_at))
+    tracks = await output_tracks(config.rules, sensor, state_dir / AUDIT_FILE,
+                                 since=since if start is None else start, until=until,
+                                 outputs=outputs)
+    thresholds = [t for t in rule_thresholds(config.rules, sensor)
+                  if t.quantity in {s.quantity for s in drawn}]
+    png = await asyncio.to_thread(_render, drawn, tracks, thresholds, start)
     if left_out:
         log.info("chart_quantities_left_out sensor=%s drawn=%d left_out=%d", sensor, len(drawn),
                  len(left_out))
-    return Chart(png, tuple(drawn), tuple(tracks), left_out)
+    began_here = began_at is not None and (history_began is None
+                                           or history_began > since - HOUR_SECONDS)
+    return Chart(png, tuple(drawn), tuple(tracks), left_out, tuple(thresholds), began_at,
+                 began_here, start)
 
 
-def _render(series: Sequence[Series], tracks: Sequence[OutputTrack]) -> bytes:
+def _zoomed_to(drawn: Sequence[Series], since: float, until: float) -> float | None:
+    """The first reading of ``drawn`` when it comes late enough in ``[since, until)`` for the
+    chart to begin there (:data:`ZOOM_AFTER`); else None."""
+    firsts = [at for s in drawn if (at := s.summary().first_at) is not None]
+    if not firsts or min(firsts) - since <= ZOOM_AFTER * (until - since):
+        return None
+    return min(firsts)
+
+
+def _render(series: Sequence[Series], tracks: Sequence[OutputTrack],
+            thresholds: Sequence[RuleThreshold] = (), start: float | None = None) -> bytes:
     started = time.perf_counter()
-    png = render_chart(series, tracks)
+    png = render_chart(series, tracks, thresholds=thresholds, start=start)
     # a figure is some ten thousand objects in reference cycles: collected now, a long-running
     # agent's RSS stays flat after its first chart instead of growing some 4 MB a chart until the
     # oldest generation's turn comes (about 50 ms on a PC; bench/bench_charts.py)
@@ -148,10 +202,11 @@ def _render(series: Sequence[Series], tracks: Sequence[OutputTrack]) -> bytes:
 
 async def chart_png(config: Config, state_dir: Path, sensor: str, quantity: str | None = None, *,
                     since: float, until: float | None = None,
-                    store: ReadingStore | None = None) -> bytes:
+                    store: ReadingStore | None = None,
+                    outputs: Sequence[str] | None = None) -> bytes:
     """The PNG of :func:`draw_chart` (``edge-cli sensors chart`` writes it to a file)."""
     return (await draw_chart(config, state_dir, sensor, quantity, since=since, until=until,
-                             store=store)).png
+                             store=store, outputs=outputs)).png
 
 
 class SensorCharts:
@@ -169,15 +224,17 @@ class SensorCharts:
         """Writes the readings still buffered (the recorder's), so the chart ends now."""
         self._drawing = asyncio.Lock()
 
-    async def to_outbox(self, sensor: str, quantity: str | None, *,
-                        back: float) -> tuple[Path, Chart]:
-        """The chart of the last ``back`` seconds, written into the outbox; its path."""
+    async def to_outbox(self, sensor: str, quantity: str | None, *, back: float,
+                        outputs: Sequence[str] | None = None) -> tuple[Path, Chart]:
+        """The chart of the last ``back`` seconds (``outputs`` as :func:`draw_chart` takes
+        them), written into the outbox; its path."""
         async with self._drawing:
             if self.before_read is not None:
                 await self.before_read()
             now = self.store.clock() if self.store is not None else time.time()
             chart = await draw_chart(self.config, self.state_dir, sensor, quantity,
-                                     since=now - back, until=now, store=self.store)
+                                     since=now - back, until=now, store=self.store,
+                                     outputs=outputs)
         path = self.outbox / f"{CHART_PREFIX}{sensor}-{time.time_ns()}.png"
         await asyncio.to_thread(self._keep, path, chart.png)
         return path, chart

@@ -1,5 +1,6 @@
-"""The outputs drawn beneath a sensor's chart: which pins the rules on that sensor switch, and
-when each was on, from the audit trail (:mod:`edge.audit`).
+"""The outputs drawn beneath a sensor's chart: which pins the rules on that sensor switch, and any
+other that switched in the chart's span, unless the person names them; and when each was on,
+from the audit trail (:mod:`edge.audit`).
 
 A rule is "on" a sensor when its ``when`` is that sensor's threshold (``greenhouse.temperature
 > 28``); the outputs are the pins its ``then`` and ``on_clear`` write or set a duty on. A pin is
@@ -29,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from edge.audit import read_history
+from edge.audit import outputs_switched, read_history
 from edge.automation.actions import PinAction, parse_action
 from edge.config.rules import RuleConfig
 from edge.core.actuation import Actuation
@@ -113,10 +114,27 @@ def read_tracks(audit_path: Path, outputs: Iterable[str], *, since: float,
             for label in outputs]
 
 
+def chart_outputs(rules: Iterable[RuleConfig], sensor: str, audit_path: Path, *, since: float,
+                  until: float) -> list[str]:
+    """The outputs a chart of ``sensor`` shows by default: those the rules on it switch, then
+    every other output that switched in ``[since, until)`` (a pump a schedule runs is no rule's
+    on the sensor, and its runs were missing), each once whichever name it goes by (blocking)."""
+    chosen = rule_outputs(rules, sensor)
+    for board, pin, label in outputs_switched(audit_path, SWITCHING, since=since, until=until):
+        names = {pin.lower(), f"{board}:{pin}".lower(), label.lower()} - {""}
+        if not names & {name.lower() for name in chosen}:
+            chosen.append(label or pin)
+    return chosen
+
+
 async def output_tracks(rules: Iterable[RuleConfig], sensor: str, audit_path: Path, *,
-                        since: float, until: float) -> list[OutputTrack]:
-    """The tracks of the outputs the rules on ``sensor`` switch, read in a thread."""
-    outputs = rule_outputs(rules, sensor)
-    if not outputs:
-        return []
-    return await asyncio.to_thread(read_tracks, audit_path, outputs, since=since, until=until)
+                        since: float, until: float,
+                        outputs: Sequence[str] | None = None) -> list[OutputTrack]:
+    """The tracks of ``outputs`` (pin names or aliases), read in a thread; None: those of
+    :func:`chart_outputs`."""
+    def read() -> list[OutputTrack]:
+        chosen = (list(outputs) if outputs is not None
+                  else chart_outputs(rules, sensor, audit_path, since=since, until=until))
+        return read_tracks(audit_path, chosen, since=since, until=until) if chosen else []
+
+    return await asyncio.to_thread(read)

@@ -38,11 +38,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
         usage="%(prog)s [NAME] [--fresh]\n"
               "       %(prog)s history NAME [QUANTITY] [--since 24h] [--until WHEN] [--points N] "
               "[--json | --csv]\n"
-              "       %(prog)s chart NAME [QUANTITY] [--since 24h] [--until WHEN] --output FILE.png",
+              "       %(prog)s chart NAME [QUANTITY] [--since 24h] [--until WHEN] [--track OUTPUT]... "
+              "--output FILE.png",
         epilog="examples:\n  edge-cli sensors greenhouse --fresh\n"
         "  edge-cli sensors history greenhouse temperature --since 12h\n"
         "  edge-cli sensors history greenhouse --since 2026-11-25T18:00 --csv > night.csv\n"
         "  edge-cli sensors chart greenhouse temperature --since 7d --output week.png\n"
+        "  edge-cli sensors chart greenhouse --track fan --track pump --output day.png\n"
         "  edge-cli sensors simulate greenhouse temperature 30  (a simulated sensor)",
         formatter_class=RawDescriptionHelpFormatter)
     sensors.add_argument("name", nargs="?", help="one sensor (all when omitted), or history / chart")
@@ -59,6 +61,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
                               "1000); more are drawn together as min/mean/max")
     sensors.add_argument("--csv", action="store_true", help="history: every point as CSV")
     sensors.add_argument("-o", "--output", metavar="FILE.png", help="chart: the PNG to write")
+    sensors.add_argument("--track", action="append", metavar="OUTPUT", help="chart: an output "
+                         "(pin name or alias) drawn as on/off periods beneath; repeat for more "
+                         "(default: those the sensor's rules switch and any that switched)")
     sensors.add_argument("--release", action="store_true", help="simulate: let go of the "
                          "held reading")
     sensors.set_defaults(handler=show_sensors)
@@ -135,6 +140,7 @@ def show_sensors(args: argparse.Namespace) -> int:
         return sensor_history(args) if args.name == "history" else sensor_chart(args)
     given = [flag for flag, on in (("--since", args.since), ("--until", args.until),
                                    ("--csv", args.csv), ("--output", args.output),
+                                   ("--track", args.track),
                                    ("--points", args.points is not None)) if on]
     if args.words or given:
         raise UsageError(f"{' '.join(given or args.words)}: only with `edge-cli sensors history` "

@@ -1,8 +1,9 @@
 """``edge-cli sensors history NAME [QUANTITY]`` and ``edge-cli sensors chart NAME [QUANTITY]
---output FILE.png`` (parsed with ``edge-cli sensors``, :mod:`edge.cli.automation_cmd`): asked of
-the running agent over its control socket (``sensors.history``, the ``sensor_history`` tool;
-``sensors.chart``, drawn by the agent from its own files, which this user may not be able to
-read), else read from the state directory's files directly, opened read-only.
+[--track OUTPUT]... --output FILE.png`` (parsed with ``edge-cli sensors``,
+:mod:`edge.cli.automation_cmd`): asked of the running agent over its control socket
+(``sensors.history``, the ``sensor_history`` tool; ``sensors.chart``, drawn by the agent from its
+own files, which this user may not be able to read), else read from the state directory's
+files directly, opened read-only.
 
     $ edge-cli sensors history greenhouse temperature --since 12h
     greenhouse temperature (°C) 2026-11-25 23:00 .. 2026-11-26 11:00: low 11.2 at ...
@@ -37,7 +38,8 @@ def _history_request(args: argparse.Namespace, command: str) -> dict[str, Any]:
     if not args.words or len(args.words) > 2:
         raise UsageError(f"sensors {command} takes the sensor and optionally one quantity: "
                          f"edge-cli sensors {command} NAME [QUANTITY]")
-    wrong = {"history": [("--output", args.output), ("--fresh", args.fresh)],
+    wrong = {"history": [("--output", args.output), ("--fresh", args.fresh),
+                         ("--track", args.track)],
              "chart": [("--csv", args.csv), ("--fresh", args.fresh),
                        ("--points", args.points is not None)]}[command]
     for flag, on in wrong:
@@ -54,6 +56,8 @@ def _history_request(args: argparse.Namespace, command: str) -> dict[str, Any]:
         request["quantity"] = args.words[1]
     if args.until:
         request["until"] = args.until
+    if args.track:
+        request["outputs"] = list(args.track)
     return request
 
 
@@ -115,18 +119,20 @@ def _chart_from_file(args: argparse.Namespace,
     import asyncio
     import sqlite3
 
-    from edge.charts import chart_png
+    from edge.charts import draw_chart
     from edge.config.loader import load_config
 
     loaded = load_config(args.config)
     since, until = span(op_args["since"], op_args.get("until"), now=time.time())
     try:
-        png = asyncio.run(chart_png(loaded.config, loaded.state_dir, op_args["sensor"],
-                                    op_args.get("quantity"), since=since, until=until))
+        chart = asyncio.run(draw_chart(loaded.config, loaded.state_dir, op_args["sensor"],
+                                       op_args.get("quantity"), since=since, until=until,
+                                       outputs=op_args.get("outputs")))
     except (sqlite3.DatabaseError, OSError) as exc:
         raise _unreadable(loaded.state_dir, exc) from None
     return OpResult(True, "", {"sensor": op_args["sensor"], "quantity": op_args.get("quantity"),
-                               "since": since, "until": until, "bytes": len(png)}), png
+                               "since": since, "until": until, "bytes": len(chart.png),
+                               "caption": chart.caption(), **chart.figures()}), chart.png
 
 
 def sensor_chart(args: argparse.Namespace) -> int:
@@ -153,5 +159,7 @@ def sensor_chart(args: argparse.Namespace) -> int:
                               result.data, exit_code=1)
         else:
             result.data["output"] = str(output)
-            result.message = f"wrote {output} ({len(png)} bytes)"
+            caption = result.data.get("caption")
+            result.message = f"wrote {output} ({len(png)} bytes)" + (
+                f"\n{caption}" if caption else "")
     return emit(result, args.json, via=via)

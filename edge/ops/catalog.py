@@ -47,7 +47,7 @@ from edge.tools.gpio import (
     ServoWriteTool,
 )
 from edge.tools.history import HistoryTool
-from edge.tools.sensor_history import SensorHistoryTool, SensorSpanArgs
+from edge.tools.sensor_history import SensorChartArgs, SensorHistoryTool
 from edge.tools.sensors import SensorReadTool
 from peripherals.registry import installed_entry_points
 
@@ -145,9 +145,9 @@ for _operation in (
               build=lambda parts: SensorReadTool(parts.automation.sensors)),
     Operation("sensors.history", Kind.READ, SensorHistoryTool, remote=True, mcp=True,
               build=sensor_history),
-    Operation("sensors.chart", Kind.READ, handler=handlers.chart_op, args_model=SensorSpanArgs,
-              summary="A sensor's history drawn as a PNG (base64 in data.png_base64), with the "
-                      "outputs its rules switched beneath."),
+    Operation("sensors.chart", Kind.READ, handler=handlers.chart_op, args_model=SensorChartArgs,
+              summary="A sensor's history drawn as a PNG (base64 in data.png_base64), with its "
+                      "rules' thresholds and the outputs that switched (or those named) beneath."),
     Operation("camera.snapshot", Kind.READ, handler=handlers.camera_op,
               args_model=handlers.CameraArgs,
               summary="A picture from one of the agent's cameras (JPEG, base64 in "

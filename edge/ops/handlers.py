@@ -89,19 +89,21 @@ async def pair_op(target: OpTarget, args: dict[str, Any], requester: Requester) 
 
 async def chart_op(target: OpTarget, args: dict[str, Any], requester: Requester) -> OpResult:
     """``sensors.chart``: the agent draws ``args["name"]`` (``quantity``, ``since``,
-    ``until`` as ``sensor_history`` takes them) from its own history and audit trail, which the
+    ``until`` as ``sensor_history`` takes them; ``outputs``, the tracks beneath, default: those
+    the rules on it switch and any that switched) from its own history and audit trail, which the
     command's user may not be able to read, and answers with the PNG, base64 in
     ``data.png_base64``. A wrong name is exit 2; no history, or no matplotlib, exit 1."""
     import base64  # here, as the charts: the status path imports this module and stays light
     import time
 
-    from edge.charts import chart_png  # matplotlib itself loads with the first chart drawn
+    from edge.charts import draw_chart  # matplotlib itself loads with the first chart drawn
     from edge.core.exc import EdgeError, UsageError
     from edge.readings.moments import span
     from edge.tools.sensor_history import SensorHistoryTool
 
     sensor = str(args.get("name") or "")
     quantity = str(args["quantity"]) if args.get("quantity") else None
+    outputs = [str(name) for name in args["outputs"]] if args.get("outputs") is not None else None
     history = target.tools.get(SensorHistoryTool.name)
     store = history.store if isinstance(history, SensorHistoryTool) else None
     try:
@@ -114,15 +116,16 @@ async def chart_op(target: OpTarget, args: dict[str, Any], requester: Requester)
     if isinstance(history, SensorHistoryTool) and history.before_read is not None:
         await history.before_read()  # the readings still buffered are in the chart
     try:
-        png = await chart_png(target.loaded.config, target.loaded.state_dir, sensor, quantity,
-                              since=since, until=until, store=store)
+        chart = await draw_chart(target.loaded.config, target.loaded.state_dir, sensor, quantity,
+                                 since=since, until=until, store=store, outputs=outputs)
     except UsageError as exc:
         return OpResult(False, str(exc), exit_code=2)
     except EdgeError as exc:
         return OpResult(False, str(exc), exit_code=1)
-    return OpResult(True, f"chart of {sensor}: {len(png)} bytes",
+    return OpResult(True, f"chart of {sensor}: {len(chart.png)} bytes",
                     {"sensor": sensor, "quantity": quantity, "since": since, "until": until,
-                     "bytes": len(png), "png_base64": base64.b64encode(png).decode("ascii")})
+                     "bytes": len(chart.png), "caption": chart.caption(), **chart.figures(),
+                     "png_base64": base64.b64encode(chart.png).decode("ascii")})
 
 
 async def camera_op(target: OpTarget, args: dict[str, Any], requester: Requester) -> OpResult:

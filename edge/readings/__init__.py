@@ -4,6 +4,8 @@
   its :class:`Summary` (the charts draw these);
 - :mod:`~edge.readings.store`: the SQLite file, its tiers (raw 48 h, 5-minute 90 days, hourly two
   years) and their retention;
+- :mod:`~edge.readings.extremes`: a span's lowest, highest and last reading with their own
+  times, from the rows rather than the buckets;
 - :mod:`~edge.readings.recorder`: the sensor hub's listener, a bounded buffer written by a
   supervised task every few seconds;
 - :mod:`~edge.readings.moments` and :mod:`~edge.readings.text`: spans as people write them

@@ -46,10 +46,29 @@ class Bucket:
 
 
 @dataclass(frozen=True)
+class Extremes:
+    """A span's lowest, highest, first and last good reading, each with its own time, read from
+    the history's rows (:mod:`edge.readings.extremes`), not from the buckets drawn."""
+
+    low: float
+    low_at: float
+    high: float
+    high_at: float
+    last: float
+    last_at: float
+    first_at: float
+    """When the first good reading in the span was taken (a new install's history starts late)."""
+    exact: bool
+    """True: readings with their times to the second (the raw tier); False: the lowest and
+    highest of the tier's 5-minute or hourly rows, at their row's start (older spans)."""
+
+
+@dataclass(frozen=True)
 class Summary:
-    """The figures of a series: the lowest and highest value with when (the bucket's start:
-    within ``step`` of the moment), the mean of every good reading, how many there were, and
-    the gaps (buckets with no good reading, of which ``failing`` had failed reads)."""
+    """The figures of a series: the lowest, highest and last reading with when (to the second
+    when ``exact``; else the start of its 5-minute or hourly row, or of its bucket), the mean of
+    every good reading, how many there were, and the gaps (buckets with no good reading, of
+    which ``failing`` had failed reads)."""
 
     count: int
     low: float | None
@@ -62,11 +81,16 @@ class Summary:
     last_at: float | None
     gaps: int
     failing: int
+    first_at: float | None = None
+    """When the first good reading in the span was taken."""
+    exact: bool = False
+    """``low_at``, ``high_at`` and ``last_at`` are the readings' own times."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"count": self.count, "low": self.low, "low_at": self.low_at, "high": self.high,
                 "high_at": self.high_at, "mean": self.mean, "last": self.last,
-                "last_at": self.last_at, "gaps": self.gaps, "failing": self.failing}
+                "last_at": self.last_at, "gaps": self.gaps, "failing": self.failing,
+                "first_at": self.first_at, "exact": self.exact}
 
 
 @dataclass(frozen=True)
@@ -79,6 +103,9 @@ class Series:
     step: float
     """Bucket width in seconds; 0: each bucket is one raw reading (or one failed read)."""
     buckets: tuple[Bucket, ...]
+    extremes: Extremes | None = None
+    """The span's readings with their times, from the history's rows (the store sets them);
+    None: the summary reads them off the buckets."""
 
     def summary(self) -> Summary:
         good = [b for b in self.buckets if b.mean is not None]
@@ -90,9 +117,13 @@ class Series:
         highest = max(good, key=lambda b: b.high if b.high is not None else b.mean or 0.0)
         count = sum(b.count for b in good)
         total = sum((b.mean or 0.0) * b.count for b in good)
+        mean = total / count if count else None
+        if (x := self.extremes) is not None:
+            return Summary(count, x.low, x.low_at, x.high, x.high_at, mean, x.last, x.last_at,
+                           len(gaps), failing, x.first_at, x.exact)
         last = good[-1]
-        return Summary(count, lowest.low, lowest.start, highest.high, highest.start,
-                       total / count if count else None, last.mean, last.start, len(gaps), failing)
+        return Summary(count, lowest.low, lowest.start, highest.high, highest.start, mean,
+                       last.mean, last.start, len(gaps), failing, good[0].start, self.step == 0)
 
     def as_dict(self) -> dict[str, Any]:
         """The series for ``--json`` and the tools: its figures, its summary and its buckets."""

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from edge.core.sqlite_files import prepare_sqlite_file
+from edge.readings.extremes import raw_extremes, tier_extremes
 from edge.readings.series import Bucket, Series
 
 log = logging.getLogger(__name__)
@@ -284,6 +285,19 @@ class ReadingStore:
             return [self._one(db, sensor, row, since, until, max(1, max_points))
                     for row in found]
 
+    async def began(self, sensor: str) -> float | None:
+        """When ``sensor``'s history begins: the oldest hour with a good reading (kept two
+        years); None: no history."""
+        return await self._run(self.began_now, sensor)
+
+    def began_now(self, sensor: str) -> float | None:
+        with self._lock:
+            db = self._connect()
+            row = None if db is None else db.execute(
+                "SELECT min(start) FROM hours JOIN quantities ON hours.series = quantities.id "
+                "WHERE sensor = ? AND count > 0", (sensor,)).fetchone()
+            return None if row is None or row[0] is None else float(row[0])
+
     async def catalog(self) -> dict[str, dict[str, str]]:
         """Sensor -> quantity -> unit, for everything with history."""
         return await self._run(self.known)
@@ -311,7 +325,8 @@ class ReadingStore:
             if len(raw) <= max_points:
                 readings = tuple(Bucket(at, at, value, value, value, 0 if value is None else 1,
                                         1 if value is None else 0) for at, value in raw)
-                return Series(sensor, quantity, unit, since, until, 0.0, readings)
+                return Series(sensor, quantity, unit, since, until, 0.0, readings,
+                              raw_extremes(db, series, since, until))
             step = pick_step(since, until, max_points)
             sql = ("SELECT CAST((at - ?) / ? AS INTEGER), min(value), sum(value), max(value), "
                    "count(value), count(*) - count(value) FROM raw WHERE series = ? AND at >= ? "
@@ -335,7 +350,9 @@ class ReadingStore:
             mean = total / count if count else None
             buckets.append(Bucket(start, origin + (slot + 1) * step, low if count else None, mean,
                                   high if count else None, int(count), int(failures)))
-        return Series(sensor, quantity, unit, first, until, float(step), tuple(buckets))
+        extremes = (raw_extremes(db, series, first, until) if raw_tier
+                    else tier_extremes(db, tier.table, series, first, until))
+        return Series(sensor, quantity, unit, first, until, float(step), tuple(buckets), extremes)
 
     # the connection --------------------------------------------------------------------------
 

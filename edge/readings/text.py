@@ -24,8 +24,13 @@ CSV_COLUMNS = ("sensor", "quantity", "unit", "start", "end", "low", "mean", "hig
                "failures")
 
 
-def local(moment: float | None) -> str:
-    return "-" if moment is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(moment))
+def local(moment: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    return "-" if moment is None else time.strftime(fmt, time.localtime(moment))
+
+
+def to_the_second(moment: float | None) -> str:
+    """A reading's own time: ``2026-11-26 01:59:12``."""
+    return local(moment, "%Y-%m-%d %H:%M:%S")
 
 
 def _iso(moment: float) -> str:
@@ -38,16 +43,19 @@ def _number(value: float | None, digits: int = 4) -> str:
 
 def summary_text(series: Series) -> str:
     """``shed temperature (°C) 2026-11-25 11:00 .. 2026-11-26 11:00: low 12.1 at ..., high
-    28.3 at ..., mean 18.9 over 2880 readings``, and the gaps."""
+    28.3 at ..., mean 18.9 over 2880 readings, last ...``, and the gaps; the lowest, highest and
+    last are readings with their own times, to the second (older than the raw tier's 48 hours:
+    the start of their 5-minute or hourly row, to the minute)."""
     s = series.summary()
     unit = f" ({series.unit})" if series.unit else ""
     head = f"{series.sensor} {series.quantity}{unit} {local(series.since)} .. {local(series.until)}"
     if not s.count:
         failing = " (the sensor was failing)" if s.failing else ""
         return f"{head}: no readings{failing}"
-    line = (f"{head}: low {_number(s.low)} at {local(s.low_at)}, high {_number(s.high)} at "
-            f"{local(s.high_at)}, mean {_number(s.mean)} over {s.count} readings, last "
-            f"{_number(s.last)} at {local(s.last_at)}")
+    at = to_the_second if s.exact else local
+    line = (f"{head}: low {_number(s.low)} at {at(s.low_at)}, high {_number(s.high)} at "
+            f"{at(s.high_at)}, mean {_number(s.mean)} over {s.count} readings, last "
+            f"{_number(s.last)} at {to_the_second(s.last_at)}")
     if s.gaps:
         what = "readings" if series.step == 0 else f"{format_duration(series.step)} buckets"
         line += (f"; {s.gaps} {what} without a reading ({s.failing} with the sensor failing, "
@@ -70,8 +78,8 @@ def _point(bucket: Bucket, step: float, when: Callable[[float], str]) -> str:
 
 def series_text(series: Sequence[Series], *, points: bool = True) -> str:
     """Each series' summary, then its points (``HH:MM low/mean/high`` per bucket, or the raw
-    values), with the day when the span is longer than one, the seconds when it is at most two
-    hours."""
+    values at ``HH:MM:SS``), with the day when the span is longer than one, the seconds for raw
+    readings and when the span is at most two hours."""
     if not series:
         return "No history recorded."
     parts = []
@@ -80,6 +88,8 @@ def series_text(series: Sequence[Series], *, points: bool = True) -> str:
         if points and one.buckets:
             length = one.until - one.since
             fmt = "%m-%d %H:%M" if length > 86400 else "%H:%M" if length > 7200 else "%H:%M:%S"
+            if one.step == 0 and not fmt.endswith("%S"):
+                fmt += ":%S"  # raw readings a few seconds apart are told apart
             step = "raw readings" if one.step == 0 else f"per {format_duration(one.step)} (low/mean/high)"
             shown = [_point(b, one.step, partial(_clock, fmt)) for b in one.buckets]
             parts.append(f"  {step}: " + ", ".join(shown))

@@ -25,6 +25,9 @@ class ChartArgs(ToolArgs):
     quantity: str | None = Field(default=None, description=(
         "One quantity, e.g. 'temperature'; every quantity the sensor reads when omitted"))
     since: str = Field(default=DEFAULT_SINCE, description="How far back, e.g. '6h', '24h', '7d'")
+    outputs: list[str] | None = Field(default=None, max_length=8, description=(
+        "Outputs (pin names or aliases) drawn as on/off tracks beneath; by default those the "
+        "rules on the sensor switch and any other that switched in the span"))
 
 
 class SensorChartTool(ModelTool[ChartArgs]):
@@ -45,8 +48,9 @@ class SensorChartTool(ModelTool[ChartArgs]):
             return ToolResult(False, error=f"since: {exc}")
         if refused := self.limit.refusal(requester.caller):
             return refused
-        path, chart = await self.charts.to_outbox(params.name, params.quantity, back=back)
+        path, chart = await self.charts.to_outbox(params.name, params.quantity, back=back,
+                                                  outputs=params.outputs)
         return picture_sent(path, chart.caption(), "chart", {
-            "bytes": len(chart.png),
+            "bytes": len(chart.png), **chart.figures(),
             "series": [s.summary().as_dict() | {"quantity": s.quantity, "unit": s.unit}
                        for s in chart.series]})

@@ -35,6 +35,14 @@ class SensorSpanArgs(ToolArgs):
     until: str | None = Field(default=None, description="End, written the same way; now when omitted")
 
 
+class SensorChartArgs(SensorSpanArgs):
+    """What ``sensors.chart`` is asked: a sensor's span, and the outputs drawn beneath."""
+
+    outputs: list[str] | None = Field(default=None, max_length=8, description=(
+        "Outputs (pin names or aliases) drawn as on/off tracks beneath the chart; by default "
+        "those the rules on the sensor switch and any other that switched in the span"))
+
+
 class SensorHistoryArgs(SensorSpanArgs):
     points: int = Field(default=100, ge=1, le=MAX_POINTS,
                         description="At most this many points per quantity")

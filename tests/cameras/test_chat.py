@@ -17,7 +17,7 @@ from edge.tools.camera import CameraSnapshotTool
 from tests.cameras.standin import BLUE, RED, calls, install, near
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.signal_server import signal_config
-from tests.fakes.telegram_server import photos_to, telegram_config, texts_to
+from tests.fakes.telegram_server import captions_to, photos_to, telegram_config, texts_to
 from tests.helpers import asker, until
 
 MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
@@ -57,16 +57,17 @@ async def test_photo_command_sends_the_cameras_picture(telegram, start_agent, rp
     telegram.push_message(42, "/photo shed")
     [photo] = await until(lambda: photos_to(telegram, 42), timeout=30)
     assert is_the_shed(photo)
-    [caption] = texts_to(telegram, 42)
+    [caption] = captions_to(telegram, 42)  # one message: the picture and its caption
+    assert texts_to(telegram, 42) == []
     assert re.fullmatch(r"shed, \d\d:\d\d:\d\d: 800x600, \d+ kB", caption), caption
     assert len(calls(rpicam)) == 1
 
     telegram.push_message(42, "/photo garden")
-    await until(lambda: len(texts_to(telegram, 42)) == 2)
-    assert texts_to(telegram, 42)[1] == "Error: no camera 'garden' (cameras: shed)"
+    await until(lambda: len(texts_to(telegram, 42)) == 1)
+    assert texts_to(telegram, 42)[0] == "Error: no camera 'garden' (cameras: shed)"
     telegram.push_message(42, "/photo")
-    await until(lambda: len(texts_to(telegram, 42)) == 3)
-    assert texts_to(telegram, 42)[2] == "Usage: /photo NAME  (cameras: shed)"
+    await until(lambda: len(texts_to(telegram, 42)) == 2)
+    assert texts_to(telegram, 42)[1] == "Usage: /photo NAME  (cameras: shed)"
     telegram.push_message(99, "/photo shed")  # not an allowed user
     telegram.push_message(43, "/photo shed")
     await until(lambda: photos_to(telegram, 43), timeout=30)
@@ -92,7 +93,7 @@ async def test_the_model_sends_the_picture_with_its_reply(telegram, start_agent,
         [photo] = await until(lambda: photos_to(telegram, 42), timeout=30)
     assert is_the_shed(photo)
     assert "camera_snapshot" in {t["function"]["name"] for t in server.requests[0]["tools"]}
-    assert texts_to(telegram, 42)[0].startswith("The shed door is shut.")
+    assert captions_to(telegram, 42)[0].startswith("The shed door is shut.")
 
 
 async def test_each_sender_has_a_few_pictures_a_minute_and_the_outbox_keeps_the_last(

@@ -12,7 +12,7 @@ from edge.channels.telegram_api import TelegramAPI
 from edge.channels.telegram_send import EXPIRED, TelegramSender
 from edge.channels.telegram_updates import CallbackQuery
 from edge.core.requester import Requester
-from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram, captions_to, photos_to, texts_to
 
 
 @pytest.fixture
@@ -22,6 +22,49 @@ async def sender(telegram):
     yield sender
     await sender.aclose()
     await api.aclose()
+
+
+@pytest.fixture
+async def picture_sender(telegram, tmp_path):
+    from PIL import Image
+
+    from edge.channels.outbox import Outbox
+
+    Image.new("RGB", (8, 8), "orange").save(tmp_path / "chart-greenhouse.png")
+    api = TelegramAPI(telegram.token, telegram.api_base)
+    sender = TelegramSender(api, draft_interval=0.0, outbox=Outbox(tmp_path))
+    yield sender
+    await sender.aclose()
+    await api.aclose()
+
+
+async def test_a_picture_arrives_as_one_message_with_the_text_as_its_caption(telegram,
+                                                                              picture_sender):
+    caption = "greenhouse, last 1d: temperature 11.7–28.3 °C, mean 19.3 °C; fan on 3 times"
+    await picture_sender.send(SendMessage(f"{caption}\n[IMAGE:chart-greenhouse.png]", "42"))
+    assert methods(telegram) == ["sendPhoto"]  # no message before the picture
+    assert captions_to(telegram, 42) == [caption] and len(photos_to(telegram, 42)) == 1
+    assert telegram.photos[0]["parse_mode"] == "Markdown"
+
+
+async def test_a_caption_past_telegrams_limit_goes_on_after_the_picture(telegram,
+                                                                         picture_sender):
+    lines = [f"line {i}: " + "x" * 90 for i in range(15)]  # some 1,500 characters
+    await picture_sender.send(SendMessage("\n".join(lines) + "\n[IMAGE:chart-greenhouse.png]",
+                                          "42"))
+    assert methods(telegram) == ["sendPhoto", "sendMessage"]
+    [caption] = captions_to(telegram, 42)
+    [rest] = texts_to(telegram, 42)
+    assert len(caption) <= 1024 and caption.endswith("x") and rest.startswith("line ")
+    assert f"{caption}\n{rest}" == "\n".join(lines)  # nothing lost, cut at a line
+
+
+async def test_a_caption_telegram_cannot_parse_is_resent_plain(telegram, picture_sender):
+    telegram.reject_markdown = True
+    await picture_sender.send(SendMessage("*unclosed bold\n[IMAGE:chart-greenhouse.png]", "42"))
+    assert methods(telegram) == ["sendPhoto", "sendPhoto"]
+    assert captions_to(telegram, 42) == ["*unclosed bold"]
+    assert "parse_mode" not in telegram.photos[0]
 
 
 def methods(server: FakeTelegram) -> list[str]:

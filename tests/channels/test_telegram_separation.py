@@ -11,7 +11,7 @@ import asyncio
 import json
 
 from tests.fakes.openai_server import OpenAIServer, completion
-from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.telegram_server import FakeTelegram, captions_to
 from tests.helpers import until
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"outbox plot"
@@ -111,12 +111,13 @@ async def test_images_only_from_the_outbox(telegram, start_agent, tmp_path):
         (outbox / "plot.png").write_bytes(PNG)
         (outbox / "config-link.png").symlink_to(config_file)
         telegram.push_message(42, "send me the plot")
-        await until(lambda: len(texts_to(telegram, 42)) >= 6)
+        await until(lambda: len(texts_to(telegram, 42)) >= 5)
         await asyncio.sleep(0.2)
     photos = telegram.sent("sendPhoto")
     assert len(photos) == 1 and PNG in photos[0]["body"]
     assert all(telegram.token.encode() not in p["body"] and b"root:" not in p["body"] for p in photos)
-    text, *refusals = texts_to(telegram, 42)
-    assert text == "Here you go:" and len(refusals) == 5 and len(set(refusals)) == 1
+    refusals = texts_to(telegram, 42)
+    assert captions_to(telegram, 42) == ["Here you go:"]  # the picture's caption
+    assert len(refusals) == 5 and len(set(refusals)) == 1
     assert not any(word in refusals[0] for word in ("passwd", "config", "exist", "not found"))
     assert created  # the agent makes its outbox

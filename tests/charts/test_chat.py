@@ -18,7 +18,7 @@ from edge.tools.charts import SensorChartTool
 from tests.charts.greenhouse import DAY, RULES, Week, write_week
 from tests.fakes.openai_server import OpenAIServer, completion
 from tests.fakes.signal_server import signal_config
-from tests.fakes.telegram_server import photos_to, telegram_config, texts_to
+from tests.fakes.telegram_server import captions_to, photos_to, telegram_config, texts_to
 from tests.helpers import asker, until
 
 MARKER = re.compile(r"\[IMAGE:([^\]]+)\]")
@@ -45,7 +45,8 @@ async def test_chart_command_sends_the_picture_of_the_week_it_kept(telegram, sta
     [photo] = await until(lambda: photos_to(telegram, 42), timeout=30)
     assert photo.format == "PNG" and photo.width == 1080 and photo.height > 700
     assert len(photo.convert("RGB").getcolors(maxcolors=1 << 20)) > 50  # a drawing, not a blank
-    [caption] = texts_to(telegram, 42)
+    [caption] = captions_to(telegram, 42)  # one message: the picture and its caption
+    assert texts_to(telegram, 42) == []
     low, high = map(float, re.match(r"greenhouse, last 1d: temperature ([\d.]+)–([\d.]+) °C",
                                     caption).groups())
     runs = len([run for run in week.fan_runs if run[1] > week.now - DAY])  # in the last day
@@ -54,11 +55,11 @@ async def test_chart_command_sends_the_picture_of_the_week_it_kept(telegram, sta
     assert "[IMAGE:" not in caption
 
     telegram.push_message(42, "/chart shed")
-    await until(lambda: len(texts_to(telegram, 42)) == 2)
-    assert texts_to(telegram, 42)[1] == "Error: no sensor 'shed' (sensors: greenhouse)"
+    await until(lambda: len(texts_to(telegram, 42)) == 1)
+    assert texts_to(telegram, 42)[0] == "Error: no sensor 'shed' (sensors: greenhouse)"
     telegram.push_message(42, "/chart")
-    await until(lambda: len(texts_to(telegram, 42)) == 3)
-    assert texts_to(telegram, 42)[2].startswith("Usage: /chart NAME [QUANTITY] [SINCE]")
+    await until(lambda: len(texts_to(telegram, 42)) == 2)
+    assert texts_to(telegram, 42)[1].startswith("Usage: /chart NAME [QUANTITY] [SINCE]")
     telegram.push_message(99, "/chart greenhouse")  # not an allowed user
     telegram.push_message(43, "/chart greenhouse 2d")
     await until(lambda: photos_to(telegram, 43), timeout=30)
@@ -83,7 +84,7 @@ async def test_the_model_sends_the_chart_with_its_reply(telegram, start_agent, w
         [photo] = await until(lambda: photos_to(telegram, 42), timeout=30)
     assert photo.width == 1080
     assert "sensor_chart" in {t["function"]["name"] for t in server.requests[0]["tools"]}
-    assert texts_to(telegram, 42)[0].startswith("It got to 28 °C")
+    assert captions_to(telegram, 42)[0].startswith("It got to 28 °C")
 
 
 async def test_each_sender_has_a_few_charts_a_minute(start_agent, week, isolated_env):
@@ -94,8 +95,10 @@ async def test_each_sender_has_a_few_charts_a_minute(start_agent, week, isolated
                for _ in range(3)]
     assert [r.success for r in results] == [True, True, False]
     assert results[2].error.startswith("at most 2 charts a minute; try again in")
-    other = await tool.execute({"name": "greenhouse", "since": "6h"}, asker("telegram:43"))
+    other = await tool.execute({"name": "greenhouse", "since": "6h", "outputs": []},
+                               asker("telegram:43"))
     assert other.success and other.data["marker"] == f"[IMAGE:{other.data['path']}]"
+    assert other.data["tracks"] == [] and results[0].data["tracks"] == ["fan"]  # as asked
 
 
 async def test_chart_reaches_a_signal_user_as_an_attachment(signal_daemon, start_agent, week):
@@ -114,3 +117,4 @@ async def test_chart_reaches_a_signal_user_as_an_attachment(signal_daemon, start
                                     sent["message"]).groups())
     assert 11 < low < 13 and 27 < high < 29 and "[IMAGE:" not in sent["message"]
     assert sent["recipient"] == ["+4917600000001"]
+    assert signal_daemon.sent() == [sent]  # one message: the picture and its caption

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +45,8 @@ class FakeTelegram(LoopbackServer):
         """Next getUpdates outcomes: an (error_code, description, retry_after) tuple, "drop" or
         ("hang", seconds)."""
         self.reject_markdown = False
+        self.photos: list[dict[str, Any]] = []
+        """Each picture taken (``sendPhoto`` answered ok): its fields and its multipart body."""
         self.next_update_id = 100
         self.next_message_id = 1
         self.texts: dict[int, str] = {}
@@ -166,8 +169,8 @@ class FakeTelegram(LoopbackServer):
         length = int(request.headers.get("Content-Length", 0))
         raw = request.rfile.read(length)
         ctype = request.headers.get("Content-Type", "")
-        params = json.loads(raw or b"{}") if "json" in ctype else {"multipart": True, "size": len(raw),
-                                                                    "body": raw}
+        params = json.loads(raw or b"{}") if "json" in ctype else {
+            **_form_fields(raw), "multipart": True, "size": len(raw), "body": raw}
         if method != "getUpdates":
             self.calls.append((method, params))
         handler = getattr(self, f"m_{method}", None)
@@ -331,6 +334,11 @@ class FakeTelegram(LoopbackServer):
         return None
 
     def m_sendPhoto(self, params: dict[str, Any]) -> Reply:
+        if len(params.get("caption", "")) > 1024:
+            return self.error(400, "Bad Request: message caption is too long")
+        if self.reject_markdown and params.get("parse_mode"):
+            return self.error(400, self.CANNOT_PARSE)
+        self.photos.append(params)
         return self.ok({"message_id": self.next_message_id, "date": 0, "chat": {"id": 1, "type": "private"},
                         "photo": [{"file_id": "f", "width": 1, "height": 1}]})
 
@@ -361,6 +369,27 @@ def _keyboard(markup: dict[str, Any] | None) -> dict[str, Any] | None:
 def texts_to(server: FakeTelegram, chat_id: object) -> list[str]:
     """The texts sent to ``chat_id``, in order."""
     return [p["text"] for p in server.sent() if str(p["chat_id"]) == str(chat_id)]
+
+
+def _form_fields(body: bytes) -> dict[str, str]:
+    """The text fields of a multipart body (``chat_id``, ``caption``, ``parse_mode``...); the
+    file parts are left in ``body``."""
+    if not body.startswith(b"--"):
+        return {}
+    boundary = body[:body.index(b"\r\n")]
+    fields = {}
+    for part in body.split(boundary)[1:-1]:
+        head, _, value = part.partition(b"\r\n\r\n")
+        named = re.search(rb'name="([^"]+)"', head)
+        if named and b"filename=" not in head:
+            fields[named.group(1).decode()] = value.removesuffix(b"\r\n").decode()
+    return fields
+
+
+def captions_to(server: FakeTelegram, chat_id: object) -> list[str | None]:
+    """The caption of each picture ``chat_id`` got (None: none), in order (a call the server
+    refused, a caption too long or Markdown it rejected, is not counted)."""
+    return [call.get("caption") for call in server.photos if call.get("chat_id") == str(chat_id)]
 
 
 def photos_to(server: FakeTelegram, chat_id: object) -> list[Image.Image]:

@@ -52,10 +52,12 @@ def test_through_the_agent_then_after_a_kill_from_the_file(env, tmp_path: Path) 
         assert len(series["buckets"]) == series["summary"]["count"] >= 4
 
         chart = cli("sensors", "chart", "pi", "memory_used", "--since", "5m", "--output",
-                    str(tmp_path / "live.png"), "--json", env=env)
+                    str(tmp_path / "live.png"), "--track", "led", "--json", env=env)
         assert chart.returncode == 0, chart.stderr
         drawn = json.loads(chart.stdout)
         assert drawn["via"] == "daemon" and "png_base64" not in drawn["data"]
+        assert drawn["data"]["tracks"] == ["led"]  # the output asked for, though nothing switched it
+        assert drawn["data"]["caption"].startswith("pi, ")
         assert (tmp_path / "live.png").read_bytes()[:8] == PNG
         assert drawn["data"]["bytes"] == (tmp_path / "live.png").stat().st_size
 
@@ -80,8 +82,9 @@ def test_through_the_agent_then_after_a_kill_from_the_file(env, tmp_path: Path) 
     assert csv.returncode == 0 and lines[0].startswith("sensor,quantity,unit,start,end")
     assert len(lines) - 1 == readings(history(env, "memory_used", "--since", "5m"))
     offline = cli("sensors", "chart", "pi", "--since", "5m", "--output",
-                  str(tmp_path / "offline.png"), env=env)
+                  str(tmp_path / "offline.png"), "--track", "led", "--json", env=env)
     assert offline.returncode == 0, offline.stderr
+    assert json.loads(offline.stdout)["data"]["tracks"] == ["led"]
     assert (tmp_path / "offline.png").read_bytes()[:8] == PNG
 
 
@@ -92,6 +95,8 @@ BAD = [
     (["sensors", "history", "pi", "--since", "soon"], "'soon' is neither a duration"),
     (["sensors", "history", "pi", "--output", "x.png"], "--output is not an option of sensors history"),
     (["sensors", "chart", "pi", "--csv", "--output", "x.png"], "--csv is not an option of sensors chart"),
+    (["sensors", "history", "pi", "--track", "led"], "--track is not an option of sensors history"),
+    (["sensors", "pi", "--track", "led"], "--track: only with `edge-cli sensors history`"),
     (["sensors", "history", "pi", "--points", "5000"], "--points 5000: at most 1000"),
     (["sensors", "chart", "pi"], "sensors chart needs --output FILE.png"),
     (["sensors", "chart", "barn", "--output", "x.png"], "no sensor 'barn'"),

@@ -167,3 +167,35 @@ def test_steps_are_nice_and_never_give_more_than_max_points() -> None:
             assert (NOW - start) / step <= points
             assert step < 300 or step % 300 == 0
             assert step < HOUR or step % HOUR == 0
+
+
+def test_last_low_and_high_are_readings_with_their_own_times(store: ReadingStore) -> None:
+    """The trial's history: ``last 23.07 at 01:55`` (the last bucket's mean at its start) while
+    the last reading was 17.6 at 01:59:30; low and high stamped with their bucket's start."""
+    since = NOW - HOUR
+    readings = [(since + i * 10, 23.0 + (i % 7) * 0.01) for i in range(359)]
+    readings[100] = (since + 1003.0, 9.25)  # the low, 43 s into its 5-minute bucket
+    readings[200] = (since + 2017.0, 31.5)  # the high, inside another
+    readings.append((NOW - 17, 17.6))  # the last reading, far from its bucket's mean
+    store.write_now([entry(at, v) for at, v in readings])
+    [series] = store.series_now("shed", T, since, NOW, max_points=12)
+    assert series.step == 300 and len(series.buckets) == 12
+    last_bucket = series.buckets[-1]
+    assert last_bucket.mean is not None and abs(last_bucket.mean - 17.6) > 5  # what was shown
+    summary = series.summary()
+    assert (summary.last, summary.last_at) == (17.6, NOW - 17)
+    assert (summary.low, summary.low_at) == (9.25, since + 1003.0)
+    assert (summary.high, summary.high_at) == (31.5, since + 2017.0)
+    assert summary.first_at == since and summary.exact
+    assert series.as_dict()["summary"]["last_at"] == NOW - 17  # the JSON says the same
+
+
+def test_an_old_span_stamps_its_extremes_with_their_five_minutes(store: ReadingStore) -> None:
+    week_ago = NOW - 7 * DAY
+    store.write_now([entry(week_ago + i * 30, 5.0 + (i == 77)) for i in range(240)])
+    store.maintain_now()
+    [series] = store.series_now("shed", T, week_ago, week_ago + 2 * HOUR, max_points=4)
+    summary = series.summary()
+    assert series.step == 1800 and not summary.exact
+    assert (summary.high, summary.high_at) == (6.0, week_ago + 77 * 30 // 300 * 300)
+    assert (summary.last, summary.last_at) == (5.0, week_ago + 2 * HOUR - 300)

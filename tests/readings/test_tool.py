@@ -86,3 +86,26 @@ async def test_a_configured_sensor_without_history_yet_is_no_error(
     result = await tool.execute({"sensor": "soil"}, asker())
     assert result.success and result.data == {"series": []}
     assert "No history of soil" in result.output
+
+
+async def test_the_figures_and_raw_readings_are_shown_to_the_second(tmp_path: Path) -> None:
+    store = ReadingStore.in_state_dir(tmp_path / "many", clock=lambda: NOW)
+    since = NOW - 3 * 3600
+    await store.write([Entry("greenhouse", "temperature", "°C", since + i * 12, 20.0 + (i % 5))
+                       for i in range(899)])  # every 12 s, more than the points asked
+    await store.write([Entry("greenhouse", "temperature", "°C", NOW - 1, 17.6)])
+    tool = SensorHistoryTool(store, CONFIGURED)
+    try:
+        result = await tool.execute({"sensor": "greenhouse", "since": "3h", "points": 50}, asker())
+        few = await tool.execute({"sensor": "greenhouse", "since": "3h", "points": 1000},
+                                 asker())
+    finally:
+        await store.close()
+    last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(NOW - 1))
+    assert f", last 17.6 at {last}" in result.output
+    high_at = result.data["series"][0]["summary"]["high_at"]  # type: ignore[index]
+    assert f"high 24 at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(high_at))}" in result.output
+    assert high_at == since + 4 * 12  # the first reading of 24, not its bucket's start
+    points = few.output.split("raw readings: ", 1)[1].split(", ")  # three hours of them
+    assert len(points) == 900 and len({p.split()[0] for p in points}) == 900  # no two alike
+    assert points[1] == time.strftime("%H:%M:%S", time.localtime(since + 12)) + " 21"
