@@ -47,7 +47,7 @@ RUNTIME_HELP = [
 """The ``/help`` lines of the commands about the agent itself; the operations' come from the
 catalog (:mod:`edge.ops.chat`), then :data:`MORE_HELP`."""
 MORE_HELP = [
-    ("/chart NAME [QUANTITY] [24h]",
+    ("/chart NAME [QUANTITY] [24h] [with OUTPUT...]",
      "a sensor's history as a picture, with the outputs its rules switched"),
     ("/photo [NAME]", "a picture from a camera ([cameras.NAME]); the cameras without NAME"),
     ("/history [PIN]", "who switched which pin, when and why (the audit trail)"),
@@ -136,26 +136,33 @@ async def _status(args: list[str], ctx: CommandContext) -> str:
     return await ctx.status_text(full=False)
 
 
-CHART_USAGE = "Usage: /chart NAME [QUANTITY] [SINCE]  e.g. /chart greenhouse temperature 24h"
+CHART_USAGE = ("Usage: /chart NAME [QUANTITY] [SINCE] [with OUTPUT...]  e.g. "
+               "/chart greenhouse temperature 24h with pump fan")
 
 
-def parse_chart(args: list[str]) -> dict[str, str]:
+def parse_chart(args: list[str]) -> dict[str, str | list[str]]:
     """``/chart`` words as the ``sensor_chart`` tool's arguments: the sensor, then a quantity
-    and how far back, in either order.
+    and how far back, in either order, then ``with`` and the outputs drawn beneath.
 
     >>> parse_chart(["greenhouse", "7d"])
     {'name': 'greenhouse', 'since': '7d'}
     >>> parse_chart(["greenhouse", "humidity", "6h"])
     {'name': 'greenhouse', 'quantity': 'humidity', 'since': '6h'}
+    >>> parse_chart(["greenhouse", "24h", "with", "pump", "fan"])
+    {'name': 'greenhouse', 'since': '24h', 'outputs': ['pump', 'fan']}
     """
-    if not 1 <= len(args) <= 3:
+    words, tracks = (args[:args.index("with")], args[args.index("with") + 1:]) \
+        if "with" in args else (args, None)
+    if not 1 <= len(words) <= 3 or tracks == []:
         raise ValueError(CHART_USAGE)
-    call = {"name": args[0]}
-    for word in args[1:]:
+    call: dict[str, str | list[str]] = {"name": words[0]}
+    for word in words[1:]:
         key = "since" if word[:1].isdigit() else "quantity"  # quantities start with a letter
         if key in call:
             raise ValueError(CHART_USAGE)
         call[key] = word
+    if tracks:
+        call["outputs"] = tracks
     return call
 
 

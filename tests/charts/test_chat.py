@@ -64,6 +64,12 @@ async def test_chart_command_sends_the_picture_of_the_week_it_kept(telegram, sta
     telegram.push_message(43, "/chart greenhouse 2d")
     await until(lambda: photos_to(telegram, 43), timeout=30)
     assert photos_to(telegram, 99) == [] and len(telegram.sent("sendPhoto")) == 2
+    telegram.push_message(43, "/chart greenhouse 24h with led")  # the person picks the tracks
+    await until(lambda: len(photos_to(telegram, 43)) == 2, timeout=30)
+    assert "fan on" not in captions_to(telegram, 43)[1] and "fan on" in caption
+    telegram.push_message(43, "/chart greenhouse with")
+    await until(lambda: texts_to(telegram, 43))
+    assert texts_to(telegram, 43)[0].startswith("Usage: /chart NAME [QUANTITY] [SINCE] [with")
 
 
 async def test_the_model_sends_the_chart_with_its_reply(telegram, start_agent, week):
