@@ -8,7 +8,7 @@ asks of the hardware (:meth:`~EntityKind.command`). The topic names, discovery, 
 its commands ask the pin's kind and nothing else.
 
 Outputs are ``switch``es, PWM pins dimmable ``light``s (brightness in percent on the same
-``/set`` topic), servos ``number``s (0..180 degrees), inputs ``binary_sensor``s, analog inputs
+``/set`` topic), servos ``number`` sliders (their angle range), inputs ``binary_sensor``s, analog inputs
 ``sensor``s. Keys follow Home Assistant's documented schema for each component (switch.mqtt,
 light.mqtt default schema, number.mqtt, binary_sensor.mqtt, sensor.mqtt);
 ``tests/mqtt/test_discovery.py`` pins them.
@@ -137,13 +137,20 @@ class Light(EntityKind):
 
 
 class Servo(EntityKind):
-    """A PWM pin named in ``[mqtt] servos``: an angle."""
+    """A PWM pin declared in ``[boards.NAME.servos]`` or named in ``[mqtt] servos``: an angle,
+    on a slider over the servo's range (0..180 degrees unless its section narrows it)."""
 
     name = "servo"
     component = "number"
 
     def claims(self, pin: Pin, naming: Naming) -> bool:
-        return pin.mode is PinMode.PWM and naming.is_servo(pin)
+        return pin.mode is PinMode.PWM and (pin.servo_range is not None or naming.is_servo(pin))
+
+    def pin_discovery(self, pin: Pin, naming: Naming) -> dict[str, Any]:
+        if pin.servo_range is None:
+            return {}
+        low, high = pin.servo_range
+        return {"min": low, "max": high}
 
     def discovery(self, topics: Topics, slug: str) -> dict[str, Any]:
         return {"command_topic": topics.set(slug), "state_topic": topics.state(slug), "min": 0,

@@ -147,7 +147,7 @@ async def test_pwm_sensors_and_schedules_through_the_policy(start_agent, write_c
         assert not duty.is_error and duty.structured_content["value"] == 0.25
         assert mock_factory.pin(18).state == 0.25
         servo = await session.call_tool("servo_angle", {"pin": "GPIO18", "angle": 90})
-        assert servo.is_error and "cannot drive servos" in text(servo)  # the board's own words
+        assert servo.is_error and "GPIO18 is not declared as a servo" in text(servo)  # the board's words
         assert mock_factory.pin(18).state == 0.25
         assert not (await session.call_tool("sensors_list", {})).is_error
         unknown = await session.call_tool("sensor_read", {"name": "nope"})
