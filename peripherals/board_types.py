@@ -83,7 +83,7 @@ def _arduino(name: str, options: ArduinoBoardOptions, context: BoardContext) -> 
         from peripherals.uno_layout import uno_pin_name
 
         return SimulatedBoard(name, "arduino", UNO_LAYOUT, uno_pin_name,
-                              aliases=options.aliases, servo=SERVO_PINS)
+                              aliases=options.aliases, servo=SERVO_PINS, servos=options.servos)
     from peripherals.arduino import ArduinoBoard
 
     return ArduinoBoard(name, options.port, baudrate=options.baudrate, aliases=options.aliases,
