@@ -1,6 +1,7 @@
 """A servo on the Pi header in Home Assistant, on a real Mosquitto: a ``number`` slider over the
-angle range of its ``[boards.gpio.servos]`` section, and a command from the broker that turns it
-through the one door (the mock pin's pulse changes; an angle outside its range is refused)."""
+angle range of its ``[boards.gpio.servos]`` section, its state unknown (``None``) until it is
+first turned, and a command from the broker that turns it through the one door (the mock pin's
+pulse changes; an angle outside its range is refused)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ async def test_a_declared_servo_is_a_slider_over_its_range_and_the_broker_turns_
                                            "command_topic", "state_topic")} == {
             "min": 10, "max": 120, "step": 1, "mode": "slider", "unit_of_measurement": "°",
             "command_topic": f"{BASE}/vent/set", "state_topic": f"{BASE}/vent"}
+        assert await seen.wait(f"{BASE}/vent") == b"None"  # not turned yet: no known position
         pin = mock_factory.pin(18)
         await seen.publish(f"{BASE}/vent/set", "65")
         await seen.wait(f"{BASE}/vent", "65")
