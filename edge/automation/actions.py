@@ -180,7 +180,7 @@ def servo_refusal(board: str, pin: str, servo_pins: Mapping[str, frozenset[str]]
     >>> servo_refusal("uno", "D3", {"gpio": frozenset(), "uno": frozenset({"D9"})})[:58]
     'uno:D3 cannot drive a servo (board uno drives them on D9 o'
     >>> servo_refusal("gpio", "GPIO18", {"gpio": frozenset()}, frozenset({"gpio"}))[:62]
-    'gpio:GPIO18 is not declared as a servo; add [boards.gpio.servos'
+    'gpio:GPIO18 is not declared as a servo; add [boards.gpio.servo'
     >>> servo_refusal("uno", "D9", {"uno": frozenset({"D9", "D10"})}) is None
     True
     """
