@@ -30,7 +30,8 @@ from peripherals.base import BoardEvent, BoardStatus, PinInfo, PinMode, Pull
 from peripherals.exc import BoardError, BoardUnavailable, PinModeError
 from peripherals.firmata import EDGE_WATCHDOG, FIRMATA_OUTPUT, FIRMATA_PWM, WD_DISARM
 from peripherals.firmata_link import FirmataLink
-from peripherals.uno_layout import PWM_PINS, SERVO_PINS, uno_pin_name
+from peripherals.servo import ServoOptions, declared_servos
+from peripherals.uno_layout import PWM_PINS, SERVO_PINS, SERVO_PULSE_US, uno_pin_name
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +45,17 @@ class ArduinoBoard(FirmataLink):
 
     def __init__(self, name: str, port: str, *, baudrate: int = 57600,
                  aliases: dict[str, str] | None = None, watchdog_ms: int = 1000,
-                 sampling_interval_ms: int = 19, handshake_timeout: float = 8.0):
-        """``handshake_timeout``: how long a board may take to answer after its port opens
+                 sampling_interval_ms: int = 19, handshake_timeout: float = 8.0,
+                 servos: dict[str, ServoOptions] | None = None):
+        """``servos``: the calibration of servos on D9/D10 (any not named takes 0..180 degrees
+        and the Servo library's pulses). ``handshake_timeout``: how long a board may take to answer after its port opens
         (at least ``firmata.BOOT_SECONDS``: the port's DTR resets it into its bootloader)."""
         super().__init__(name, port, baudrate=baudrate, watchdog_ms=watchdog_ms,
                          handshake_timeout=handshake_timeout)
         self.sampling_interval_ms = sampling_interval_ms
         self._aliases = {alias: self.canonical(spec) for alias, spec in (aliases or {}).items()}
         self._servos: dict[str, float] = {}
+        self._calibration = declared_servos(servos or {}, self.resolve)
         self._servo_configured: set[str] = set()
 
     # names ----------------------------------------------------------------------------------
@@ -251,11 +255,15 @@ class ArduinoBoard(FirmataLink):
 
     def _servo(self, pin: str, angle: float) -> None:
         number = int(pin[1:])
+        servo = self._calibration.get(pin, ServoOptions())
+        low, high = servo.pulses(SERVO_PULSE_US)
+        turn = round(servo.fraction(angle) * 180)  # the Servo library spans 0..180 over the pulses
         if pin not in self._servo_configured:
-            self._write(lambda: self._board().servo_config(number, angle=int(angle)))
+            self._write(lambda: self._board().servo_config(number, min_pulse=low, max_pulse=high,
+                                                           angle=turn))
             self._servo_configured.add(pin)
         else:
-            self._write(lambda: self._pin(pin).write(int(angle)))
+            self._write(lambda: self._pin(pin).write(turn))
         self._servos[pin] = angle
 
     async def servo(self, pin: str, angle: float) -> None:
@@ -263,9 +271,24 @@ class ArduinoBoard(FirmataLink):
         pin = self.resolve(pin)
         if pin not in self.servo_pins:
             raise PinModeError(f"{pin}: servos run on D9 and D10 (Timer1)")
-        if not 0 <= angle <= 180:
-            raise PinModeError(f"angle {angle} is outside 0..180")
+        self._calibration.get(pin, ServoOptions()).check(pin, angle)
         await asyncio.to_thread(self._servo, pin, angle)
+
+    async def apply_safe_state(self, values: dict[str, bool]) -> list[str]:
+        """As :class:`HostPinTable`'s, except that a servo with a ``safe_angle`` turns there."""
+        failed = []
+        for spec, level in values.items():
+            pin = self.resolve(spec)
+            safe = self._calibration[pin].safe_angle if pin in self._calibration else None
+            if safe is None or pin not in self._servos:
+                failed += await super().apply_safe_state({spec: level})
+                continue
+            try:
+                await asyncio.to_thread(self._servo, pin, safe)
+            except BoardError as exc:
+                log.error("safe_state_failed board=%s pin=%s error=%r", self.name, spec, exc)
+                failed.append(spec)
+        return failed
 
     def status(self) -> BoardStatus:
         """As :class:`HostPinTable`'s, with what keeps the outputs safe if the host dies."""

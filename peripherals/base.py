@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 from peripherals.exc import PinModeError
 from peripherals.options import Options
 from peripherals.registry import AdapterSpec
+from peripherals.servo import ServoOptions
 
 
 class PinMode(enum.StrEnum):
@@ -209,6 +210,10 @@ class BoardOptions(Options):
     pins: Mapping[str, object] = {}
     """The pins the agent may use, by the board's name for each: the agent's section fills it
     (``[boards.NAME.pins]``); a driver reads only the names."""
+    servos: dict[str, ServoOptions] = {}
+    """The pins (names or aliases) that drive hobby servos, each with its angle range, pulse
+    widths and safe angle (``[boards.NAME.servos.GPIO18]``; ``{}`` takes the defaults). On the Pi
+    header a servo runs only on a pin declared here; an Uno drives one on D9 or D10 either way."""
     simulate: bool = False
     """The board in memory, with its type's pins and capabilities, for trying a config before it
     is wired (mock pins on the Pi header, :mod:`peripherals.simulated_board` for the others)."""
@@ -262,4 +267,7 @@ class BoardSpec(AdapterSpec[BoardOptionsT]):
     default_pins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     devices: Callable[[BoardOptionsT], Sequence[DeviceNode]] = no_devices
     servo_pins: frozenset[str] = frozenset()
+    servos_declared: bool = False
+    """True: a servo runs only on a pin the section declares in ``servos`` (the Pi header, where
+    any line could carry one); config checks hold a servo anywhere else to be refused."""
     options_base: ClassVar[type[Options]] = BoardOptions

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field
 
 from peripherals.base import Board, BoardContext, BoardOptions, BoardSpec, DeviceNode
+from peripherals.header_layout import HEADER_GPIO
 from peripherals.uno_layout import SERVO_PINS
 
 
@@ -65,7 +66,8 @@ def _gpio(name: str, options: GpioBoardOptions, context: BoardContext) -> Board:
     from peripherals.gpio import GpioBoard
 
     return GpioBoard(name, simulate=options.simulate, aliases=options.aliases,
-                     pin_factory=context.pin_factory, factory_name=options.pin_factory)
+                     pin_factory=context.pin_factory, factory_name=options.pin_factory,
+                     servos=options.servos)
 
 
 def _gpio_devices(options: GpioBoardOptions) -> Sequence[DeviceNode]:
@@ -81,12 +83,12 @@ def _arduino(name: str, options: ArduinoBoardOptions, context: BoardContext) -> 
         from peripherals.uno_layout import uno_pin_name
 
         return SimulatedBoard(name, "arduino", UNO_LAYOUT, uno_pin_name,
-                              aliases=options.aliases, servo=SERVO_PINS)
+                              aliases=options.aliases, servo=SERVO_PINS, servos=options.servos)
     from peripherals.arduino import ArduinoBoard
 
     return ArduinoBoard(name, options.port, baudrate=options.baudrate, aliases=options.aliases,
                         watchdog_ms=options.watchdog_ms,
-                        sampling_interval_ms=options.sampling_interval_ms)
+                        sampling_interval_ms=options.sampling_interval_ms, servos=options.servos)
 
 
 def _stm32(name: str, options: Stm32BoardOptions, context: BoardContext) -> Board:
@@ -111,7 +113,8 @@ def _serial_port(options: SerialBoardOptions) -> Sequence[DeviceNode]:
                        "and `sudo edge-cli service install`"),)
 
 
-GPIO = BoardSpec("gpio", GpioBoardOptions, _gpio, devices=_gpio_devices,
+GPIO = BoardSpec("gpio", GpioBoardOptions, _gpio, devices=_gpio_devices, servo_pins=HEADER_GPIO,
+                 servos_declared=True,
                  default_pins={"led": {"mode": "output", "safe": "off"}, "button": {"mode": "input"}})
 ARDUINO = BoardSpec("arduino", ArduinoBoardOptions, _arduino, devices=_serial_port,
                     servo_pins=SERVO_PINS)

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
+from gpiozero import AngularServo, DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
 from gpiozero.devices import Device
 from gpiozero.exc import GPIOZeroError, PinInvalidPin
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -30,7 +30,9 @@ from gpiozero.pins.pi import PiBoardInfo
 from peripherals.base import Board, BoardEvent, BoardListener, BoardStatus, PinInfo, PinMode, PinState, Pull
 from peripherals.events import Debouncer, EventHub
 from peripherals.exc import BoardUnavailable, PinModeError, UnknownPin
+from peripherals.header_layout import HEADER_GPIO, SERVO_PULSE_US
 from peripherals.pin_factory import LoadedFactory, describe_chip, load_pin_factory
+from peripherals.servo import ServoOptions, declared_servos
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +44,18 @@ factory is unavailable: config errors are still reported against the right names
 
 
 class GpioBoard(Board):
-    """The Pi's 40-pin header. ``pin_factory`` may be given to share a factory (tests)."""
+    """The Pi's 40-pin header. ``pin_factory`` may be given to share a factory (tests).
+
+    ``servos`` declares the pins that drive hobby servos (gpiozero's AngularServo): such a pin,
+    set up as pwm, sends no pulse until it is given an angle, and takes angles only.
+
+    >>> arm = GpioBoard("gpio", servos={"18": ServoOptions(max_angle=90)})
+    >>> sorted(arm.servos)
+    ['GPIO18']
+    """
 
     kind = "gpio"
+    servo_pins = HEADER_GPIO
     holds_levels = False
     """The kernel gives no guarantee about a line once the process that drove it exits."""
 
@@ -56,6 +67,7 @@ class GpioBoard(Board):
         aliases: dict[str, str] | None = None,
         pin_factory: Any = None,
         factory_name: str = "auto",
+        servos: dict[str, ServoOptions] | None = None,
     ):
         self.name = name
         self.factory_name = factory_name
@@ -77,6 +89,8 @@ class GpioBoard(Board):
         self._aliases: dict[str, str] = {}
         for alias, spec in (aliases or {}).items():
             self._aliases[alias] = self.canonical(spec)
+        self.servos = declared_servos(servos or {}, self.resolve)
+        """Each declared servo's calibration, by canonical pin name."""
         self._devices: dict[str, Device] = {}
         self._modes: dict[str, PinMode] = {}
         self._held: set[str] = set()
@@ -212,6 +226,8 @@ class GpioBoard(Board):
     def _claim(self, pin: str, mode: PinMode, pull: Pull, initial: bool, bounce_ms: int) -> Device:
         if mode is PinMode.OUTPUT:
             return DigitalOutputDevice(pin, initial_value=initial, pin_factory=self.factory)
+        if mode is PinMode.PWM and pin in self.servos:
+            return self._servo_device(pin, self.servos[pin])
         if mode is PinMode.PWM:
             return PWMOutputDevice(pin, initial_value=1.0 if initial else 0.0,
                                    frequency=DEFAULT_PWM_FREQUENCY, pin_factory=self.factory)
@@ -226,6 +242,14 @@ class GpioBoard(Board):
         device.when_activated = lambda: self._input_changed(pin, active_level)
         device.when_deactivated = lambda: self._input_changed(pin, 1.0 - active_level)
         return device
+
+    def _servo_device(self, pin: str, servo: ServoOptions) -> AngularServo:
+        """A declared servo, sending no pulse until it is given an angle."""
+        low, high = servo.pulses(SERVO_PULSE_US)
+        return AngularServo(pin, initial_angle=None, min_angle=servo.min_angle,
+                            max_angle=servo.max_angle, min_pulse_width=low / 1e6,
+                            max_pulse_width=high / 1e6, frame_width=servo.frame_us / 1e6,
+                            pin_factory=self.factory)
 
     def _input_changed(self, pin: str, value: float) -> None:
         if self._debounce.accept(pin):
@@ -243,24 +267,55 @@ class GpioBoard(Board):
         return self._devices[pin]
 
     async def read(self, pin: str) -> float:
-        """The electrical level (1 high, 0 low; PWM duty), not gpiozero's active-low value."""
-        return float(self._device(pin).pin.state)
+        """The electrical level (1 high, 0 low; PWM duty, a servo's too), not gpiozero's
+        active-low value."""
+        return float(_line(self._device(pin)).state)
 
     async def write(self, pin: str, value: bool) -> None:
+        """A servo's pin takes off only, which is its safe state (:meth:`servo_safe`)."""
         device = self._device(pin, PinMode.OUTPUT, PinMode.PWM)
-        device.value = 1 if value else 0
+        if isinstance(device, AngularServo):
+            if value:
+                raise PinModeError(f"{self.resolve(pin)} drives a servo: give it an angle")
+            self._servo_safe(self.resolve(pin), device)
+        else:
+            device.value = 1 if value else 0
         self._held.discard(self.resolve(pin))
 
     async def pwm(self, pin: str, duty: float, frequency: float | None = None) -> None:
         if not 0.0 <= duty <= 1.0:
             raise PinModeError(f"duty {duty} is outside 0..1")
         device = self._device(pin, PinMode.PWM)
+        if isinstance(device, AngularServo):
+            raise PinModeError(f"{self.resolve(pin)} drives a servo: give it an angle, not a duty")
         if frequency is not None:
             if frequency <= 0:
                 raise PinModeError(f"frequency {frequency} must be positive")
             device.frequency = frequency
         device.value = duty
         self._held.discard(self.resolve(pin))
+
+    async def servo(self, pin: str, angle: float) -> None:
+        """Turn the servo declared on ``pin`` to ``angle`` degrees (within its range)."""
+        name = self.resolve(pin)
+        servo = self.servos.get(name)
+        if servo is None:
+            raise PinModeError(f"{name} is not declared as a servo on board {self.name}; add "
+                               f"[boards.{self.name}.servos.{name}] (its angle range and pulse "
+                               "widths; {} takes the defaults)")
+        servo.check(name, angle)
+        device = self._device(name, PinMode.PWM)
+        assert isinstance(device, AngularServo)  # a declared servo's pwm pin is claimed as one
+        device.angle = angle
+        self._held.discard(name)
+
+    def _servo_safe(self, pin: str, device: AngularServo) -> None:
+        """The safe angle when one is configured, else no more pulses (the servo goes limp)."""
+        safe = self.servos[pin].safe_angle
+        if safe is None:
+            device.detach()
+        else:
+            device.angle = safe
 
     async def simulate_input(self, pin: str, level: float) -> None:
         """Drive a mock input pin's line (the mock pins only: a real header refuses)."""
@@ -278,7 +333,11 @@ class GpioBoard(Board):
         for spec, level in values.items():
             try:
                 pin = self.resolve(spec)
-                self._device(pin, PinMode.OUTPUT, PinMode.PWM).value = 1 if level else 0
+                device = self._device(pin, PinMode.OUTPUT, PinMode.PWM)
+                if isinstance(device, AngularServo):
+                    self._servo_safe(pin, device)
+                    continue
+                device.value = 1 if level else 0
             except (GPIOZeroError, PinModeError, UnknownPin, BoardUnavailable) as exc:
                 log.error("safe_state_failed board=%s pin=%s error=%r", self.name, spec, exc)
                 failed.append(spec)
@@ -290,7 +349,13 @@ class GpioBoard(Board):
     def status(self) -> BoardStatus:
         pins = []
         for pin, device in self._devices.items():
-            freq = device.frequency if isinstance(device, PWMOutputDevice) else None
-            pins.append(PinState(pin, self._modes[pin], float(device.pin.state), freq))
+            line = _line(device)
+            freq = line.frequency if isinstance(device, PWMOutputDevice | AngularServo) else None
+            pins.append(PinState(pin, self._modes[pin], float(line.state), freq))
         return BoardStatus(self.name, self.kind, self.connected, self.simulated, self.detail, pins,
                            info=dict(self.info))
+
+
+def _line(device: Device) -> Any:
+    """The gpiozero pin under ``device`` (a servo drives its own PWM device's)."""
+    return device.pwm_device.pin if isinstance(device, AngularServo) else device.pin

@@ -33,6 +33,7 @@ from peripherals.base import (
 )
 from peripherals.events import EventHub
 from peripherals.exc import PinModeError, UnknownPin
+from peripherals.servo import ServoOptions, declared_servos
 from peripherals.uno_layout import PWM_PINS
 
 DIGITAL = frozenset({PinMode.INPUT, PinMode.OUTPUT})
@@ -68,12 +69,13 @@ class SimulatedBoard(Board):
 
     def __init__(self, name: str, kind: str, layout: Mapping[str, frozenset[PinMode]],
                  canonical: Callable[[str], str], *, aliases: Mapping[str, str] | None = None,
-                 servo: Iterable[str] = ()):
+                 servo: Iterable[str] = (), servos: Mapping[str, ServoOptions] | None = None):
         self.name, self.kind = name, kind
         self._layout = dict(layout)
         self._canonical = canonical
         self._servo = frozenset(servo)
         self._aliases = {alias: self.canonical(target) for alias, target in (aliases or {}).items()}
+        self._calibration = declared_servos(servos or {}, self.resolve)
         self._modes: dict[str, PinMode] = {}
         self._values: dict[str, float] = {}
         self._events = EventHub()
@@ -135,7 +137,9 @@ class SimulatedBoard(Board):
         name = self._claimed(pin, PinMode.PWM, PinMode.OUTPUT)
         if name not in self._servo:
             await super().servo(pin, angle)
-        self._values[name] = angle / 180.0
+        servo = self._calibration.get(name, ServoOptions())
+        servo.check(name, angle)
+        self._values[name] = servo.fraction(angle)
 
     async def simulate_input(self, pin: str, level: float) -> None:
         name = self._claimed(pin, PinMode.INPUT, PinMode.ANALOG)

@@ -16,6 +16,8 @@ PWM_PINS = frozenset({3, 5, 6, 9, 10, 11})
 SERVO_PINS = frozenset({"D9", "D10"})
 """Where an Uno drives a hobby servo (Firmata's Servo library, on Timer1): the driver's
 ``servo_pins`` and the spec's."""
+SERVO_PULSE_US = (544, 2400)
+"""The Servo library's pulse widths (µs) at 0 and 180 degrees, for a servo that sets none."""
 
 
 def uno_pin_name(spec: str) -> str:

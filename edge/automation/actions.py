@@ -161,6 +161,8 @@ class Surroundings:
     channels: frozenset[str]
     has_model: bool
     servo_pins: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    servos_declared: frozenset[str] = frozenset()
+    """The boards whose servos are declared in their section (the Pi header's)."""
 
 
 def _natural(name: str) -> tuple[str, int]:
@@ -169,24 +171,32 @@ def _natural(name: str) -> tuple[str, int]:
     return head, int(name[len(head):] or 0)
 
 
-def servo_refusal(board: str, pin: str, servo_pins: Mapping[str, frozenset[str]]) -> str | None:
-    """Why a hobby servo can never run on ``board:pin`` (the board cannot drive one there), and
-    where one can; None when it can.
+def servo_refusal(board: str, pin: str, servo_pins: Mapping[str, frozenset[str]],
+                  declared: frozenset[str] = frozenset()) -> str | None:
+    """Why a hobby servo can never run on ``board:pin`` (the board cannot drive one there, or
+    on a board in ``declared``, whose servos are declared in its section, the pin is not
+    declared as one), and where one can; None when it can.
 
-    >>> servo_refusal("gpio", "GPIO18", {"gpio": frozenset(), "uno": frozenset({"D9"})})[:58]
-    'gpio:GPIO18 cannot drive a servo (board gpio drives none);'
+    >>> servo_refusal("uno", "D3", {"gpio": frozenset(), "uno": frozenset({"D9"})})[:58]
+    'uno:D3 cannot drive a servo (board uno drives them on D9 o'
+    >>> servo_refusal("gpio", "GPIO18", {"gpio": frozenset()}, frozenset({"gpio"}))[:62]
+    'gpio:GPIO18 is not declared as a servo; add [boards.gpio.servo'
     >>> servo_refusal("uno", "D9", {"uno": frozenset({"D9", "D10"})}) is None
     True
     """
     pins = servo_pins.get(board, frozenset())
     if pin in pins:
         return None
+    if board in declared:
+        return (f"{board}:{pin} is not declared as a servo; add [boards.{board}.servos.{pin}] "
+                "(its angle range and pulse widths; {} takes the defaults)")
     here = (f"board {board} drives none" if not pins else
             f"board {board} drives them on {' and '.join(sorted(pins, key=_natural))} only")
     elsewhere = [f"{name}:{p}" for name, found in servo_pins.items() for p in sorted(found, key=_natural)]
     fix = (f"wire the servo to one that can ({', '.join(elsewhere)}), allowlisted with "
            'mode = "pwm"' if elsewhere else
-           "none of the configured boards drives servos; an Arduino does, on D9 and D10")
+           "none of the configured boards drives servos; an Arduino does, on D9 and D10, and "
+           "the Pi header on a pin declared in [boards.NAME.servos]")
     return f"{board}:{pin} cannot drive a servo ({here}); {fix}"
 
 
@@ -198,7 +208,7 @@ def check_action(action: AutomationAction, where: Surroundings) -> None:
         board, pin = where.hardware.locate(action.pin)  # raises UnknownPin
         refusal = where.hardware.refusal(board, pin, VERBS[action.verb])
         if refusal is None and action.verb == "servo":
-            refusal = servo_refusal(board, pin, where.servo_pins)
+            refusal = servo_refusal(board, pin, where.servo_pins, where.servos_declared)
         if refusal:
             raise ValueError(f"{action}: {refusal}")
         if action.hold and action.value:  # the door's one check for every hold

@@ -105,9 +105,30 @@ def _analog_refusal(hardware: Hardware, spec: str) -> str | None:
     return refusal
 
 
-def servo_pins(config: Config) -> dict[str, frozenset[str]]:
-    """Each board's servo pins, as its type's spec declares them."""
-    return {name: BOARDS.get(section.type).servo_pins for name, section in config.boards.items()}
+def servo_pins(config: Config, hardware: Hardware) -> dict[str, frozenset[str]]:
+    """Each board's servo pins, as its type's spec declares them; on a board whose servos must
+    be declared (the Pi header), only the pins its ``servos`` names."""
+    found = {}
+    for name, section in config.boards.items():
+        spec = BOARDS.get(section.type)
+        pins = spec.servo_pins
+        if spec.servos_declared and name in hardware.boards:
+            pins = pins & {_resolved(hardware, name, key) for key in section.servos}
+        found[name] = pins
+    return found
+
+
+def servos_declared(config: Config) -> frozenset[str]:
+    """The boards on which a servo runs only on a pin their section declares (the Pi header)."""
+    return frozenset(name for name, section in config.boards.items()
+                     if BOARDS.get(section.type).servos_declared)
+
+
+def _resolved(hardware: Hardware, board: str, spec: str) -> str:
+    try:
+        return hardware.boards[board].resolve(spec)
+    except BoardError:
+        return spec
 
 
 def mode_refusal(hardware: Hardware, spec: str, mode: PinMode, purpose: str) -> str | None:
@@ -127,17 +148,38 @@ def servo_problems(config: Config, hardware: Hardware) -> list[Problem]:
     """``[mqtt] servos`` against the pins: each name must be an allowlisted pwm pin on which its
     board can drive a servo (else Home Assistant would show a slider whose every command is
     refused)."""
-    found = []
-    pins = servo_pins(config)
+    found = declared_servo_problems(config, hardware)
+    pins = servo_pins(config, hardware)
     for index, spec in enumerate(config.mqtt.servos):
         try:
             refusal = (mode_refusal(hardware, spec, PinMode.PWM, "a servo")
-                       or servo_refusal(*hardware.locate(spec), pins))
+                       or servo_refusal(*hardware.locate(spec), pins, servos_declared(config)))
         except BoardError as exc:
             found.append(Problem(("mqtt", "servos", index), "value", str(exc)))
             continue
         if refusal:
             found.append(Problem(("mqtt", "servos", index), "value", f"{spec!r}: {refusal}"))
+    return found
+
+
+def declared_servo_problems(config: Config, hardware: Hardware) -> list[Problem]:
+    """``[boards.NAME.servos]``: each an allowlisted pwm pin of its board where the board can
+    drive a servo."""
+    found = []
+    for name, section in config.boards.items():
+        can = BOARDS.get(section.type).servo_pins
+        for key in section.servos:
+            where = ("boards", name, "servos", key)
+            try:
+                pin = hardware.boards[name].resolve(key) if name in hardware.boards else key
+                refusal = mode_refusal(hardware, f"{name}:{pin}", PinMode.PWM, "a servo")
+            except BoardError as exc:
+                found.append(Problem(where, "value", str(exc)))
+                continue
+            if refusal is None and pin not in can:
+                refusal = servo_refusal(name, pin, {name: can})
+            if refusal:
+                found.append(Problem(where, "value", refusal))
     return found
 
 
@@ -188,7 +230,8 @@ class Automation:
         channels = frozenset(enabled_channels(config))
         self.surroundings = Surroundings(
             hardware, {n: tuple(units) for n, units in self.sensors.describe().items()},
-            channels, config.provider.configured, servo_pins(config))
+            channels, config.provider.configured, servo_pins(config, hardware),
+            servos_declared(config))
         self.notifier = ChannelNotifier({}, {})
         """Channels and admins are filled in by :meth:`start`, once the channels exist."""
         clock = clock or SystemClock()

@@ -37,16 +37,8 @@ HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A
 
 
 def sdk_unavailable() -> str | None:
-    """Why the MCP SDK cannot be used here, and what to do (None: it can). 32-bit Pi OS does not
-    get it: it needs ``cffi``, which PyPI has no armv7 wheel of, so ``pyproject.toml`` leaves it
-    out there."""
-    if not wheels.missing("mcp"):
-        return None
-    if wheels.on_32_bit_arm():
-        return ("MCP is not available on 32-bit Pi OS: the MCP SDK needs cffi, which PyPI has no "
-                "armv7 wheel of, so edge-agent does not install it there; 64-bit Pi OS on the same "
-                "Pi has it")
-    return "MCP needs the mcp package: reinstall edge-agent (pip install -e . in its venv)"
+    """Why the MCP SDK cannot be used here (:func:`edge.core.wheels.mcp_sdk_unavailable`)."""
+    return wheels.mcp_sdk_unavailable()
 
 
 def _sdk_installed(value: _Used) -> _Used:

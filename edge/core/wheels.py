@@ -58,3 +58,16 @@ def install_hint(what: str, module: str, pip_name: str, debian_package: str) -> 
     how = debian if on_32_bit_arm() else (f"pip install {pip_name} into the agent's environment; "
                                           f"on 32-bit Pi OS, {debian}")
     return f"{what} need {pip_name} ({reason}): {how}"
+
+
+def mcp_sdk_unavailable() -> str | None:
+    """Why the MCP SDK cannot be used here, and what to do (None: it can). 32-bit Pi OS does not
+    get it: it needs ``cffi``, which PyPI has no armv7 wheel of, so ``pyproject.toml`` leaves it
+    out there. Nothing is imported to find out (``edge-cli mcp`` asks before its SDK loads)."""
+    if not missing("mcp"):
+        return None
+    if on_32_bit_arm():
+        return ("MCP is not available on 32-bit Pi OS: the MCP SDK needs cffi, which PyPI has no "
+                "armv7 wheel of, so edge-agent does not install it there; 64-bit Pi OS on the same "
+                "Pi has it")
+    return "MCP needs the mcp package: reinstall edge-agent (pip install -e . in its venv)"

@@ -31,6 +31,7 @@ from edge.core.validation import Problem
 from edge.security.policy import PinRule
 from peripherals.base import Board, PinMode, Pull
 from peripherals.exc import UnknownPin
+from peripherals.servo import ServoOptions, declared_servos
 
 if TYPE_CHECKING:
     from edge.config.boards import BoardConfig, PinConfig
@@ -58,6 +59,8 @@ class Pin:
     pull and ``active``), so nothing here inverts or describes their line."""
     approval: bool = True
     """False: the model's switches of this pin wait for nobody (``approval = false``)."""
+    servo_range: tuple[float, float] | None = None
+    """A servo declared in ``[boards.NAME.servos]``: the angles it takes (min, max)."""
 
     def line(self, on: bool) -> bool:
         """The electrical level (True: high) that means ``on`` for this pin."""
@@ -164,8 +167,14 @@ def pin_table(name: str, section: BoardConfig, board: Board, problems: list[Prob
         aliases = tuple(a for a in section.aliases if _resolved(board, a) == pin)
         pins.append(Pin(name, pin, pin_cfg.mode, safe, pin_cfg.max_on_seconds, pin_cfg.pull,
                         aliases, _active_low(pin_cfg, board), pin_cfg.bounce_ms,
-                        pin_cfg.switch_budget, board.kind != "node", pin_cfg.approval))
+                        pin_cfg.switch_budget, board.kind != "node", pin_cfg.approval,
+                        _servo_range(board, section.servos, pin)))
     return pins
+
+
+def _servo_range(board: Board, servos: Mapping[str, ServoOptions], pin: str) -> tuple[float, float] | None:
+    servo = declared_servos(servos, board.resolve).get(pin)
+    return None if servo is None else (servo.min_angle, servo.max_angle)
 
 
 def _active_low(pin_cfg: PinConfig, board: Board) -> bool:

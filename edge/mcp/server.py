@@ -122,20 +122,28 @@ def tool_result(result: OpResult) -> CallToolResult:
 
 
 def catalog_server(door: Door, caller_of: CallerOf,
-                   middleware: Sequence[ServerMiddleware[Any]] = ()) -> MCPServer:
+                   middleware: Sequence[ServerMiddleware[Any]] = (), *,
+                   tools: bool = True) -> MCPServer:
     """The MCP server whose tools (the catalog's) and resources ask ``door``, as ``caller_of``
-    names the caller."""
-    from edge.ops.catalog import over_mcp  # the operations load with the server that offers them
-
+    names the caller; ``tools=False`` leaves the tools for :func:`add_tools` to register later
+    (``edge-cli mcp`` answers ``initialize`` first)."""
     server: MCPServer = MCPServer("edge-agent", version=__version__, instructions=INSTRUCTIONS,
                                   middleware=middleware)
+    if tools:
+        add_tools(server, door, caller_of)
+    add_resources(server, door, caller_of)
+    return server
+
+
+def add_tools(server: MCPServer, door: Door, caller_of: CallerOf) -> None:
+    """One tool per operation of the catalog offered over MCP, under each of its MCP names."""
+    from edge.ops.catalog import over_mcp  # the operations load with the server that offers them
+
     for operation in over_mcp():
         for name in operation.mcp_names:
             server.add_tool(tool_function(operation, door, caller_of), name=name,
                             description=operation.description,
                             annotations=annotations_of(operation.hints))
-    add_resources(server, door, caller_of)
-    return server
 
 
 def annotations_of(hints: Hints) -> ToolAnnotations:

@@ -7,21 +7,28 @@ client as the caller and keeps the local user who ran the command as the audit t
 user's uid with the client's name: another local user whose client names itself the same is
 asked again. ``ssh pi edge-cli mcp`` is then an MCP server for any client that can run a
 command.
+
+Start-up is the SDK's import and little else (``make bench``: ``bench mcp``): ``initialize`` is
+answered before the catalog of operations is loaded; its tools are registered when the first
+request after it arrives (:class:`ToolsOnFirstUse`), and the agent is asked whether it runs while
+the SDK loads (:mod:`edge.cli.mcp_cmd`).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from edge.control.client import request
 from edge.control.ops import OpResult
-from edge.core.exc import DaemonUnavailable, EdgeError
-from edge.mcp.server import McpCaller, StdioCaller, catalog_server
+from edge.core.exc import EdgeError
+from edge.mcp.server import McpCaller, StdioCaller, add_tools, catalog_server
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +42,16 @@ class SocketDoor:
     """The running agent's control socket as the MCP server's door."""
 
     def __init__(self, paths: list[Path], approval_timeout: float):
-        from edge.ops.catalog import waits_for_approval  # with the tools it serves
-
         self.paths = paths
         self.approval_timeout = approval_timeout
-        self.waits = waits_for_approval()
-        """What may wait for an admin's approval (the catalog's actuations and changes)."""
+
+    @functools.cached_property
+    def waits(self) -> frozenset[str]:
+        """What may wait for an admin's approval (the catalog's actuations and changes), asked
+        at the first call: the catalog loads with the tools it serves."""
+        from edge.ops.catalog import waits_for_approval
+
+        return waits_for_approval()
 
     def timeout(self, op: str) -> float:
         if op in self.waits:
@@ -58,20 +69,32 @@ class SocketDoor:
         return OpResult.from_dict(answer)
 
 
-def check_agent(paths: list[Path]) -> str | None:
-    """None when an agent answers on one of ``paths``; else why not (for stderr)."""
-    try:
-        request(paths, "status", {}, 5.0)
-    except DaemonUnavailable:
-        return ("no agent is running, and edge-cli mcp never opens the pins itself; start it "
-                "with `edge-cli run` or `sudo systemctl start edge-agent`")
-    except EdgeError as exc:
-        return str(exc)
-    return None
+HANDSHAKE = frozenset({"initialize", "server/discover", "ping"})
+"""What a client asks before it uses the server: ``initialize`` (and ``server/discover`` from
+2026-07-28 on), answered without the tools."""
+
+
+class ToolsOnFirstUse:
+    """Server middleware that registers the catalog's tools when the first request after the
+    handshake arrives (``tools/list``, as a rule): the answer to ``initialize`` does not wait for
+    the catalog's operations and their argument models, and the client's round trip to its next
+    request is spent on them instead."""
+
+    def __init__(self, register: Callable[[], None]):
+        self._register: Callable[[], None] | None = register
+
+    async def middleware(self, ctx: ServerRequestContext[Any, Any],
+                         call_next: CallNext) -> HandlerResult:
+        if self._register is not None and ctx.method not in HANDSHAKE:
+            register, self._register = self._register, None
+            register()
+        return await call_next(ctx)
 
 
 def serve(paths: list[Path], approval_timeout: float) -> None:
     """Speak MCP on stdin and stdout until the client closes them."""
     caller = StdioCaller()
-    server = catalog_server(SocketDoor(paths, approval_timeout), caller, [caller.middleware])
+    door = SocketDoor(paths, approval_timeout)
+    tools = ToolsOnFirstUse(lambda: add_tools(server, door, caller))
+    server = catalog_server(door, caller, [caller.middleware, tools.middleware], tools=False)
     anyio.run(server.run_stdio_async)

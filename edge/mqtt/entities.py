@@ -8,7 +8,7 @@ asks of the hardware (:meth:`~EntityKind.command`). The topic names, discovery, 
 its commands ask the pin's kind and nothing else.
 
 Outputs are ``switch``es, PWM pins dimmable ``light``s (brightness in percent on the same
-``/set`` topic), servos ``number``s (0..180 degrees), inputs ``binary_sensor``s, analog inputs
+``/set`` topic), servos ``number`` sliders (their angle range), inputs ``binary_sensor``s, analog inputs
 ``sensor``s. Keys follow Home Assistant's documented schema for each component (switch.mqtt,
 light.mqtt default schema, number.mqtt, binary_sensor.mqtt, sensor.mqtt);
 ``tests/mqtt/test_discovery.py`` pins them.
@@ -22,6 +22,7 @@ light.mqtt default schema, number.mqtt, binary_sensor.mqtt, sensor.mqtt);
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -137,20 +138,35 @@ class Light(EntityKind):
 
 
 class Servo(EntityKind):
-    """A PWM pin named in ``[mqtt] servos``: an angle."""
+    """A PWM pin declared in ``[boards.NAME.servos]`` or named in ``[mqtt] servos``: an angle,
+    on a slider over the servo's range (0..180 degrees unless its section narrows it)."""
 
     name = "servo"
     component = "number"
 
     def claims(self, pin: Pin, naming: Naming) -> bool:
-        return pin.mode is PinMode.PWM and naming.is_servo(pin)
+        return pin.mode is PinMode.PWM and (pin.servo_range is not None or naming.is_servo(pin))
+
+    def pin_discovery(self, pin: Pin, naming: Naming) -> dict[str, Any]:
+        if pin.servo_range is None:
+            return {}
+        low, high = pin.servo_range
+        return {"min": low, "max": high}
+
+    def shown_value(self, pin: Pin, naming: Naming, value: float) -> float:
+        """The angle; NaN (no angle) for a declared servo's value outside its range: one that
+        has not been turned yet sends no pulse, and its position is not known."""
+        if pin.servo_range is not None and not pin.servo_range[0] <= value <= pin.servo_range[1]:
+            return math.nan
+        return value
 
     def discovery(self, topics: Topics, slug: str) -> dict[str, Any]:
         return {"command_topic": topics.set(slug), "state_topic": topics.state(slug), "min": 0,
                 "max": 180, "step": 1, "mode": "slider", "unit_of_measurement": "°"}
 
     def state_payloads(self, topics: Topics, slug: str, value: float) -> dict[str, str]:
-        return {topics.state(slug): f"{value:g}"}
+        """The angle, or ``None`` (Home Assistant's ``payload_reset``: unknown) for no angle."""
+        return {topics.state(slug): "None" if math.isnan(value) else f"{value:g}"}
 
     def command(self, text: str) -> Command:
         return Command("servo", number(text, 0, 180, "a servo takes an angle from 0 to 180 degrees"))

@@ -159,12 +159,14 @@ async def test_servo_tool_through_policy_to_the_firmware(simavr_uno, write_confi
         await hardware.shutdown()
 
 
-async def test_servo_on_a_board_without_servos_is_refused(write_config, isolated_env, mock_factory):
+async def test_servo_on_a_header_pin_not_declared_as_one_is_refused(write_config, isolated_env,
+                                                                     mock_factory):
     config = load_config(str(write_config('[boards.gpio.pins]\nGPIO18 = { mode = "pwm" }\n')),
                          env=isolated_env).config
     hardware = build_hardware(config, resident=True, pin_factory=mock_factory)
     await hardware.start()
     tools = {tool.name: tool for tool in hardware_tools(hardware)}
     result = await tools["servo_write"].execute({"pin": "GPIO18", "angle": 45}, asker("test"))
-    assert not result.success and "cannot drive servos" in result.error
+    assert not result.success and "GPIO18 is not declared as a servo" in result.error
+    assert mock_factory.pin(18).state == 0
     await hardware.shutdown()

@@ -41,10 +41,15 @@ simulate = true
 pump = "GPIO17"
 lamp = "GPIO18"
 door = "GPIO27"
+vent = "GPIO13"
 [boards.gpio.pins]
 pump = {{ mode = "output", safe = "off" }}
 lamp = {{ mode = "pwm", safe = "off" }}
 door = {{ mode = "input", pull = "up" }}
+vent = {{ mode = "pwm" }}
+[boards.gpio.servos.vent]
+min_angle = 10
+max_angle = 120
 
 [boards.uno]
 type = "arduino"
@@ -226,6 +231,13 @@ class Agent:
         return data
 
 
+def turn_the_vent(agent: Agent) -> None:
+    """A servo on the header has no position until it is first turned after a start (its state
+    is unknown, ``None``): turned, so that every entity has a state to check."""
+    turned = cli("gpio", "servo", "vent", "30", env=agent.env)
+    assert turned.returncode == 0, turned.stdout + turned.stderr
+
+
 def agent_env(folder: Path) -> dict[str, str]:
     """The agent's own environment: no EDGE_* of the caller, a home and state directory of its own."""
     env = {k: v for k, v in os.environ.items()
@@ -274,6 +286,7 @@ def agent(home_assistant: HomeAssistant, ha_broker: Mosquitto, uno: SimAvr,
     running.env["PATH"] = f"{bin_dir}{os.pathsep}{running.env.get('PATH', os.defpath)}"
     try:
         running.start()
+        turn_the_vent(running)
         yield running
     finally:
         running.stop()

@@ -19,7 +19,7 @@ import pytest
 
 from tests.emulation.simavr import SimAvr
 from tests.helpers import cli
-from tests.homeassistant.conftest import DISCOVERY_PREFIX, NODE, Agent
+from tests.homeassistant.conftest import DISCOVERY_PREFIX, NODE, Agent, turn_the_vent
 from tests.homeassistant.harness import HomeAssistant
 
 pytestmark = [pytest.mark.emulator, pytest.mark.homeassistant]
@@ -167,6 +167,14 @@ def test_the_switch_light_and_servo_are_driven_from_home_assistant(agent: Agent,
     eventually(lambda: agent.gpio_read("arm")["value"], lambda v: v == 90, "the servo's angle")
     eventually(lambda: ha.state(arm)["state"], near(90, 0), f"{arm} in Home Assistant")
 
+    vent = entity(agent, ha, f"{BASE}/vent")  # a servo on the Pi header: a slider over its range
+    attributes = ha.state(vent)["attributes"]
+    assert (attributes["min"], attributes["max"], attributes["mode"],
+            attributes["unit_of_measurement"]) == (10, 120, "slider", "°"), attributes
+    ha.call("number", "set_value", entity_id=vent, value=65)
+    eventually(lambda: agent.gpio_read("vent")["value"], lambda v: v == 65, "the vent's angle")
+    eventually(lambda: ha.state(vent)["state"], near(65, 0), f"{vent} in Home Assistant")
+
 
 def test_inputs_and_readings_reach_home_assistant(agent: Agent, home_assistant: HomeAssistant,
                                                   uno: SimAvr) -> None:
@@ -246,6 +254,11 @@ def test_a_restarted_agent_greys_its_entities_and_brings_the_same_ones_back(
     agent.start()
     assert agent.discovery.keys() == before.keys()
     assert registry(ha).keys() == ids.keys()
+    vent = f"number.{NODE}_vent"
+    eventually(lambda: unusable(ha, ids.values()), lambda bad: set(bad) == {vent},
+               "entities without a usable state after the restart, but the unturned servo",
+               timeout=15)
+    turn_the_vent(agent)
     eventually(lambda: unusable(ha, ids.values()), lambda bad: not bad,
                "entities without a usable state after the restart", timeout=15)
 

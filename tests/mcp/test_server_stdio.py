@@ -2,7 +2,8 @@
 loop, on gpiozero's mock pins): the tools with their annotations and the resources; an
 allowlisted pin switched and read back through ``edge-cli gpio read --json``; refusals outside the
 allowlist, by an interlock and by the rate limit, each a tool error saying why; every call in
-``edge-cli history --json`` as ``mcp:<client>``; no agent running is exit 1."""
+``edge-cli history --json`` as ``mcp:<client>``; no agent running is exit 1; the handshake is
+answered before the catalog's tools are loaded."""
 
 from __future__ import annotations
 
@@ -147,7 +148,7 @@ async def test_pwm_sensors_and_schedules_through_the_policy(start_agent, write_c
         assert not duty.is_error and duty.structured_content["value"] == 0.25
         assert mock_factory.pin(18).state == 0.25
         servo = await session.call_tool("servo_angle", {"pin": "GPIO18", "angle": 90})
-        assert servo.is_error and "cannot drive servos" in text(servo)  # the board's own words
+        assert servo.is_error and "GPIO18 is not declared as a servo" in text(servo)  # the board's words
         assert mock_factory.pin(18).state == 0.25
         assert not (await session.call_tool("sensors_list", {})).is_error
         unknown = await session.call_tool("sensor_read", {"name": "nope"})
@@ -165,3 +166,33 @@ async def test_pwm_sensors_and_schedules_through_the_policy(start_agent, write_c
         status = await session.call_tool("status", {})
         assert not status.is_error and status.structured_content["daemon"]["running"] is True
         assert "gpio" in text(status)
+
+
+async def test_initialize_is_answered_before_the_catalog_and_its_tools_come_with_the_next_request():
+    """What ``edge-cli mcp`` builds (:func:`edge.mcp.server_stdio.serve`), in-process: the answer
+    to ``initialize`` does not wait for the catalog's tools; the first request after it registers
+    them, once."""
+    from mcp import Client
+
+    from edge.control.ops import OpResult
+    from edge.mcp.server import McpCaller, StdioCaller, add_tools, catalog_server
+    from edge.mcp.server_stdio import ToolsOnFirstUse
+
+    async def door(op: str, args: dict, caller: McpCaller) -> OpResult:
+        return OpResult(True, "done", {"op": op, "caller": caller.name})
+
+    caller, registered = StdioCaller(), []
+
+    def register() -> None:
+        registered.append("tools")
+        add_tools(server, door, caller)
+
+    tools = ToolsOnFirstUse(register)
+    server = catalog_server(door, caller, [caller.middleware, tools.middleware], tools=False)
+    async with Client(server) as client:  # its handshake: server/discover (2026-07-28)
+        assert registered == [] and await server.list_tools() == []  # answered without them
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        assert registered == ["tools"] and {"pin_write", "servo_angle", "pins_list"} <= listed
+        result = await client.call_tool("pin_write", {"pin": "led", "value": "on"})
+        assert result.structured_content["op"] == "gpio.write"
+        assert registered == ["tools"]

@@ -136,5 +136,7 @@ def test_servo_pins_are_declared_by_each_driver_and_its_spec_alike(mock_factory)
                            BoardContext(mock_factory))
         assert board.servo_pins == spec.servo_pins, kind
     assert BOARDS.get("arduino").servo_pins == {"D9", "D10"}
-    assert BOARDS.get("gpio").servo_pins == BOARDS.get("stm32").servo_pins == frozenset()
+    assert BOARDS.get("gpio").servo_pins == {f"GPIO{n}" for n in range(28)}  # declared ones
+    assert BOARDS.get("gpio").servos_declared and not BOARDS.get("arduino").servos_declared
+    assert BOARDS.get("stm32").servo_pins == frozenset()
     assert Board.servo_pins == frozenset()  # a driver that says nothing drives no servo

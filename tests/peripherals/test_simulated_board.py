@@ -46,6 +46,17 @@ async def test_a_simulated_uno_refuses_what_an_uno_cannot_do():
         await board.simulate_input("D3", 1)
 
 
+async def test_a_simulated_uno_holds_a_servo_to_its_range():
+    board = create_board("uno", "arduino", {"port": "/dev/ttyACM0", "simulate": True,
+                                            "servos": {"10": {"min_angle": 30, "max_angle": 90}}})
+    await board.connect()
+    await board.setup_pin("D10", PinMode.PWM)
+    await board.servo("D10", 45)
+    assert board.status().pins[0].value == 0.25  # a quarter of 30..90
+    with pytest.raises(PinModeError, match="angle 100 is outside D10's range 30..90 degrees"):
+        await board.servo("D10", 100)
+
+
 async def test_a_simulated_node_has_the_pins_its_allowlist_names():
     options = NODE.options.model_validate({"node_id": "shed", "simulate": True})
     object.__setattr__(options, "pins", {"pump": {}, "float": {}})  # the agent's section adds them
