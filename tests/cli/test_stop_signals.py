@@ -120,3 +120,30 @@ def test_a_signal_ends_a_hold_through_the_agent_and_the_pin_goes_safe(isolated_e
     finally:
         agent.terminate()
         agent.communicate(timeout=20)
+
+
+async def test_catch_hands_each_signal_to_the_loop_even_one_a_worker_thread_receives():
+    """:func:`~edge.core.stopsignals.catch`: the asked-to-stop signals through asyncio, the others
+    through a plain handler; each reaches the callback on the loop, also when the kernel gives it
+    to a worker thread (here on purpose, with ``pthread_kill``), and the handlers are put back."""
+    import asyncio
+    import threading
+
+    from edge.core.stopsignals import catch
+
+    chosen = (signal.SIGTERM, signal.SIGUSR1, signal.SIGRTMIN + 3)
+    before = {signum: signal.getsignal(signum) for signum in chosen}
+    caught: asyncio.Queue[int] = asyncio.Queue()
+    restore = catch(asyncio.get_running_loop(), chosen, caught.put_nowait)
+    try:
+        assert signal.getsignal(signal.SIGUSR1) is not before[signal.SIGUSR1]
+        for signum in (signal.SIGUSR1, signal.SIGTERM, signal.SIGRTMIN + 3):
+            def to_this_thread(signum: int = signum) -> None:
+                signal.pthread_kill(threading.get_ident(), signum)
+
+            await asyncio.to_thread(to_this_thread)
+            assert await asyncio.wait_for(caught.get(), 10) == signum
+    finally:
+        restore()
+    assert {signum: signal.getsignal(signum) for signum in chosen} == before
+    assert caught.empty()
