@@ -39,10 +39,10 @@ def pinned_versions(python: str = sys.executable) -> str:
 
 
 def source_hash(pins: str) -> str:
-    """A hash of what goes into the wheel (the packages' files, pyproject.toml, README.md) and of
-    the pinned dependency versions."""
+    """A hash of what goes into the wheel (the packages' files, the ``edge-cli`` script,
+    pyproject.toml, README.md) and of the pinned dependency versions."""
     digest = hashlib.sha256(pins.encode())
-    files = [ROOT / "pyproject.toml", ROOT / "README.md"]
+    files = [ROOT / "pyproject.toml", ROOT / "README.md", *(ROOT / "scripts").iterdir()]
     for package in PACKAGES:
         files += [p for p in (ROOT / package).rglob("*")
                   if p.is_file() and "__pycache__" not in p.parts]

@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from functools import partial
 from typing import Any, TextIO
@@ -27,7 +28,7 @@ from edge.core.ownership import LOCK_NAME, AgentLock
 from edge.core.redaction import secret_values
 from edge.core.requester import Requester
 from edge.core.sdnotify import ServiceNotifier
-from edge.core.stopsignals import STOPPING, exit_code, signal_name
+from edge.core.stopsignals import STOPPING, catch, exit_code, signal_name
 from edge.core.supervision import SupervisedTask, close_all, down_tasks
 from edge.core.workers import install_workers
 from edge.safe_mode import WINDOW_SECONDS, RunLedger, SafeMode
@@ -162,22 +163,20 @@ class Runtime(AgentAssembly):
         path marks it clean; after a crash loop the start is in safe mode."""
         loop = asyncio.get_running_loop()
         install_workers(loop)  # every worker thread now, so the count never grows
-        for sig in STOP_SIGNALS:
-            loop.add_signal_handler(sig, self._stop_on_signal, sig)
+        restore_signals = catch(loop, STOP_SIGNALS, self._stop_on_signal)
         # the lock first: a second agent must be refused before it touches any board
         lock = AgentLock.acquire(self.loaded.control_socket.parent / LOCK_NAME)
         ledger = self.ledger = RunLedger.in_state_dir(self.loaded.state_dir)
         self.safe_mode = SafeMode(ledger.begin(os.getpid()), ledger, self._resume_automation)
         try:
-            await self._run_until_stopped(lock)
+            await self._run_until_stopped(lock, restore_signals)
         except Exception as exc:  # the next start counts it, with this as its reason
             ledger.end(error=f"{type(exc).__name__}: {exc}")
             raise
         # a clean stop; an unexpected signal (SIGUSR1...) stopped it safely but counts as a kill
         ledger.end(error=f"stopped by {self._stop_reason}" if self.exit_code > 128 else None)
 
-    async def _run_until_stopped(self, lock: AgentLock) -> None:
-        loop = asyncio.get_running_loop()
+    async def _run_until_stopped(self, lock: AgentLock, restore_signals: Callable[[], None]) -> None:
         control = ControlServer(self.loaded.control_socket, self)
         self.recent_events.attach()
         async with AsyncExitStack() as stack:
@@ -186,7 +185,7 @@ class Runtime(AgentAssembly):
             stack.callback(log.info, "stopped")
             stack.callback(self._note_unanswered_input)
             stack.callback(lock.release)
-            stack.callback(self._remove_signal_handlers, loop)
+            stack.callback(restore_signals)
             stack.push_async_callback(self.close_channels)
             stack.push_async_callback(self.close_provider)
             stack.push_async_callback(control.close)
@@ -275,10 +274,6 @@ class Runtime(AgentAssembly):
         for task in self._listeners:
             task.cancel()
         await asyncio.gather(*self._listeners, close_all(self._tasks), return_exceptions=True)
-
-    def _remove_signal_handlers(self, loop: asyncio.AbstractEventLoop) -> None:
-        for sig in STOP_SIGNALS:
-            loop.remove_signal_handler(sig)
 
     def _note_unanswered_input(self) -> None:
         if self.agent is not None and self.agent.failed_turns and self.piped_input():

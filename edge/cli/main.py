@@ -4,12 +4,8 @@ Exit codes: :data:`edge.core.exc.EXIT_CODES` (0 success, 1 a refused or failed a
 usage or config, and a few more), printed by ``--help``.
 """
 
-from __future__ import annotations
-
-import contextlib
 import os
 import sys
-from importlib import import_module
 
 from edge import __version__
 from edge.core.exc import (
@@ -22,7 +18,9 @@ from edge.core.exc import (
 )
 
 TYPE_CHECKING = False
-"""Not imported from :mod:`typing`, which ``edge-cli --version`` would otherwise load (2 ms)."""
+"""Not imported from :mod:`typing`, which ``edge-cli --version`` would otherwise load (2 ms); nor
+are contextlib and importlib imported before a command needs them (3 ms more), nor ``__future__``
+(the annotations naming what only a type checker imports are quoted)."""
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
@@ -90,11 +88,11 @@ def help_width() -> int:
     return max(columns, 20) - 2
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> "argparse.ArgumentParser":
     """The parser for every command, or only for ``command``'s module when it is known."""
     import argparse
 
-    def sized(base: type[argparse.HelpFormatter]) -> type[argparse.HelpFormatter]:
+    def sized(base: "type[argparse.HelpFormatter]") -> "type[argparse.HelpFormatter]":
         """``base`` told the terminal's width by os, not shutil (which imports bz2, lzma and
         zlib: about 3 ms on every command, since argparse builds a formatter per argument)."""
 
@@ -109,11 +107,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     class Parser(argparse.ArgumentParser):
         """Usage errors become CommandLineError, so that --json can report them as JSON."""
 
-        def __init__(self, *args: Any, **kwargs: Any):
+        def __init__(self, *args: "Any", **kwargs: "Any"):
             kwargs["formatter_class"] = sized(kwargs.get("formatter_class", argparse.HelpFormatter))
             super().__init__(*args, **kwargs)
 
-        def error(self, message: str) -> NoReturn:
+        def error(self, message: str) -> "NoReturn":
             raise CommandLineError(f"{self.prog}: {message}", self.format_usage())
 
     common = Parser(add_help=False)
@@ -130,6 +128,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                     formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common])
     parser.add_argument("-V", "--version", action="version", version=f"edge-cli {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    from importlib import import_module
 
     module = COMMAND_MODULES.get(command or "")
     for name in [module] if module else dict.fromkeys(COMMAND_MODULES.values()):
@@ -213,10 +213,11 @@ def skip_pydantic_plugins() -> None:
 
 
 def entry() -> None:
-    """The console script: ``main()``, then a quick exit (it never returns). Every command has
-    closed what it opened by the time it returns, so the interpreter's teardown of the modules a
-    run imports (about 100 ms, more than the run's own work for a one-shot turn) is skipped:
-    stdio and the log handlers are flushed, then the process ends."""
+    """What the ``edge-cli`` script (scripts/edge-cli) runs: ``main()``, then a quick exit (it
+    never returns). Every command has closed what it opened by the time it returns, so the
+    interpreter's teardown of the modules a run imports (about 100 ms, more than the run's own
+    work for a one-shot turn) is skipped: stdio and the log handlers are flushed, then the
+    process ends."""
     skip_httpx_command_line()
     skip_pydantic_plugins()
     try:
@@ -228,8 +229,10 @@ def entry() -> None:
     if (logging := sys.modules.get("logging")) is not None:
         logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be said
+        try:
             stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+            continue
     os._exit(code)
 
 

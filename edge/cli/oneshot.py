@@ -32,7 +32,7 @@ from edge.control.ops import OpResult
 from edge.core.exc import DaemonUnavailable, UsageError
 from edge.core.paths import socket_candidates
 from edge.core.requester import Requester
-from edge.core.stopsignals import STOPPING, signal_name
+from edge.core.stopsignals import STOPPING, catch, signal_name
 from edge.status import format_status
 from edge.status_lines import span
 
@@ -152,14 +152,11 @@ class HoldStop:
     def catching(self) -> Iterator[None]:
         import asyncio
 
-        loop = asyncio.get_running_loop()
-        for signum in HOLD_SIGNALS:
-            loop.add_signal_handler(signum, self._caught, signum)
+        restore = catch(asyncio.get_running_loop(), HOLD_SIGNALS, self._caught)
         try:
             yield
         finally:
-            for signum in HOLD_SIGNALS:
-                loop.remove_signal_handler(signum)
+            restore()
 
 
 class HoldEnd(NamedTuple):

@@ -82,3 +82,20 @@ def test_version_help_and_logs_stay_light(isolated_env, argv):
     assert not {m for m in mods if m.split(".")[0] in HEAVY}
     if argv == ["--version"]:
         assert not {"typing", "dataclasses", "argparse"} & mods  # next to a bare interpreter
+
+
+def test_the_edge_cli_script_adds_only_edge_to_a_bare_interpreter(isolated_env):
+    """``edge-cli --version`` from the script pip installs (scripts/edge-cli, not a console-script
+    wrapper, which imports ``re``): what it imports beyond ``python -c pass`` is edge's own three
+    small modules. Without site-packages (``-S``), so the venv's .pth files do not count (site
+    would have imported os)."""
+    def imported(*argv: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-S", "-X", "importtime", *argv],
+                              env={**isolated_env, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+                              capture_output=True, text=True, check=True)
+        return [line.rpartition("|")[2].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:") and "package" not in line]
+
+    bare = set(imported("-c", "import os"))
+    added = [m for m in imported(str(ROOT / "scripts" / "edge-cli"), "--version") if m not in bare]
+    assert added and {m.split(".")[0] for m in added} == {"edge"}, added

@@ -135,3 +135,30 @@ def test_ctrl_c_says_on_screen_that_the_outputs_went_safe(isolated_env):
     assert agent.returncode == 0, err[-2000:]
     assert err.splitlines()[-1] == "edge-agent: stopped; outputs are at their safe levels (led off)"
     assert err.index("safe_state board=gpio pin=GPIO17 value=off") < err.index("edge-agent: stopped")
+
+
+async def test_catch_hands_each_signal_to_the_loop_even_one_a_worker_thread_receives():
+    """:func:`~edge.core.stopsignals.catch`: the asked-to-stop signals through asyncio, the others
+    through a plain handler; each reaches the callback on the loop, also when the kernel gives it
+    to a worker thread (here on purpose, with ``pthread_kill``), and the handlers are put back."""
+    import asyncio
+    import threading
+
+    from edge.core.stopsignals import catch
+
+    chosen = (signal.SIGTERM, signal.SIGUSR1, signal.SIGRTMIN + 3)
+    before = {signum: signal.getsignal(signum) for signum in chosen}
+    caught: asyncio.Queue[int] = asyncio.Queue()
+    restore = catch(asyncio.get_running_loop(), chosen, caught.put_nowait)
+    try:
+        assert signal.getsignal(signal.SIGUSR1) is not before[signal.SIGUSR1]
+        for signum in (signal.SIGUSR1, signal.SIGTERM, signal.SIGRTMIN + 3):
+            def to_this_thread(signum: int = signum) -> None:
+                signal.pthread_kill(threading.get_ident(), signum)
+
+            await asyncio.to_thread(to_this_thread)
+            assert await asyncio.wait_for(caught.get(), 10) == signum
+    finally:
+        restore()
+    assert {signum: signal.getsignal(signum) for signum in chosen} == before
+    assert caught.empty()
