@@ -215,7 +215,8 @@ def _draw_series(ax: Axes, series: Series, zone: tzinfo, shown: float | None = N
     for start, end in holes:
         ax.axvspan(start / DAY, end / DAY, color=GAP_COLOUR, alpha=0.6, lw=0, label="no readings")
     if series.step > 0:
-        ax.fill_between(xs, lows, highs, color=BAND_COLOUR, alpha=0.7, lw=0, label="min–max")
+        # opaque and above a rule's hysteresis shade (zorder 1): the band reads as the band
+        ax.fill_between(xs, lows, highs, color=BAND_COLOUR, lw=0, zorder=1.2, label="min–max")
     ax.plot(xs, means, color=MEAN_COLOUR, lw=2.5, label="mean" if series.step > 0 else "reading")
     unit = f" ({series.unit})" if series.unit else ""
     ax.set_ylabel(f"{series.quantity}{unit}")
