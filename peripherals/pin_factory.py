@@ -28,7 +28,7 @@ from peripherals.exc import BoardUnavailable
 log = logging.getLogger(__name__)
 
 FACTORIES = {
-    "lgpio": ("gpiozero.pins.lgpio", "LGPIOFactory"),
+    "lgpio": ("peripherals.lgpio_pins", "LGPIOFactory"),  # gpiozero's, with exact PWM duty
     "rpigpio": ("gpiozero.pins.rpigpio", "RPiGPIOFactory"),
     "pigpio": ("gpiozero.pins.pigpio", "PiGPIOFactory"),
     "native": ("gpiozero.pins.native", "NativeFactory"),

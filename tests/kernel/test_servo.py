@@ -1,13 +1,18 @@
 """A servo on the header on a real kernel GPIO character device (gpio-sim in the QEMU guest,
 lgpio): `edge-cli gpio servo` through the running agent makes pulses in a 20 ms frame on the
-line, and off (its safe state) stops them. The kernel's ``gpio_value`` trace events time every edge.
+line, two angles make pulses as far apart as their widths, and off (its safe state) stops them.
+The kernel's ``gpio_value`` trace events time every edge.
 
 The guest runs under TCG on one vCPU, where lgpio's pulse thread wakes late: the frame holds
-(the median period is 20 ms) but single widths scatter from 50 to 1750 µs, and their median comes
-out shortened (about 1100 µs for 1400). So only the mean width is held to a servo's pulse (not a
-duty cycle); the width each angle makes is checked on gpiozero's mock pins
-(``tests/peripherals/test_gpio_servos.py``). On the line it would be 1400 µs for 90 degrees:
-gpiozero 2.0's lgpio pin rounds a PWM duty down to a whole percent (``LGPIOPin._set_state``)."""
+(the median period is 20 ms) but single widths scatter from 50 µs to several ms, and come out
+shortened alike (the median about 200 µs short at every angle, more when the host is busy). So
+a single width is only held to a servo's pulse (not a duty cycle), and the exact widths are
+checked where lgpio is handed them (``tests/peripherals/test_lgpio_pins.py``); but the
+difference between two angles' median widths keeps the pulses' own: at 0 and 70 degrees (1000
+and 1389 µs), 375 to 402 µs apart in five runs here. The median, not the mean: a few pulses
+stretched to several ms put one run's mean 430 µs above its median. gpiozero 2.0's own lgpio
+pin, which rounds the duty down to a whole percent (1000 and 1200 µs), put them 102 to 290 µs
+apart in five runs."""
 
 from __future__ import annotations
 
@@ -72,3 +77,20 @@ def test_a_servo_pulses_in_a_50_hz_frame_and_off_stops_it(agent: TracedAgent):
     assert 900 <= statistics.mean(widths) <= 1900, widths  # a servo pulse, not a duty cycle
     assert agent.sets(trace[0], {VENT: "vent"}) == stopped  # not one edge since
     assert stopped[-1][2] == 0 and guest.line_value(VENT) == 0
+
+
+def widths_at(agent: TracedAgent, angle: float, count: int) -> list[float]:
+    """The widths (µs) of ``count`` or more pulses on the vent's line once it is at ``angle``."""
+    guest = agent.guest
+    edge(agent, "gpio", "servo", "vent", f"{angle:g}")
+    with agent.traced() as trace:  # from here on, every pulse is the new angle's
+        until(lambda: len(pulses(agent, guest.read(f"{TRACING}/trace"))[0]) >= count,
+              timeout=120)
+    return pulses(agent, trace[0])[0]
+
+
+def test_two_angles_are_as_far_apart_on_the_line_as_their_pulses(agent: TracedAgent):
+    low = statistics.median(widths_at(agent, 0, 150))  # 1000 µs
+    high = statistics.median(widths_at(agent, 70, 150))  # 1000 + 70/180 * 1000 = 1389 µs
+    edge(agent, "gpio", "write", "vent", "off")
+    assert high - low == pytest.approx(389, abs=60), (low, high)  # a whole percent: 200

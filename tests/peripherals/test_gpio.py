@@ -66,6 +66,7 @@ def test_a_pi_without_a_gpio_chip_names_the_device(pi4b):
 
 def test_lgpio_missing_says_how_to_install_it(pi4b, monkeypatch):
     monkeypatch.delitem(sys.modules, "gpiozero.pins.lgpio", raising=False)
+    monkeypatch.delitem(sys.modules, "peripherals.lgpio_pins", raising=False)
     monkeypatch.setitem(sys.modules, "lgpio", None)  # import lgpio now raises ImportError
     board = GpioBoard("gpio", simulate=False, factory_name="lgpio")
     assert "lgpio is not installed" in board.detail and "pip install 'lgpio>=0.2.2'" in board.detail
