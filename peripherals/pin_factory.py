@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpiozero.exc import PinUnknownPi
-from gpiozero.pins.local import get_pi_revision
+from gpiozero.pins import local as local_pins
 
 from peripherals.exc import BoardUnavailable
 
@@ -167,8 +167,8 @@ def _explain(name: str, exc: Exception) -> str:
 
 def _lgpio_chip_path() -> str:
     """The chip LGPIOFactory opens: gpiochip4 on a Pi 5 with an older kernel, else gpiochip0."""
-    try:
-        pi5 = (int(get_pi_revision(), 16) & 0xFF0) >> 4 == 0x17
+    try:  # gpiozero gives the revision code as an int (0xc04170 is a Pi 5 4GB: type 0x17)
+        pi5 = (int(local_pins.get_pi_revision()) & 0xFF0) >> 4 == 0x17
     except Exception:  # noqa: BLE001 - no revision: not a Pi 5
         pi5 = False
     return "/dev/gpiochip4" if pi5 and os.path.exists("/dev/gpiochip4") else "/dev/gpiochip0"

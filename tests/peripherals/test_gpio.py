@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 
 import gpiozero.pins.local
@@ -56,7 +57,16 @@ async def test_simulate_false_off_a_pi_is_down_with_the_reason_never_mock_pins()
 @pytest.fixture
 def pi4b(monkeypatch):
     """gpiozero reads the Pi's revision from /proc; this makes it a Pi 4B (no GPIO chip here)."""
-    monkeypatch.setattr(gpiozero.pins.local, "get_pi_revision", lambda: "c03114")
+    monkeypatch.setattr(gpiozero.pins.local, "get_pi_revision", lambda: 0xC03114)  # as gpiozero
+
+
+def test_a_pi_5_names_its_gpio_chip(monkeypatch):
+    """A Pi 5 on an older kernel has its header on gpiochip4: the reason names that chip."""
+    monkeypatch.setattr(gpiozero.pins.local, "get_pi_revision", lambda: 0xC04170)
+    exists = os.path.exists
+    monkeypatch.setattr(os.path, "exists", lambda p: p == "/dev/gpiochip4" or exists(p))
+    board = GpioBoard("gpio", simulate=False, factory_name="lgpio")
+    assert "lgpio cannot open /dev/gpiochip4: no such device" in board.detail
 
 
 def test_a_pi_without_a_gpio_chip_names_the_device(pi4b):
