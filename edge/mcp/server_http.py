@@ -25,17 +25,11 @@ the task, which is logged and retried with backoff; the rest of the agent runs o
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hmac
 import json
 import logging
-import math
-import socket
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import uvicorn
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
@@ -45,6 +39,7 @@ from edge.mcp.server import CallerOf, Door, McpCaller, catalog_server, client_ca
 from edge.mcp.server_connections import ConnectionGuard, RefusalLog
 from edge.mcp.server_elicitation import client_ask
 from edge.mcp.server_hosts import HostRule
+from edge.mcp.server_uvicorn import bind, serve
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -57,8 +52,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-SHUTDOWN_SECONDS = 2
-"""How long open streams get to finish when the agent stops."""
 UNNAMED = McpCaller("mcp:http")
 """The caller of a static resource read (the SDK gives its handler no request to name one by):
 a read, which the policy allows whoever asks and the audit trail does not record."""
@@ -159,14 +152,6 @@ def http_caller(tokens: TokenTable, ask_at_client: bool = False) -> CallerOf:
     return caller_of
 
 
-class _AgentsUvicorn(uvicorn.Server):
-    """uvicorn inside the agent: the agent owns the signals (it stops the server itself)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 class McpHttpServer:
     def __init__(self, config: McpConfig, target: OpTarget, approvals: ApprovalGate):
         self.config = config
@@ -189,36 +174,12 @@ class McpHttpServer:
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
         return RequestGate(sdk, HostRule(cfg), self.tokens, self.refusals)
 
-    def _bind(self) -> socket.socket:
-        host, port = self.config.host, self.config.port
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        return socket.create_server((host, port), family=family)
-
     async def serve(self) -> None:
         """Serve until cancelled (the agent stopping); a failure to bind or start raises."""
-        sock = self._bind()
-        config = uvicorn.Config(self.app(), log_config=None, access_log=False, lifespan="on",
-                                timeout_graceful_shutdown=SHUTDOWN_SECONDS,
-                                http=self.connections.protocol(), ws="none",
-                                timeout_keep_alive=math.ceil(self.config.idle_timeout_seconds),
-                                # asyncio accepts up to `backlog` sockets at once before any is
-                                # seen by the guard: a flood is taken in that many at a time
-                                backlog=self.config.max_connections,
-                                proxy_headers=False)  # a peer is its socket's address
-        server = _AgentsUvicorn(config)
+        app = self.app()
+        sock = bind(self.config)
         log.info("mcp_http_listening url=http://%s%s tokens=%d", self.config.listen, PATH,
                  len(self.config.tokens))
-        serving = asyncio.ensure_future(server.serve(sockets=[sock]))
-        try:
-            await asyncio.shield(serving)
-        except asyncio.CancelledError:
-            server.should_exit = True
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(serving, SHUTDOWN_SECONDS * 2)
-            raise
-        except SystemExit:  # uvicorn's answer to a failed start; a task failure here instead
-            raise RuntimeError("the MCP HTTP server did not start (see the log)") from None
-        finally:
-            sock.close()
-            self.refusals.flush()
-        raise RuntimeError("the MCP HTTP server stopped")
+        await serve(sock, app, idle_timeout=self.config.idle_timeout_seconds,
+                    max_connections=self.config.max_connections, connections=self.connections,
+                    refusals=self.refusals, lifespan="on", what="MCP HTTP server")

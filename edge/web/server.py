@@ -8,17 +8,12 @@ none). Refusals are logged as one line per interval: ``web_refused count=... rea
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import math
-import socket
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
-
-import uvicorn
 
 from edge.mcp.server_connections import ConnectionGuard, RefusalLog
 from edge.mcp.server_hosts import HostRule
+from edge.mcp.server_uvicorn import bind, serve
 from edge.security.web_sessions import WebSessions
 from edge.web.app import WebApp
 from edge.web.events import EventStreams
@@ -33,16 +28,6 @@ if TYPE_CHECKING:
     from edge.security.approvals import ApprovalGate
 
 log = logging.getLogger(__name__)
-
-SHUTDOWN_SECONDS = 2
-
-
-class _AgentsUvicorn(uvicorn.Server):
-    """uvicorn inside the agent: the agent owns the signals (it stops the server itself)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
 
 
 class WebChat:
@@ -79,37 +64,18 @@ class WebServer:
         return WebApp(self.target, self.gate, self.streams, self.refusals, self.approvals,
                       self.chat.inbox if self.config.chat else None, self.config.secure_cookie)
 
-    def _bind(self) -> socket.socket:
-        host, port = self.config.host, self.config.port
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        return socket.create_server((host, port), family=family)
-
     async def serve(self) -> None:
         """Serve until cancelled (the agent stopping); a failure to bind or start raises."""
-        sock = self._bind()
         app = self.app()
-        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=SHUTDOWN_SECONDS,
-                                http=self.connections.protocol(), ws="none",
-                                timeout_keep_alive=math.ceil(self.config.idle_timeout_seconds),
-                                backlog=self.config.max_connections, proxy_headers=False)
-        server = _AgentsUvicorn(config)
+        sock = bind(self.config)
         log.info("web_listening url=http://%s/ sessions=%d", self.config.listen,
                  len(self.sessions.sessions()))
-        serving = asyncio.ensure_future(server.serve(sockets=[sock]))
-        try:
-            await asyncio.shield(serving)
-        except asyncio.CancelledError:
-            server.should_exit = True
-            if self.streams is not None:
-                self.streams.close_all()
-                self.streams = None
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(serving, SHUTDOWN_SECONDS * 2)
-            raise
-        except SystemExit:
-            raise RuntimeError("the web server did not start (see the log)") from None
-        finally:
-            sock.close()
-            self.refusals.flush()
-        raise RuntimeError("the web server stopped")
+        await serve(sock, app, idle_timeout=self.config.idle_timeout_seconds,
+                    max_connections=self.config.max_connections, connections=self.connections,
+                    refusals=self.refusals, lifespan="off", what="web server",
+                    on_stop=self._close_streams)
+
+    def _close_streams(self) -> None:
+        if self.streams is not None:
+            self.streams.close_all()
+            self.streams = None
