@@ -58,8 +58,6 @@ Exit codes follow the CLI contract, :data:`EXIT_CODES`: 1 for a refused or faile
 bad usage or config. ``tests/test_exceptions.py`` checks the drawing against the classes.
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False
 """Not typing's (``edge-cli --version`` imports this module and nothing of typing); mypy reads
 the name the same way."""
@@ -95,7 +93,7 @@ class ConfigError(EdgeError, ValueError):
     """The configuration file or environment is wrong; the message names file and key."""
 
     exit_code = EXIT_USAGE
-    problems: tuple[Problem, ...] = ()
+    problems: "tuple[Problem, ...]" = ()  # quoted: no __future__ import on --version's path
     """Each problem the message names, at its key, when it names several
     (:func:`edge.config.loader.invalid_config`): ``edge-cli config check`` lists them all."""
 
