@@ -318,8 +318,9 @@ class Soak:
         self.broker.start()
         self.model.__enter__()
         self.telegram.__enter__()
-        (self.folder / "config.toml").write_text(
-            config_text(self.uno, self.model, self.telegram, self.broker))
+        config = self.folder / "config.toml"
+        config.write_text(config_text(self.uno, self.model, self.telegram, self.broker))
+        config.chmod(0o600)  # it holds the bot's token: readable by the agent's user alone
         checked = cli("config", "check", env=self.env)
         if checked.returncode != 0:
             raise RuntimeError(f"the soak's config is refused: {checked.stdout}{checked.stderr}")
