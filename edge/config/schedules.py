@@ -54,6 +54,13 @@ def _valid_every(text: str | None) -> str | None:
     return text
 
 
+def _valid_cron(expression: str | None) -> str | None:
+    """Checked as the field (a problem is at ``schedules.N.cron``), not by the whole entry."""
+    if expression is not None:
+        cron_fields(expression)
+    return expression
+
+
 def cron_fields(expression: str) -> str:
     """The five fields of ``expression`` (``@daily`` and the other aliases expanded), validated;
     a ValueError carrying croniter's reason otherwise."""
@@ -158,7 +165,7 @@ class ScheduleConfig(Section):
 
     name: Annotated[str, AfterValidator(check_name)]
     """Letters, digits, ``_`` and ``-``; unique; the action runs as caller ``schedule:NAME``."""
-    cron: str | None = None
+    cron: Annotated[str | None, AfterValidator(_valid_cron)] = None
     """Five fields (minute hour day-of-month month day-of-week), in ``timezone``."""
     every: Annotated[str | None, AfterValidator(_valid_every)] = None
     """``"90s"``, ``"10m"``, ``"1h30m"``, ``"2d"`` (1 s to 10 years): real time from the last run
@@ -187,9 +194,7 @@ class ScheduleConfig(Section):
                 raise ValueError(f"{what}: unknown timezone {self.timezone!r}; use an IANA name such "
                                  "as \"Europe/Berlin\" or \"UTC\"") from None
         try:
-            if self.cron is not None:
-                cron_fields(self.cron)
-            elif self.at is not None:
+            if self.at is not None and self.cron is None:
                 self._check_at(self.at)
         except ValueError as exc:
             raise ValueError(f"{what}: {exc}") from None

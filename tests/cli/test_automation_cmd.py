@@ -31,7 +31,7 @@ def env(isolated_env, write_config):
 
 BAD = [
     (["schedules", "add", "x", "--cron", "61 * * * *", "notify", "hi"],
-     "schedule 'x': invalid cron expression '61 * * * *'"),
+     "cron: invalid cron expression '61 * * * *'"),
     (["schedules", "add", "x", "--every", "10m", "--timezone", "Mars/Base", "notify", "hi"],
      "schedule 'x': unknown timezone 'Mars/Base'; use an IANA name"),
     (["schedules", "add", "x", "--every", "10m", "gpio", "write", "nosuch", "on"],

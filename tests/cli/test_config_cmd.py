@@ -26,13 +26,13 @@ def test_a_bad_cron_does_not_hide_two_bad_rules(write_config, isolated_env, caps
     assert main(["config", "check", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.splitlines()[0] == f"edge-cli: {path}: invalid configuration"
-    assert "  schedules.0: schedule 'pump-morning': invalid cron expression '61 6 * * *'" in err
+    assert "  schedules.0.cron: schedule 'pump-morning': invalid cron expression '61 6 * * *'" in err
     assert "  rules.0.when: rule 'dry': 'nosuch on': 'nosuch' is not a pin on board gpio" in err
     assert "  rules.1.then: rule 'full': 'nothing' is not a pin on board gpio" in err
     assert main(["config", "check", "--config", str(path), "--json"]) == 2
     report = json.loads(capsys.readouterr().out)
     assert [p["key"] for p in report["data"]["problems"]] == [
-        "schedules.0", "rules.0.when", "rules.1.then"]
+        "schedules.0.cron", "rules.0.when", "rules.1.then"]
     assert report["exit_code"] == 2 and not report["ok"]
 
 
@@ -40,7 +40,7 @@ def test_doctor_gives_the_same_problems(write_config, isolated_env):
     check, loaded = check_config(str(write_config(THREE_PROBLEMS)))
     assert check.status == "fail" and loaded is None
     assert [line.split(":")[0].strip() for line in check.detail.splitlines()[1:]] == [
-        "schedules.0", "rules.0.when", "rules.1.then"]
+        "schedules.0.cron", "rules.0.when", "rules.1.then"]
 
 
 def test_a_schedule_s_error_names_the_schedule(write_config, isolated_env, capsys):

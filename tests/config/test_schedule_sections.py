@@ -81,7 +81,7 @@ def test_the_commented_example_is_valid(write_config, isolated_env):
 
 
 @pytest.mark.parametrize("fields,expected", [
-    ({"name": "x", "cron": "61 * * * *", "action": "a"}, "schedule 'x': invalid cron expression"),
+    ({"name": "x", "cron": "61 * * * *", "action": "a"}, "cron: invalid cron expression"),
     ({"name": "x y", "every": "1h", "action": "a"}, "name: 'x y': use letters"),
     ({"name": "x", "every": "1h", "action": "a", "colour": "red"}, "colour: unknown field"),
     ({"name": "x", "every": "1h"}, "action: required key is missing"),
