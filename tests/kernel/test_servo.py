@@ -9,7 +9,8 @@ shortened alike (the median about 200 µs short at every angle, more when the ho
 a single width is only held to a servo's pulse (not a duty cycle), and the exact widths are
 checked where lgpio is handed them (``tests/peripherals/test_lgpio_pins.py``); but the
 difference between two angles' median widths keeps the pulses' own: at 0 and 70 degrees (1000
-and 1389 µs), 375 to 402 µs apart in five runs here. The median, not the mean: a few pulses
+and 1389 µs), 375 to 402 µs apart in five runs here, 451 once with the host's cores busy.
+The median, not the mean: a few pulses
 stretched to several ms put one run's mean 430 µs above its median. gpiozero 2.0's own lgpio
 pin, which rounds the duty down to a whole percent (1000 and 1200 µs), put them 102 to 290 µs
 apart in five runs."""
@@ -93,4 +94,7 @@ def test_two_angles_are_as_far_apart_on_the_line_as_their_pulses(agent: TracedAg
     low = statistics.median(widths_at(agent, 0, 150))  # 1000 µs
     high = statistics.median(widths_at(agent, 70, 150))  # 1000 + 70/180 * 1000 = 1389 µs
     edge(agent, "gpio", "write", "vent", "off")
-    assert high - low == pytest.approx(389, abs=60), (low, high)  # a whole percent: 200
+    # 389 µs exactly; a whole-percent duty makes it 200 (102 to 290 measured). A busy host
+    # stretches the guest's late wake-ups unevenly (451 once, with make test on both cores), so
+    # the bound is what tells the two apart, not the figure
+    assert 330 <= high - low <= 560, (low, high)
