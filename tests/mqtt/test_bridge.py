@@ -235,8 +235,11 @@ async def test_a_broker_restart_shows_the_last_will_meanwhile_then_everything_ag
             async with Watcher(broker, f"{BASE}/#", **home_assistant) as seen:
                 await until(lambda: bridge.connected, timeout=10)
                 await seen.wait(f"{BASE}/led", "ON")  # republished as it is now
+                # A QoS 1 "online" the first session left unacknowledged may come again first
+                # (MQTT redelivers it); what matters is the will, then the return after it.
                 availability = seen.payloads(f"{BASE}/availability")
-                assert availability[:1] == [b"offline"] and b"online" in availability, availability
+                assert b"offline" in availability, availability
+                assert b"online" in availability[availability.index(b"offline"):], availability
     finally:
         broker.kill()
 
