@@ -37,9 +37,11 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from edge.audit_space import AuditSpace
 from edge.core.actuation import Actuation
@@ -253,19 +255,29 @@ def read_history(path: Path, pin: str | None = None, *, since: float | None = No
         clauses.append("(caller = ? OR door = ? OR substr(caller, length(door) + 2) = ?)")
         args += [who, who, who]
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:  # a file an older agent wrote has no newer columns (read-only: they read as empty)
-        present = _columns(db)
+
+    def newest(db: sqlite3.Connection) -> list[Any]:
+        present = _columns(db)  # an older agent's file lacks newer columns: they read as empty
         chosen = [c if c in present else f"{READ_AS[c]} AS {c}" for c in COLUMNS]
-        rows = db.execute(f"SELECT {', '.join(chosen)} FROM actuations {where} "
+        return db.execute(f"SELECT {', '.join(chosen)} FROM actuations {where} "
                           "ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
+
+    rows = _read_only(path, newest)
+    return [Actuation(**dict(zip(COLUMNS, row, strict=True))) for row in reversed(rows)]
+
+
+def _read_only(path: Path, query: Callable[[sqlite3.Connection], list[Any]]) -> list[Any]:
+    """The rows ``query`` reads from an audit file opened read-only; none from a file that
+    has no table yet."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return query(db)
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
             return []
         raise
     finally:
         db.close()
-    return [Actuation(**dict(zip(COLUMNS, row, strict=True))) for row in reversed(rows)]
 
 
 def outputs_switched(path: Path, actions: tuple[str, ...], *, since: float,
@@ -275,18 +287,10 @@ def outputs_switched(path: Path, actions: tuple[str, ...], *, since: float,
     none."""
     if not Path(path).exists():
         return []
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = db.execute(
-            f"SELECT board, pin, label FROM actuations WHERE at >= ? AND at < ? AND outcome = 'ok' "
-            f"AND action IN ({', '.join('?' * len(actions))}) GROUP BY board, pin, label "
-            "ORDER BY min(at)", (since, until, *actions)).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return []
-        raise
-    finally:
-        db.close()
+    rows = _read_only(path, lambda db: db.execute(
+        f"SELECT board, pin, label FROM actuations WHERE at >= ? AND at < ? AND outcome = 'ok' "
+        f"AND action IN ({', '.join('?' * len(actions))}) GROUP BY board, pin, label "
+        "ORDER BY min(at)", (since, until, *actions)).fetchall())
     return [(str(board), str(pin), str(label or "")) for board, pin, label in rows]
 
 
