@@ -1,12 +1,14 @@
 """A moment shown in a zone, as people read a job's times: ``2026-11-25 06:00 CET``. Light (no
-pydantic, no croniter): ``edge-cli status`` and ``edge-cli schedules`` word a job's next run with
-the same function.
+pydantic, no croniter; zoneinfo only once there is a time to word): ``edge-cli status`` and
+``edge-cli schedules`` word a job's next run with the same function.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 
 def local_time(moment: datetime | str | None, zone: str, to_the_second: bool = False) -> str:
@@ -20,6 +22,9 @@ def local_time(moment: datetime | str | None, zone: str, to_the_second: bool = F
     """
     if moment is None:
         return "-"
+    from datetime import datetime  # here: `status` with no job to word loads neither
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         when = (datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
         when = when.astimezone(ZoneInfo(zone))
