@@ -5,6 +5,8 @@ and a baseline measured in the same run:
 
 - ``edge-cli --version`` against a bare ``python3 -c pass`` (target: at it);
 - ``edge-cli config show`` (a command that loads the config) against the floor;
+- the daemon's start, socket listening (target 300 ms; the median of 7 starts, the first on a
+  new state directory);
 - the daemon's idle RSS against the floor (target: the floor + 10 MB; 100 MB with the embedding
   model), where the floor is an interpreter importing asyncio, sqlite3, json, httpx and pydantic
   (what any agent on this stack holds before it does anything);
@@ -21,6 +23,7 @@ its floor defined one pydantic model; an outside measurement then found the one-
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -82,6 +85,25 @@ def wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 20.0) -
     return time.perf_counter() - start
 
 
+READY_STARTS = 7
+"""Daemon starts timed: one start is one sample of a noisy figure."""
+
+
+def start_daemon(cli: str, env: dict[str, str], sock: Path) -> tuple[float, subprocess.Popen[bytes]]:
+    """A daemon started on defaults, and how long until its control socket listened."""
+    start = time.perf_counter()
+    daemon = subprocess.Popen([cli, "run"], env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(sock, daemon)
+    return time.perf_counter() - start, daemon
+
+
+def stop(daemon: subprocess.Popen[bytes]) -> None:
+    daemon.terminate()
+    if daemon.wait() != 0:
+        raise RuntimeError(f"the daemon stopped with exit code {daemon.returncode}")
+
+
 def byte_compile() -> None:
     """Compile our sources as ``pip install`` does for an installed package: an editable
     checkout under PYTHONDONTWRITEBYTECODE would otherwise recompile every module on every run."""
@@ -129,14 +151,18 @@ def main() -> None:
             f"{conf_t / floor_t:.2f}x")
 
         sock = state / "control.sock"
-        start = time.perf_counter()
-        daemon = subprocess.Popen([cli, "run"], env=env, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        readies = []
+        for _ in range(READY_STARTS - 1):  # each stopped before the next (one agent at a time)
+            ready, daemon = start_daemon(cli, env, sock)
+            stop(daemon)
+            readies.append(ready)
+        ready, daemon = start_daemon(cli, env, sock)  # this one stays, for idle RSS and status
+        readies = sorted([*readies, ready])
+        ready = statistics.median(readies)
         try:
-            wait_for(sock, daemon)
-            ready = time.perf_counter() - start
-            row("daemon ready (socket listening)", f"{ready * 1000:.0f} ms", "target 300 ms",
-                f"{ready / 0.3:.2f}x")
+            row("daemon ready (socket listening)", f"{ready * 1000:.0f} ms",
+                f"target 300 ms (median of {READY_STARTS} starts, "
+                f"{readies[0] * 1000:.0f}-{readies[-1] * 1000:.0f})", f"{ready / 0.3:.2f}x")
             time.sleep(IDLE_AFTER_READY_SECONDS)
             idle = rss_kib(daemon.pid)
             ceiling = floor_rss / 1024 + IDLE_OVER_FLOOR_MB
@@ -151,8 +177,7 @@ def main() -> None:
             gp_t, _, _ = repeat([cli, "gpio", "write", "led", "on"], env=env)
             row("edge-cli gpio write via daemon", f"{gp_t * 1000:.1f} ms")
         finally:
-            daemon.terminate()
-            daemon.wait()
+            stop(daemon)
 
         loaded, with_model = idle_rss_with_model(state / "with-model", cli)
         row("daemon: embedding model loaded after", f"{loaded * 1000:.0f} ms",
