@@ -12,10 +12,13 @@ config section, a pydantic model) and how it is built. A registry finds the spec
       [project.entry-points."edge_agent.sensors"]
       fake_lux = "fake_lux:SPEC"
 
-Nothing is imported until the registry is first asked; then each module once. An entry point that
-fails to load, or that gives something other than a spec of its own name, is logged and kept in
-:attr:`Registry.broken`, never raised: the agent runs without it and ``edge-cli doctor`` names
-it. A built-in that fails to load is a bug in this project, and raises.
+Nothing is imported until the registry is first asked; then each module once. Asked for one
+built-in type (:meth:`Registry.get`, as reading a config's sections does), the registry imports
+that type's module alone and reads no package's metadata; listing the types, or asking for one
+that is not built in, loads them all. An entry point that fails to load, or that gives something
+other than a spec of its own name, is logged and kept in :attr:`Registry.broken`, never raised:
+the agent runs without it and ``edge-cli doctor`` names it. A built-in that fails to load is a
+bug in this project, and raises.
 
 >>> from peripherals.sensors.factory import SENSORS
 >>> SENSORS.get("bme280").options.__name__
@@ -98,6 +101,8 @@ class Registry(Generic[S]):
         self.spec_type = spec_type
         self.reserved = tuple(reserved)
         self._specs: dict[str, S] | None = None
+        self._builtins: dict[str, S] = {}
+        """The built-in specs imported so far, each on its own or by :meth:`_load`."""
         self._origins: dict[str, str] = {}
         self._broken: list[BrokenEntryPoint] = []
 
@@ -124,16 +129,30 @@ class Registry(Generic[S]):
 
     def get(self, kind: str) -> S:
         """The spec registered as ``kind``; a ValueError naming the known ones otherwise."""
-        spec = self.specs().get(kind)
+        spec = self.find(kind)
         if spec is None:
             known = ", ".join([*self.specs(), *self.reserved])
             raise ValueError(f"unknown {self.what} type {kind!r}; use one of: {known}")
         return spec
 
+    def find(self, kind: str) -> S | None:
+        """The spec registered as ``kind``, or None. A built-in one is imported on its own (the
+        other built-ins and the installed packages' entry points are not read); any other name
+        loads the registry."""
+        if self._specs is None and kind in self.builtin:
+            return self._builtin(kind)
+        return self.specs().get(kind)
+
+    def _builtin(self, kind: str) -> S:
+        spec = self._builtins.get(kind)
+        if spec is None:
+            spec = self._builtins[kind] = self._check(kind, _resolve(self.builtin[kind]))
+        return spec
+
     def _load(self) -> dict[str, S]:
         specs: dict[str, S] = {}
-        for kind, target in self.builtin.items():
-            specs[kind] = self._check(kind, _resolve(target))
+        for kind in self.builtin:
+            specs[kind] = self._builtin(kind)
             self._origins[kind] = "built in"
         for point in sorted(installed_entry_points(tuple(sys.path)).select(group=self.group),
                             key=lambda p: p.name):

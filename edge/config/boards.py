@@ -5,12 +5,12 @@ allowlisted pin's own section (``[boards.NAME.pins.PIN]``)."""
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer, model_validator
 
-from edge.config.section import Seconds, Section, adapter_section, key_default, tagged_union
-from peripherals.base import BoardOptions, BoardSpec, PinMode, Pull
+from edge.config.section import Seconds, Section, SectionByType, adapter_section
+from peripherals.base import BoardOptions, PinMode, Pull
 from peripherals.factory import BOARDS
 
 SWITCHES_PER_MINUTE = {PinMode.OUTPUT: 6, PinMode.PWM: 60}
@@ -106,23 +106,29 @@ class BoardSection(Section, BoardOptions):
     pins: dict[str, PinConfig] = {}
 
 
-def board_section_model(spec: BoardSpec[Any]) -> type[BoardSection]:
-    """A board type's ``[boards.NAME]`` section: its options, with ``type`` and ``pins`` (by
-    default, the pins the spec allowlists)."""
+@functools.cache
+def board_section(kind: str) -> type[BoardSection] | None:
+    """Board type ``kind``'s ``[boards.NAME]`` section, made on first use: its options, with
+    ``type`` and ``pins`` (by default, the pins the spec allowlists); None when there is no such
+    type."""
+    spec = BOARDS.find(kind)
+    if spec is None:
+        return None
     pins = {key: PinConfig.model_validate(pin) for key, pin in spec.default_pins.items()}
     return adapter_section(spec.kind, spec.options, BoardSection, pins=(dict[str, PinConfig], pins))
 
 
-BOARD_SECTIONS = {kind: board_section_model(spec) for kind, spec in BOARDS.specs().items()}
-"""Each board type's section, in the registry's order (built-in first)."""
 DEFAULT_BOARD = "gpio"
 """The type of a section that names none, and of the one board there is with no [boards]."""
+_BY_TYPE = SectionByType(board_section, lambda: BOARDS.kinds, default=DEFAULT_BOARD)
 
-if TYPE_CHECKING:
-    BoardConfig = BoardSection
-else:
-    BoardConfig = Annotated[tagged_union(BOARD_SECTIONS.values()), key_default(DEFAULT_BOARD)]
+BoardConfig = Annotated[BoardSection, _BY_TYPE]
 """One ``[boards.NAME]`` section, by its ``type`` (default: the Pi header)."""
+
+
+def board_sections() -> dict[str, type[BoardSection]]:
+    """Every board type's section, in the registry's order (built-in first): loads them all."""
+    return _BY_TYPE.members()
 
 
 @functools.cache
@@ -130,7 +136,7 @@ def _board_adapter() -> TypeAdapter[BoardConfig]:
     return TypeAdapter(BoardConfig)
 
 
-def parse_board(data: object) -> BoardConfig:
+def parse_board(data: object) -> BoardSection:
     """One section on its own (doctor reads each of a file's that way); a ValidationError if it
     is wrong."""
     return _board_adapter().validate_python(data)

@@ -19,13 +19,13 @@ ValueError: camera name 'snapshot' is taken by `edge-cli camera snapshot NAME`; 
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import AfterValidator, TypeAdapter
 
 from edge.cameras.base import ConfiguredCamera
 from edge.cameras.registry import CAMERAS
-from edge.config.section import Section, adapter_section, check_name, tagged_union
+from edge.config.section import Section, SectionByType, adapter_section, check_name
 
 RESERVED_CAMERA_NAMES = frozenset({"snapshot"})
 """Words of ``edge-cli camera snapshot NAME``, so never a camera's name."""
@@ -46,15 +46,23 @@ class CameraSection(Section, ConfiguredCamera):
     """What every camera section has besides its type's options: its type."""
 
 
-CAMERA_SECTIONS: dict[str, type[CameraSection]] = {
-    kind: adapter_section(kind, spec.options, CameraSection) for kind, spec in CAMERAS.specs().items()}
-"""Each camera type's section, in the registry's order."""
+@functools.cache
+def camera_section(kind: str) -> type[CameraSection] | None:
+    """Camera type ``kind``'s section, made on first use: its options with ``type``; None when
+    there is no such type."""
+    spec = CAMERAS.find(kind)
+    return adapter_section(kind, spec.options, CameraSection) if spec is not None else None
 
-if TYPE_CHECKING:
-    CameraConfig = CameraSection
-else:
-    CameraConfig = tagged_union(CAMERA_SECTIONS.values())
+
+_BY_TYPE = SectionByType(camera_section, lambda: CAMERAS.kinds)
+
+CameraConfig = Annotated[CameraSection, _BY_TYPE]
 """One ``[cameras.NAME]`` section, by its ``type``."""
+
+
+def camera_sections() -> dict[str, type[CameraSection]]:
+    """Every camera type's section, in the registry's order: loads them all."""
+    return _BY_TYPE.members()
 
 
 @functools.cache
@@ -62,6 +70,6 @@ def _camera_adapter() -> TypeAdapter[CameraConfig]:
     return TypeAdapter(CameraConfig)
 
 
-def parse_camera(data: object) -> CameraConfig:
+def parse_camera(data: object) -> CameraSection:
     """One section on its own (tests, `edge-cli config` edits); a ValidationError if it is wrong."""
     return _camera_adapter().validate_python(data)

@@ -17,7 +17,7 @@ from pydantic import (
 )
 
 from edge.config.backup import BackupConfig
-from edge.config.boards import BOARD_SECTIONS, DEFAULT_BOARD, BoardConfig
+from edge.config.boards import DEFAULT_BOARD, BoardConfig, parse_board
 from edge.config.cameras import CameraConfig, CameraName
 from edge.config.channels import ChannelsConfig
 from edge.config.interlocks import InterlockConfig
@@ -291,7 +291,7 @@ class Config(Section):
     sessions: SessionsConfig = SessionsConfig()
     provider: ProviderConfig = ProviderConfig()
     security: SecurityConfig = SecurityConfig()
-    boards: dict[str, BoardConfig] = {DEFAULT_BOARD: BOARD_SECTIONS[DEFAULT_BOARD].model_validate({})}
+    boards: dict[str, BoardConfig] = {DEFAULT_BOARD: parse_board({})}
     channels: ChannelsConfig = ChannelsConfig()
     memory: MemoryConfig = MemoryConfig()
     audit: AuditConfig = AuditConfig()

@@ -14,13 +14,21 @@ options, so the agent's keys and a driver's read alike: ``"5"`` is 5 and ``"true
 
 from __future__ import annotations
 
-import functools
-import operator
 import re
-from collections.abc import Iterable
-from typing import Annotated, Any, Literal, TypeVar, cast
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Annotated, Any, Generic, Literal, TypeVar, cast
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, create_model
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationInfo,
+    create_model,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticKnownError, SchemaValidator, core_schema
 
 from edge.core.durations import counted_in
 from peripherals.options import Options
@@ -67,29 +75,94 @@ def adapter_section(kind: str, options: type[BaseModel], section: type[SectionT]
     return cast(type[SectionT], model)
 
 
-def tagged_union(models: Iterable[type[BaseModel]], key: str = "type") -> Any:
-    """``Annotated[A | B | ..., Discriminator(key)]`` over models made at run time (a type
-    checker sees their base instead)."""
-    return Annotated[functools.reduce(operator.or_, models), Discriminator(key)]
+class SectionByType(Generic[SectionT]):
+    """``Annotated`` metadata of a section whose model its ``type`` key chooses, each type's
+    model made when a section first names it (``[boards.NAME]`` by its board type): reading a
+    config builds the schemas of the types it uses, not of every type there is (issue 38).
 
-
-def key_default(default: str, key: str = "type") -> BeforeValidator:
-    """``Annotated`` metadata after a union's ``Discriminator(key)``: a table without ``key`` is
-    ``default``'s.
+    ``section(kind)`` is a type's model, or None when no type has that name; ``kinds()`` names
+    them all, in order, for an error and for the docs (that may load every adapter). A table
+    without ``key`` is ``default``'s; an instance of the annotated class passes as it is.
+    Errors inside a section carry its type in their location, as pydantic's tagged unions do
+    (``boards.uno.arduino.port``), which :mod:`edge.core.validation` drops, finding the type's
+    keys through :class:`~edge.core.validation.ChosenByKey`; an unknown or missing type is
+    pydantic's ``union_tag_invalid`` or ``union_tag_not_found``.
 
     >>> from pydantic import TypeAdapter
-    >>> class Led(Section):
-    ...     type: Literal["led"]
-    >>> class Fan(Section):
-    ...     type: Literal["fan"]
+    >>> class DeviceSection(Section):
+    ...     type: str
+    >>> class Led(DeviceSection):
+    ...     type: Literal["led"] = "led"
+    >>> class Fan(DeviceSection):
+    ...     type: Literal["fan"] = "fan"
     ...     speed: int = 1
-    >>> Device = TypeAdapter(Annotated[Led | Fan, Discriminator("type"), key_default("led")])
-    >>> Device.validate_python({"type": "fan", "speed": 2}), Device.validate_python({})
+    >>> models = {"led": Led, "fan": Fan}
+    >>> Device = TypeAdapter(Annotated[DeviceSection, SectionByType(models.get, models.keys, default="led")])
+    >>> Device.validate_python({"type": "fan", "speed": "2"}), Device.validate_python({})
     (Fan(type='fan', speed=2), Led(type='led'))
+    >>> Device.validate_python({"type": "lamp"})
+    Traceback (most recent call last):
+    ...
+    pydantic_core._pydantic_core.ValidationError: 1 validation error for function-plain[section()]
+      Input tag 'lamp' found using 'type' does not match any of the expected tags: 'led', 'fan' ...
     """
-    def fill(value: Any) -> Any:
-        return {key: default, **value} if isinstance(value, dict) and key not in value else value
-    return BeforeValidator(fill)
+
+    def __init__(self, section: Callable[[str], type[SectionT] | None], kinds: Callable[[], Iterable[str]],
+                 default: str | None = None, key: str = "type") -> None:
+        self.section = section
+        self.kinds = kinds
+        self.default = default
+        self.key = key
+        self._validators: dict[str, SchemaValidator] = {}
+
+    def member(self, kind: object) -> type[SectionT] | None:
+        """The model of the sections whose ``key`` is ``kind``; None when no type is named so."""
+        return self.section(kind) if isinstance(kind, str) else None
+
+    def tags(self) -> list[str]:
+        """Every type's name, in order."""
+        return list(self.kinds())
+
+    def members(self) -> dict[str, type[SectionT]]:
+        """Every type's model, by its name (the docs and the JSON schema show them all)."""
+        return {kind: model for kind in self.kinds() if (model := self.section(kind)) is not None}
+
+    def validate(self, value: Any, context: Any = None) -> Any:
+        """A table as its type's section; a ValidationError if it is wrong."""
+        if not isinstance(value, Mapping):
+            raise PydanticKnownError("dict_type")
+        if self.key not in value and self.default is not None:
+            value = {self.key: self.default, **value}
+        if self.key not in value:
+            raise PydanticKnownError("union_tag_not_found", {"discriminator": repr(self.key)})
+        kind = value[self.key]
+        validator = self._validators.get(kind) if isinstance(kind, str) else None
+        if validator is None:
+            model = self.member(kind)
+            if model is None:
+                raise PydanticKnownError("union_tag_invalid", {
+                    "discriminator": repr(self.key), "tag": str(kind),
+                    "expected_tags": ", ".join(map(repr, self.tags()))})
+            validator = self._validators[kind] = SchemaValidator(
+                core_schema.tagged_union_schema({kind: _core_schema(model)}, self.key))
+        return validator.validate_python(value, context=context)
+
+    def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
+        def section(value: Any, info: ValidationInfo) -> Any:
+            return value if isinstance(value, source) else self.validate(value, info.context)
+        return core_schema.with_info_plain_validator_function(section)
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Every type's schema, chosen by ``key``."""
+        choices: dict[Hashable, CoreSchema] = {
+            kind: _core_schema(model) for kind, model in self.members().items()}
+        return handler(core_schema.tagged_union_schema(choices, self.key))
+
+
+def _core_schema(model: type[BaseModel]) -> CoreSchema:
+    """``model``'s core schema, built now if it waited (``defer_build``)."""
+    model.model_rebuild()
+    return model.__pydantic_core_schema__
 
 
 def check_name(value: str, what: str = "", why: str = "") -> str:

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, TypeAdapter
 
-from edge.config.section import Section, adapter_section, check_name, tagged_union
+from edge.config.section import Section, SectionByType, adapter_section, check_name
 from peripherals.sensors.base import Quantity, ScaledOptions, SensorOptions
 from peripherals.sensors.factory import ANALOG_ON_BOARD, SENSORS
 
@@ -91,17 +91,26 @@ class AnalogSensorConfig(SensorSection, ScaledOptions):
         return self.pin.partition(":")[2]
 
 
-SENSOR_SECTIONS: dict[str, type[SensorSection]] = {
-    **{kind: adapter_section(kind, spec.options, SensorSection) for kind, spec in SENSORS.specs().items()},
-    ANALOG_ON_BOARD: AnalogSensorConfig}
-"""Each sensor type's section: a driver's options with ``type`` and ``interval_seconds``, in the
-registry's order, then a board's analog pin."""
+@functools.cache
+def sensor_section(kind: str) -> type[SensorSection] | None:
+    """Sensor type ``kind``'s section, made on first use: a driver's options with ``type`` and
+    ``interval_seconds``, or a board's analog pin; None when there is no such type."""
+    if kind == ANALOG_ON_BOARD:
+        return AnalogSensorConfig
+    spec = SENSORS.find(kind)
+    return adapter_section(kind, spec.options, SensorSection) if spec is not None else None
 
-if TYPE_CHECKING:
-    SensorConfig = SensorSection
-else:
-    SensorConfig = tagged_union(SENSOR_SECTIONS.values())
+
+_BY_TYPE = SectionByType(sensor_section, lambda: (*SENSORS.kinds, ANALOG_ON_BOARD))
+
+SensorConfig = Annotated[SensorSection, _BY_TYPE]
 """One ``[sensors.NAME]`` section, by its ``type``."""
+
+
+def sensor_sections() -> dict[str, type[SensorSection]]:
+    """Every sensor type's section, in the registry's order, then a board's analog pin: loads
+    them all."""
+    return _BY_TYPE.members()
 
 
 @functools.cache
@@ -109,6 +118,6 @@ def _sensor_adapter() -> TypeAdapter[SensorConfig]:
     return TypeAdapter(SensorConfig)
 
 
-def parse_sensor(data: object) -> SensorConfig:
+def parse_sensor(data: object) -> SensorSection:
     """One section on its own (tests, `edge-cli config` edits); a ValidationError if it is wrong."""
     return _sensor_adapter().validate_python(data)

@@ -24,7 +24,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -184,7 +184,11 @@ class _Path:
         hint: Any = root
         parts = list(raw)
         while parts:
+            chosen = _chosen_by(hint)
             hint, tag_key = _unwrap(hint)
+            if chosen is not None:  # the next part is the table's type, as in a tagged union's
+                hint = chosen.member(parts.pop(0))
+                continue
             members = _union_members(hint)
             if members is not None and len(members) == 1:  # X | None: no label in the location
                 hint = members[0]
@@ -218,11 +222,37 @@ class _Path:
             else:
                 hint = None
             path.loc = (*path.loc, part)
+        chosen = _chosen_by(hint)
         hint, tag_key = _unwrap(hint)
-        if tag_key is not None:
+        if chosen is not None:
+            path.tags = chosen.tags()
+        elif tag_key is not None:
             path.tags = [str(tag) for member in _union_members(hint) or ()
                          for tag in _tags(_unwrap(member)[0], tag_key)]
         return path
+
+
+@runtime_checkable
+class ChosenByKey(Protocol):
+    """``Annotated`` metadata of a table whose model one of its keys chooses, each made when
+    first named (:class:`edge.config.section.SectionByType`, ``[boards.NAME]`` by its
+    ``type``): an error inside the table has the key's value in its location, as a tagged
+    union's has."""
+
+    def member(self, kind: object) -> Any:
+        """The model of the tables whose key is ``kind``; None when there is none."""
+
+    def tags(self) -> list[str]:
+        """Every value the key may have, in order."""
+
+
+def _chosen_by(hint: Any) -> ChosenByKey | None:
+    while typing.get_origin(hint) is typing.Annotated:
+        hint, *metadata = typing.get_args(hint)
+        for meta in metadata:
+            if isinstance(meta, ChosenByKey):
+                return meta
+    return None
 
 
 def _unwrap(hint: Any) -> tuple[Any, str | None]:

@@ -2,7 +2,8 @@
 the sections under it, with its type, default and the docstring written under the field.
 
 A table is a section model; ``dict[str, Model]`` is a table per name (``[sensors.NAME]``), a list of
-models an array of tables (``[[rules]]``), and a union tagged by ``type`` one table per type.
+models an array of tables (``[[rules]]``), and a union tagged by ``type`` (or a section its ``type``
+chooses, :class:`edge.config.section.SectionByType`) one table per type.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from edge.config.model import Config
+from edge.config.section import SectionByType
 
 TITLE = "# Configuration keys"
 INTRO = ("Every key of `config.toml`, with its type, its default (what the agent uses when the key "
@@ -81,13 +83,18 @@ def tables_of(key: str, annotation: Any) -> Iterator[tuple[str, type[BaseModel],
 
 
 def variants(annotation: Any) -> list[tuple[type[BaseModel], str]]:
+    chosen = chosen_by_type(annotation)
     annotation = unwrapped(annotation)
-    if is_model(annotation):
+    if chosen is not None:
+        members: list[Any] = list(chosen.members().values())
+    elif is_model(annotation):
         return [(annotation, "")]
-    if not is_union(annotation):
+    elif is_union(annotation):
+        members = [unwrapped(member) for member in get_args(annotation)]
+    else:
         return []
     found = []
-    for member in map(unwrapped, get_args(annotation)):
+    for member in members:
         if is_model(member):
             tag = member.model_fields.get("type")
             words = f'With `type = "{tag.default}"`.' if tag and isinstance(tag.default, str) else ""
@@ -177,6 +184,16 @@ def shown(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     except TypeError:
         return str(value)
+
+
+def chosen_by_type(annotation: Any) -> SectionByType[Any] | None:
+    """The lookup of a section its ``type`` chooses (``[boards.NAME]``), if ``annotation`` is one."""
+    while get_origin(annotation) is Annotated:
+        annotation, *metadata = get_args(annotation)
+        chosen = next((meta for meta in metadata if isinstance(meta, SectionByType)), None)
+        if chosen is not None:
+            return chosen
+    return None
 
 
 def unwrapped(annotation: Any) -> Any:

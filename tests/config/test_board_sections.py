@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from edge.config.boards import BOARD_SECTIONS
+from edge.config.boards import board_section
 from edge.config.loader import load_config
 from edge.core.exc import ConfigError
 
@@ -18,14 +18,14 @@ def test_commented_board_examples_are_valid(write_config, isolated_env):
     block = text[text.index("# [boards.uno]"):text.index("[channels")]
     uncommented = re.sub(r"^# ?(\[boards|\w+ = )", r"\1", block, flags=re.M)
     config = load_config(str(write_config(uncommented)), env=isolated_env).config
-    assert isinstance(config.boards["uno"], BOARD_SECTIONS["arduino"])
-    assert isinstance(config.boards["nucleo"], BOARD_SECTIONS["stm32"])
+    assert isinstance(config.boards["uno"], board_section("arduino"))
+    assert isinstance(config.boards["nucleo"], board_section("stm32"))
     assert config.boards["uno"].pins["light"].mode.value == "analog"
 
 
 def test_type_defaults_to_gpio(write_config, isolated_env):
     config = load_config(str(write_config("[boards.pi]\nsimulate = true\n")), env=isolated_env).config
-    assert isinstance(config.boards["pi"], BOARD_SECTIONS["gpio"])
+    assert isinstance(config.boards["pi"], board_section("gpio"))
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from edge.config.loader import load_config
-from edge.config.sensors import SENSOR_SECTIONS
+from edge.config.sensors import sensor_section
 from edge.core.exc import ConfigError
 from peripherals.sensors.factory import create_sensor
 
@@ -57,7 +57,7 @@ def test_no_sensors_by_default(default_config):
 
 def test_every_type_with_its_parameters_and_defaults(write_config, isolated_env):
     sensors = load(write_config, isolated_env, EVERY_TYPE).sensors
-    assert [type(s) for s in sensors.values()] == [SENSOR_SECTIONS[kind] for kind in (
+    assert [type(s) for s in sensors.values()] == [sensor_section(kind) for kind in (
         "pi", "ds18b20", "bme280", "ads1115", "mcp3008", "analog")]
     assert sensors["pi"].interval_seconds == 60 and sensors["water"].interval_seconds == 30
     assert (sensors["greenhouse"].bus, sensors["greenhouse"].address) == (1, 0x77)

@@ -1,16 +1,20 @@
 """A registry of adapters: its table first, then the entry points of installed packages (here a
-distribution written into a folder on the module path), loaded once when first asked. An entry
-point that cannot be used is logged and kept in ``broken``, never raised; a built-in that cannot
-be loaded is a bug, and raises."""
+distribution written into a folder on the module path), loaded once when first asked; asked for
+one built-in type, it imports that type's module alone. An entry point that cannot be used is
+logged and kept in ``broken``, never raised; a built-in that cannot be loaded is a bug, and
+raises."""
 
 from __future__ import annotations
 
 import logging
+import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
+from peripherals import registry as registry_module
 from peripherals.base import BoardContext, BoardSpec
 from peripherals.options import Options
 from peripherals.registry import Registry
@@ -70,11 +74,52 @@ def test_nothing_is_imported_until_the_registry_is_asked(installed):
     assert [m for m in sys.modules.values() if (getattr(m, "__file__", "") or "").startswith(plugin)]
 
 
+ONE_TYPE = """
+import sys
+from peripherals import registry
+from peripherals.factory import BOARDS
+from peripherals.sensors.factory import SENSORS
+
+BOARDS.get("gpio"), SENSORS.get("bme280")
+modules = [target.partition(":")[0] for table in (BOARDS.builtin, SENSORS.builtin)
+           for target in table.values()]
+print(sorted({m for m in modules if m in sys.modules}))
+print(registry.installed_entry_points.cache_info().currsize)
+"""
+
+
+def test_a_built_in_type_is_imported_on_its_own():
+    """Reading a section of a built-in type costs that type's module: no other adapter's, and no
+    installed package's metadata (a fresh process: this one has imported them all)."""
+    done = subprocess.run([sys.executable, "-c", ONE_TYPE], capture_output=True, text=True,
+                          cwd=Path(__file__).parents[2], timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == [
+        "['peripherals.board_types', 'peripherals.sensors.bme280']", "0"]
+
+
+def test_only_a_name_that_is_not_built_in_reads_the_installed_packages(installed, monkeypatch):
+    group = installed(MODULE, {"ledger": "LEDGER"})
+    registry, read = boards(group), []
+    entry_points = registry_module.installed_entry_points
+    monkeypatch.setattr(registry_module, "installed_entry_points",
+                        lambda path: read.append(path) or entry_points(path))
+    assert registry.get("gpio").kind == "gpio" and read == []
+    assert registry.get("ledger").kind == "ledger" and len(read) == 1  # found as before
+    assert registry.origin("ledger") == "plugin-pkg 1.2"
+    assert registry.kinds == ("gpio", "ledger") and registry.get("gpio") is registry.specs()["gpio"]
+    with pytest.raises(ValueError, match="unknown board type 'abacus'; use one of: gpio, ledger, virtual"):
+        registry.get("abacus")
+    assert len(read) == 1  # loaded once
+
+
 def test_a_built_in_that_cannot_be_loaded_is_a_bug_and_raises():
     registry = Registry("board", "edge_agent.none", {"gpio": "peripherals.no_such_module:SPEC"},
                         BoardSpec)
     with pytest.raises(ModuleNotFoundError):
         registry.specs()
+    with pytest.raises(ModuleNotFoundError):
+        registry.get("gpio")
 
 
 @pytest.mark.parametrize("points,why", [
