@@ -188,6 +188,7 @@ class Userspace:
         everything mounted is unmounted on the way out, even after a failure."""
         register_binfmt(self.arch)
         _copy_host_settings(self.root)
+        _clear_old_tmp(self.root)
         mounted: list[Path] = []
         try:
             for source, target, args in _session_mounts(self.root):
@@ -198,6 +199,29 @@ class Userspace:
         finally:
             for target in reversed(mounted):
                 _umount(target)
+
+
+TMP_KEPT_SECONDS = 24 * 3600
+"""Entries of the userspace's ``/tmp`` older than this go when a session starts, as a Pi's
+``systemd-tmpfiles`` ages its own: pip's build directories and the agents' scratch state dirs
+(each with a copy of the embedding model) would otherwise pile up in the cache, run after run.
+A day, not all of it: another checkout's session may be using it right now."""
+
+
+def _clear_old_tmp(root: Path, now: float | None = None) -> list[str]:
+    """Remove what in ``root``'s ``/tmp`` has not changed for :data:`TMP_KEPT_SECONDS`; the
+    names removed."""
+    cutoff = (time.time() if now is None else now) - TMP_KEPT_SECONDS
+    removed = []
+    tmp = root / "tmp"
+    for entry in tmp.iterdir() if tmp.is_dir() else ():
+        if entry.lstat().st_mtime < cutoff:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+            removed.append(entry.name)
+    return removed
 
 
 def _session_mounts(root: Path) -> list[tuple[str, Path, list[str]]]:
