@@ -201,11 +201,11 @@ class Userspace:
                 _umount(target)
 
 
-TMP_KEPT_SECONDS = 24 * 3600
+TMP_KEPT_SECONDS = 3600
 """Entries of the userspace's ``/tmp`` older than this go when a session starts, as a Pi's
 ``systemd-tmpfiles`` ages its own: pip's build directories and the agents' scratch state dirs
 (each with a copy of the embedding model) would otherwise pile up in the cache, run after run.
-A day, not all of it: another checkout's session may be using it right now."""
+An hour, not all of it: another checkout's session (minutes long) may be using it right now."""
 
 
 def _clear_old_tmp(root: Path, now: float | None = None) -> list[str]:

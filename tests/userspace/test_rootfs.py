@@ -8,7 +8,7 @@ import os
 from tests.userspace.rootfs import TMP_KEPT_SECONDS, _clear_old_tmp
 
 
-def test_a_session_start_removes_what_in_tmp_is_older_than_a_day_and_keeps_the_rest(tmp_path):
+def test_a_session_start_removes_what_in_tmp_is_older_than_an_hour_and_keeps_the_rest(tmp_path):
     tmp = tmp_path / "root" / "tmp"
     (tmp / "pip-unpack-old" / "deep").mkdir(parents=True)
     (tmp / "pip-unpack-old" / "deep" / "wheel.whl").write_bytes(b"x" * 1000)
