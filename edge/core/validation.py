@@ -184,7 +184,7 @@ class _Path:
         hint: Any = root
         parts = list(raw)
         while parts:
-            chosen = _chosen_by(hint)
+            chosen = chosen_by(hint)
             hint, tag_key = _unwrap(hint)
             if chosen is not None:  # the next part is the table's type, as in a tagged union's
                 hint = chosen.member(parts.pop(0))
@@ -222,7 +222,7 @@ class _Path:
             else:
                 hint = None
             path.loc = (*path.loc, part)
-        chosen = _chosen_by(hint)
+        chosen = chosen_by(hint)
         hint, tag_key = _unwrap(hint)
         if chosen is not None:
             path.tags = chosen.tags()
@@ -246,7 +246,8 @@ class ChosenByKey(Protocol):
         """Every value the key may have, in order."""
 
 
-def _chosen_by(hint: Any) -> ChosenByKey | None:
+def chosen_by(hint: Any) -> ChosenByKey | None:
+    """The lookup of a table its key chooses, if ``hint`` is annotated with one."""
     while typing.get_origin(hint) is typing.Annotated:
         hint, *metadata = typing.get_args(hint)
         for meta in metadata:

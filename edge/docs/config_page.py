@@ -24,7 +24,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from edge.config.model import Config
-from edge.config.section import SectionByType
+from edge.core.validation import chosen_by
 
 TITLE = "# Configuration keys"
 INTRO = ("Every key of `config.toml`, with its type, its default (what the agent uses when the key "
@@ -83,10 +83,10 @@ def tables_of(key: str, annotation: Any) -> Iterator[tuple[str, type[BaseModel],
 
 
 def variants(annotation: Any) -> list[tuple[type[BaseModel], str]]:
-    chosen = chosen_by_type(annotation)
+    chosen = chosen_by(annotation)
     annotation = unwrapped(annotation)
     if chosen is not None:
-        members: list[Any] = list(chosen.members().values())
+        members: list[Any] = [chosen.member(kind) for kind in chosen.tags()]
     elif is_model(annotation):
         return [(annotation, "")]
     elif is_union(annotation):
@@ -184,16 +184,6 @@ def shown(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     except TypeError:
         return str(value)
-
-
-def chosen_by_type(annotation: Any) -> SectionByType[Any] | None:
-    """The lookup of a section its ``type`` chooses (``[boards.NAME]``), if ``annotation`` is one."""
-    while get_origin(annotation) is Annotated:
-        annotation, *metadata = get_args(annotation)
-        chosen = next((meta for meta in metadata if isinstance(meta, SectionByType)), None)
-        if chosen is not None:
-            return chosen
-    return None
 
 
 def unwrapped(annotation: Any) -> Any:
