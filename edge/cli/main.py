@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NoReturn
 
+    from edge.core.dataclass_code import CodeTable
+
 COMMAND_MODULES = {
     "run": "run", "status": "oneshot", "pins": "oneshot", "gpio": "oneshot",
     "config": "config_cmd", "channel": "channel_cmd", "memory": "memory_cmd",
@@ -213,19 +215,28 @@ def skip_pydantic_plugins() -> None:
 
 
 def entry() -> None:
-    """What the ``edge-cli`` script (scripts/edge-cli) runs: ``main()``, then a quick exit (it
-    never returns). Every command has closed what it opened by the time it returns, so the
+    """What the ``edge-cli`` script (scripts/edge-cli) runs: ``main()`` with the code
+    ``dataclasses`` compiles kept between runs (:mod:`edge.core.dataclass_code`), then a quick
+    exit (it never returns). Every command has closed what it opened by the time it returns, so the
     interpreter's teardown of the modules a run imports (about 100 ms, more than the run's own
     work for a one-shot turn) is skipped: stdio and the log handlers are flushed, then the
     process ends."""
     skip_httpx_command_line()
     skip_pydantic_plugins()
+    command = command_in(sys.argv[1:])
+    kept: CodeTable | None = None
+    if command in COMMAND_MODULES:  # a known word only: it names a file
+        from edge.core import dataclass_code
+
+        kept = dataclass_code.install(command)
     try:
         code = main()
     except SystemExit as exc:  # argparse's usage errors and --help
         code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
+    if kept is not None:
+        kept.settle()
     if (logging := sys.modules.get("logging")) is not None:
         logging.shutdown()
     for stream in (sys.stdout, sys.stderr):

@@ -100,6 +100,8 @@ async def run_collecting_once_ready(runtime: Runtime) -> None:
         await runtime.ready.wait()
         gc.freeze()
         gc.enable()
+        if (dataclass_code := sys.modules.get("edge.core.dataclass_code")) is not None:
+            dataclass_code.settle()  # edge-cli's, if it kept them; in the loop: classes are made here
 
     collector = asyncio.create_task(collect_once_ready(), name="gc-once-ready")
     try:
