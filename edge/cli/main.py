@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NoReturn
 
-    from edge.core.dataclass_code import CodeTable
+    from edge.core.code_cache import CodeTable
 
 COMMAND_MODULES = {
     "run": "run", "status": "oneshot", "pins": "oneshot", "gpio": "oneshot",
@@ -216,7 +216,7 @@ def skip_pydantic_plugins() -> None:
 
 def entry() -> None:
     """What the ``edge-cli`` script (scripts/edge-cli) runs: ``main()`` with the code
-    ``dataclasses`` compiles kept between runs (:mod:`edge.core.dataclass_code`), then a quick
+    compiled from text as modules load kept between runs (:mod:`edge.core.code_cache`), then a quick
     exit (it never returns). Every command has closed what it opened by the time it returns, so the
     interpreter's teardown of the modules a run imports (about 100 ms, more than the run's own
     work for a one-shot turn) is skipped: stdio and the log handlers are flushed, then the
@@ -226,9 +226,9 @@ def entry() -> None:
     command = command_in(sys.argv[1:])
     kept: CodeTable | None = None
     if command in COMMAND_MODULES:  # a known word only: it names a file
-        from edge.core import dataclass_code
+        from edge.core import code_cache
 
-        kept = dataclass_code.install(command)
+        kept = code_cache.install(command)
     try:
         code = main()
     except SystemExit as exc:  # argparse's usage errors and --help

@@ -100,8 +100,8 @@ async def run_collecting_once_ready(runtime: Runtime) -> None:
         await runtime.ready.wait()
         gc.freeze()
         gc.enable()
-        if (dataclass_code := sys.modules.get("edge.core.dataclass_code")) is not None:
-            dataclass_code.settle()  # edge-cli's, if it kept them; in the loop: classes are made here
+        if (code_cache := sys.modules.get("edge.core.code_cache")) is not None:
+            code_cache.settle()  # edge-cli's, if it keeps code; in the loop, where it is used
 
     collector = asyncio.create_task(collect_once_ready(), name="gc-once-ready")
     try:

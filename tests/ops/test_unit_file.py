@@ -37,7 +37,7 @@ def test_unit_has_what_the_agent_relies_on():
     assert unit["SupplementaryGroups"] == ["gpio dialout i2c spi video"]
     assert unit["RuntimeDirectory"] == ["edge-agent"]  # the control socket: /run/edge-agent
     assert unit["StateDirectory"] == ["edge-agent"]
-    # $CACHE_DIRECTORY, private: its files are run (edge.core.dataclass_code reads them only then)
+    # $CACHE_DIRECTORY, private: its files are run (edge.core.code_cache reads them only then)
     assert unit["CacheDirectory"] == ["edge-agent"] and unit["CacheDirectoryMode"] == ["0700"]
     assert unit["Restart"] == ["on-failure"] and "StartLimitBurst" in unit
     # however the agent ended (SIGKILL, OOM kill): the header's outputs back to safe

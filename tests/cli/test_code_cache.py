@@ -1,5 +1,6 @@
-"""The code ``dataclasses`` compiles, kept between runs of edge-cli (edge.core.dataclass_code):
-classes made from kept code are the classes the stock module makes; a second run compiles
+"""The code compiled from text as modules load, kept between runs of edge-cli
+(edge.core.code_cache): classes made from kept code are the classes the stock ``dataclasses``
+makes, and forward references evaluate as stock ``typing``'s do; a second run compiles
 nothing and writes nothing; a file that is not this user's own, broken or another Python's is
 never run; what was used before the agent was ready is let go."""
 
@@ -8,12 +9,13 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import os
+import typing
 from typing import Any, ClassVar
 
 import pytest
 
-from edge.core import dataclass_code
-from edge.core.dataclass_code import FORMAT, CodeTable
+from edge.core import code_cache
+from edge.core.code_cache import FORMAT, CodeTable
 from tests.helpers import cli
 
 
@@ -70,7 +72,7 @@ def code_of(cls: type) -> dict[str, tuple[Any, ...]]:
 def table(monkeypatch, tmp_path):
     """A table standing in for the builtin in ``dataclasses`` for one test."""
 
-    def install(path=tmp_path / "cache" / "dataclass-code-run.marshal") -> CodeTable:
+    def install(path=tmp_path / "cache" / "code-run.marshal") -> CodeTable:
         made = CodeTable(str(path))
         monkeypatch.setattr(dataclasses, "exec", made.exec, raising=False)
         return made
@@ -103,11 +105,28 @@ def test_classes_made_from_kept_code_are_the_stock_ones(table, monkeypatch):
     assert behaviour(made_warm) == behaviour(stock) == behaviour(made_cold)
 
 
+def test_forward_references_from_kept_code_evaluate_as_typings_do(monkeypatch, tmp_path):
+    path = tmp_path / "cache" / "code-run.marshal"
+    annotated = type("Annotated", (), {"__annotations__": {
+        "pins": "dict[str, list[int]] | None", "name": "str", "level": "float"}})
+    stock = typing.get_type_hints(annotated)
+    for run in ("cold", "warm"):
+        made = CodeTable(str(path))
+        monkeypatch.setattr(typing, "compile", made.compile, raising=False)
+        assert typing.get_type_hints(annotated) == stock == {
+            "pins": dict[str, list[int]] | None, "name": str, "level": float}
+        with pytest.raises(SyntaxError, match="Forward reference must be an expression"):
+            typing.ForwardRef("not an expression")
+        assert made.compiled == (3 if run == "cold" else 0)
+        made.save()
+    assert compile("1 + 1", "<x>", "eval") and made.compile("x = 1", "<string>", "exec").co_name == "<module>"
+
+
 def test_a_second_run_writes_nothing(table, tmp_path):
     first = table()
     make_classes()
     first.save()
-    path = tmp_path / "cache" / "dataclass-code-run.marshal"
+    path = tmp_path / "cache" / "code-run.marshal"
     written = path.stat().st_mtime_ns
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
@@ -131,7 +150,7 @@ def test_a_file_others_could_have_written_is_never_run(table, tmp_path, how, mon
     marker = tmp_path / "ran"
     evil = compile(f"open({str(marker)!r}, 'w').close()\ndef __create_fn__(*a, **k):\n return None",
                    "<string>", "exec")
-    path = tmp_path / "planted" / "dataclass-code-run.marshal"
+    path = tmp_path / "planted" / "code-run.marshal"
     path.parent.mkdir()
     path.write_bytes(marshal.dumps((FORMAT, dict.fromkeys(texts, evil))))
     if how == "writable by the group":
@@ -153,7 +172,7 @@ def test_the_same_file_when_ours_is_run(table, tmp_path):
     marker = tmp_path / "ran"
     evil = compile(f"open({str(marker)!r}, 'w').close()\ndef __create_fn__(*a, **k):\n return None",
                    "<string>", "exec")
-    path = tmp_path / "planted" / "dataclass-code-run.marshal"
+    path = tmp_path / "planted" / "code-run.marshal"
     path.parent.mkdir()
     path.write_bytes(marshal.dumps((FORMAT, dict.fromkeys(texts, evil))))
     path.chmod(0o600)
@@ -167,7 +186,7 @@ def test_the_same_file_when_ours_is_run(table, tmp_path):
                                      marshal.dumps(((0x30a00f0, 1), {"x": 1})),
                                      marshal.dumps((FORMAT, "not a dict"))])
 def test_a_broken_or_foreign_file_is_replaced(table, tmp_path, content):
-    path = tmp_path / "cache" / "dataclass-code-run.marshal"
+    path = tmp_path / "cache" / "code-run.marshal"
     path.parent.mkdir(mode=0o700)
     path.write_bytes(content)
     path.chmod(0o600)
@@ -181,7 +200,7 @@ def test_a_broken_or_foreign_file_is_replaced(table, tmp_path, content):
 
 
 def test_what_was_used_before_ready_is_let_go_and_not_written_again(table, tmp_path):
-    path = tmp_path / "cache" / "dataclass-code-run.marshal"
+    path = tmp_path / "cache" / "code-run.marshal"
     first = table(path)
     make_classes()
     first.settle()  # ready: written, then let go
@@ -203,8 +222,8 @@ def test_what_was_used_before_ready_is_let_go_and_not_written_again(table, tmp_p
 
 
 def test_a_file_never_holds_more_than_the_bound(table, tmp_path, monkeypatch):
-    monkeypatch.setattr(dataclass_code, "MAX_TEXTS", 25)
-    path = tmp_path / "cache" / "dataclass-code-run.marshal"
+    monkeypatch.setattr(code_cache, "MAX_TEXTS", 25)
+    path = tmp_path / "cache" / "code-run.marshal"
     path.parent.mkdir(mode=0o700)
     stale = {f"# text {n}": compile("pass", "<string>", "exec") for n in range(30)}
     path.write_bytes(marshal.dumps((FORMAT, stale)))
@@ -219,15 +238,15 @@ def test_a_file_never_holds_more_than_the_bound(table, tmp_path, monkeypatch):
 def test_an_unwritable_cache_is_a_slower_start_not_a_failure(table, tmp_path):
     blocked = tmp_path / "file-not-dir"
     blocked.write_text("")
-    made = table(blocked / "dataclass-code-run.marshal")
+    made = table(blocked / "code-run.marshal")
     assert behaviour(make_classes()) == behaviour(make_classes())
     made.settle()
     assert made.compiled > 0  # still new: nothing could be written
 
 
 def test_the_cache_directory_follows_systemd_then_xdg():
-    assert dataclass_code.cache_dir({"CACHE_DIRECTORY": "/var/cache/edge-agent"}) == "/var/cache/edge-agent"
-    assert dataclass_code.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/edge-agent"
+    assert code_cache.cache_dir({"CACHE_DIRECTORY": "/var/cache/edge-agent"}) == "/var/cache/edge-agent"
+    assert code_cache.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/edge-agent"
 
 
 def test_edge_cli_keeps_a_file_per_command_and_rewrites_it_only_when_new(isolated_env, tmp_path):
@@ -237,7 +256,7 @@ def test_edge_cli_keeps_a_file_per_command_and_rewrites_it_only_when_new(isolate
     assert version.returncode == 0 and not cache.exists()  # --version makes no dataclass
     first = cli("config", "show", env=env)
     assert first.returncode == 0, first.stderr
-    kept = cache / "edge-agent" / "dataclass-code-config.marshal"
+    kept = cache / "edge-agent" / "code-config.marshal"
     written = kept.stat().st_mtime_ns
     assert len(marshal.loads(kept.read_bytes())[1]) > 100
     again = cli("config", "show", env=env)
@@ -245,6 +264,6 @@ def test_edge_cli_keeps_a_file_per_command_and_rewrites_it_only_when_new(isolate
     assert kept.stat().st_mtime_ns == written
     turn = cli("run", env=env, stdin="/pins\n")
     assert turn.returncode == 0, turn.stderr
-    assert (cache / "edge-agent" / "dataclass-code-run.marshal").exists()
+    assert (cache / "edge-agent" / "code-run.marshal").exists()
     assert sorted(p.name for p in (cache / "edge-agent").iterdir()) == [
-        "dataclass-code-config.marshal", "dataclass-code-run.marshal"]
+        "code-config.marshal", "code-run.marshal"]
