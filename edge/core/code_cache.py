@@ -146,16 +146,49 @@ class CodeTable:
 _table: CodeTable | None = None
 
 
+class StandIns:
+    """A meta path finder that gives ``dataclasses`` and ``typing`` their stand-ins as each is
+    imported: a command that imports neither (``status`` through the agent's socket) pays for
+    neither. It finds nothing itself: the path finder finds the module, whose loader then runs
+    it and sets the name."""
+
+    def __init__(self, table: CodeTable) -> None:
+        self.names = {"dataclasses": ("exec", table.exec), "typing": ("compile", table.compile)}
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in self.names:
+            return None
+        attribute, stand_in = self.names.pop(name)
+        if not self.names:
+            sys.meta_path.remove(self)
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            setattr(module, attribute, stand_in)  # found before the builtin of that name
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
 def install(command: str, env: dict[str, str] | os._Environ[str] = os.environ) -> CodeTable:
-    """Keep the code ``command`` compiles from text (once per process; the program calls it)."""
+    """Keep the code ``command`` compiles from text (once per process, before ``dataclasses``
+    or ``typing`` is imported; the program calls it)."""
     global _table
     if _table is None:
-        import dataclasses
-        import typing
-
         _table = CodeTable(os.path.join(cache_dir(env), f"code-{command}.marshal"))
-        dataclasses.exec = _table.exec  # type: ignore[attr-defined]  # found before the builtin
-        typing.compile = _table.compile  # type: ignore[attr-defined]
+        finder = StandIns(_table)
+        for name in list(finder.names):
+            if (module := sys.modules.get(name)) is not None:
+                attribute, stand_in = finder.names.pop(name)
+                setattr(module, attribute, stand_in)
+        if finder.names:
+            sys.meta_path.insert(0, finder)
     return _table
 
 

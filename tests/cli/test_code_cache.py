@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import os
+import subprocess
+import sys
 import typing
 from typing import Any, ClassVar
 
@@ -16,7 +18,7 @@ import pytest
 
 from edge.core import code_cache
 from edge.core.code_cache import FORMAT, CodeTable
-from tests.helpers import cli
+from tests.helpers import ROOT, cli
 
 
 def make_classes() -> list[type]:
@@ -267,3 +269,29 @@ def test_edge_cli_keeps_a_file_per_command_and_rewrites_it_only_when_new(isolate
     assert (cache / "edge-agent" / "code-run.marshal").exists()
     assert sorted(p.name for p in (cache / "edge-agent").iterdir()) == [
         "code-config.marshal", "code-run.marshal"]
+
+
+def test_the_stand_ins_arrive_with_the_modules_and_not_before(tmp_path):
+    """A command that does not import dataclasses (status through the socket) does not pay for
+    it; it gets its stand-in when imported."""
+    script = """
+import sys
+from edge.core import code_cache
+table = code_cache.install("probe", {"XDG_CACHE_HOME": sys.argv[1]})
+assert "dataclasses" not in sys.modules, "imported too early"
+import typing  # already imported (by code_cache itself): given its stand-in at once
+assert typing.compile == table.compile and any(isinstance(f, code_cache.StandIns) for f in sys.meta_path)
+import dataclasses
+assert dataclasses.exec == table.exec and not any(isinstance(f, code_cache.StandIns) for f in sys.meta_path)
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    x: int
+assert Probe(1) == Probe(1) and table.compiled > 0
+table.settle()
+print(sorted(table.read())[0][:17])
+"""
+    done = subprocess.run([sys.executable, "-S", "-c", script, str(tmp_path)], capture_output=True,
+                          text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "def __create_fn__"
+    assert (tmp_path / "edge-agent" / "code-probe.marshal").exists()
