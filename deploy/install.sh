@@ -98,6 +98,7 @@ CONFIG="$CONF_DIR/config.toml"
 CONFIG_WRITTEN=""
 ENV_FILE="$CONF_DIR/env"
 STATE_DIR="$ROOT/var/lib/edge-agent"
+CACHE_DIR="$ROOT/var/cache/edge-agent"  # systemd's CacheDirectory: code kept between starts
 UNIT="$ROOT/etc/systemd/system/edge-agent.service"
 UDEV_RULES="$ROOT/etc/udev/rules.d/99-edge-agent.rules"
 BASH_COMPLETION="$ROOT/usr/share/bash-completion/completions/edge-cli"
@@ -414,7 +415,7 @@ uninstall() {
     fi
     rm -f "$UNIT" "$UDEV_RULES" "$BASH_COMPLETION" "$ZSH_COMPLETION"
     [ -L "$BIN_LINK" ] && rm -f "$BIN_LINK"
-    rm -rf "$OPT"
+    rm -rf "$OPT" "$CACHE_DIR"
     if systemd_running; then systemctl daemon-reload; fi
     if live && command -v udevadm >/dev/null 2>&1; then udevadm control --reload || true; fi
     if [ "$PURGE" = yes ]; then

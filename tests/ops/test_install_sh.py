@@ -224,11 +224,14 @@ def test_7_service_status_reports_the_layout(root):
 
 
 def test_8_uninstall_keeps_config_and_state(root):
+    kept = root / "var/cache/edge-agent"  # what systemd's CacheDirectory would hold
+    kept.mkdir(parents=True)
+    (kept / "code-run.marshal").write_bytes(b"")
     removed = edge_cli("service", "uninstall", "--root", str(root))
     assert removed.returncode == 0, removed.stderr
     for gone in ("opt/edge-agent", "etc/systemd/system/edge-agent.service",
                  "etc/udev/rules.d/99-edge-agent.rules", "usr/local/bin/edge-cli",
-                 "usr/share/bash-completion/completions/edge-cli"):
+                 "usr/share/bash-completion/completions/edge-cli", "var/cache/edge-agent"):
         assert not (root / gone).exists() and not (root / gone).is_symlink(), gone
     assert (root / "etc/edge-agent/config.toml").is_file()
     assert (root / "var/lib/edge-agent").is_dir()
