@@ -139,22 +139,24 @@ def test_a_second_run_writes_nothing(table, tmp_path):
     assert path.stat().st_mtime_ns == written and second.compiled == 0
 
 
-def texts_of_make_classes(table) -> dict[str, Any]:
+def plant(table, tmp_path):
+    """A file mapping every text ``make_classes`` compiles to code that leaves a marker file
+    behind; (its path, the marker, how many texts)."""
     recorder = table()
     make_classes()
     assert recorder.codes is not None
-    return dict(recorder.codes)
-
-
-@pytest.mark.parametrize("how", ["writable by the group", "writable by anyone", "another owner"])
-def test_a_file_others_could_have_written_is_never_run(table, tmp_path, how, monkeypatch):
-    texts = texts_of_make_classes(table)
     marker = tmp_path / "ran"
     evil = compile(f"open({str(marker)!r}, 'w').close()\ndef __create_fn__(*a, **k):\n return None",
                    "<string>", "exec")
     path = tmp_path / "planted" / "code-run.marshal"
     path.parent.mkdir()
-    path.write_bytes(marshal.dumps((FORMAT, dict.fromkeys(texts, evil))))
+    path.write_bytes(marshal.dumps((FORMAT, dict.fromkeys(recorder.codes, evil))))
+    return path, marker, len(recorder.codes)
+
+
+@pytest.mark.parametrize("how", ["writable by the group", "writable by anyone", "another owner"])
+def test_a_file_others_could_have_written_is_never_run(table, tmp_path, how, monkeypatch):
+    path, marker, texts = plant(table, tmp_path)
     if how == "writable by the group":
         path.chmod(0o620)
     elif how == "writable by anyone":
@@ -164,19 +166,13 @@ def test_a_file_others_could_have_written_is_never_run(table, tmp_path, how, mon
         monkeypatch.setattr(os, "getuid", lambda: os.stat(path).st_uid + 1)
     made = table(path)
     assert len(behaviour(make_classes())) == 9
-    assert not marker.exists() and made.compiled == len(texts)
+    assert not marker.exists() and made.compiled == texts
 
 
 def test_the_same_file_when_ours_is_run(table, tmp_path):
     """The planted file of the test above, owned by this user and private: its code runs (so
     that test's refusal is what kept it out)."""
-    texts = texts_of_make_classes(table)
-    marker = tmp_path / "ran"
-    evil = compile(f"open({str(marker)!r}, 'w').close()\ndef __create_fn__(*a, **k):\n return None",
-                   "<string>", "exec")
-    path = tmp_path / "planted" / "code-run.marshal"
-    path.parent.mkdir()
-    path.write_bytes(marshal.dumps((FORMAT, dict.fromkeys(texts, evil))))
+    path, marker, texts = plant(table, tmp_path)
     path.chmod(0o600)
     table(path)
     with pytest.raises(AttributeError):  # the plant's __create_fn__ gave back None, not a method
