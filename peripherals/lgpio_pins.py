@@ -7,6 +7,12 @@ six positions and 90 degrees (1500 µs) came out as 1400 µs. lgpio's ``tx_pwm``
 a float and times the pulse to the microsecond (it is the same pulse thread ``tx_servo`` uses,
 whose narrower 500..2500 µs and 40..500 Hz would not take every ``[boards.NAME.servos]``
 calibration). Everything else is gpiozero's own pin: AngularServo still computes the duty.
+
+Stopping the pulses leaves the line low. lgpio's pulse thread (``lgPthTx.c``) drops a stopped
+record without another write, so the line stayed at the level of the moment: high when it
+stopped inside a pulse (a frame's 5 to 10 %; once in a kernel test's run, a servo's "off" left
+its line high for good). The thread writes only under the lock ``tx_pwm`` stops it under, so a
+write after the stop is the last word.
 """
 
 from __future__ import annotations
@@ -33,6 +39,12 @@ class ExactDutyLGPIOPin(gpiozero_lgpio.LGPIOPin):  # type: ignore[misc]  # gpioz
         except lgpio.error:
             raise PinInvalidState(f'invalid state "{value}" for pin {self!r}') from None
         self._pwm = (frequency, duty)
+
+    def _set_frequency(self, value: float | None) -> None:
+        stopping = bool(self._pwm) and not value
+        super()._set_frequency(value)
+        if stopping:
+            lgpio.gpio_write(self.factory._handle, self._number, 0)
 
 
 class LGPIOFactory(gpiozero_lgpio.LGPIOFactory):  # type: ignore[misc]  # gpiozero is untyped

@@ -65,6 +65,8 @@ class RecordingLgpio:
                offset: int = 0, cycles: int = 0) -> int:
         assert handle == HANDLE and 0 <= duty <= 100
         self.pwm.append((gpio, frequency, duty))
+        if frequency and duty:  # caught inside a pulse: lgpio's thread leaves a stop there
+            self.levels[gpio] = 1
         return 15
 
 
@@ -130,6 +132,7 @@ async def test_the_safe_state_still_stops_the_pulses_or_turns_to_the_safe_angle(
     await limp.servo("arm", 120)
     assert await limp.apply_safe_state({"arm": False}) == []
     assert chip.pwm[-1] == (18, 0, 0)  # lgpio's off: no more pulses
+    assert chip.levels[18] == 0  # and the line low, though the pulses stopped inside one
     assert limp.status().pins[0].frequency is None
     await limp.close()
     held = await header_servo(safe_angle=45)
@@ -137,4 +140,4 @@ async def test_the_safe_state_still_stops_the_pulses_or_turns_to_the_safe_angle(
     await held.write("arm", False)  # off is a servo's safe state (the door's make_safe)
     assert pulse_us(*chip.pwm[-1][1:]) == pytest.approx(1250, abs=0.01)
     await held.close()
-    assert chip.pwm[-1] == (18, 0, 0)  # closing the board stops them too
+    assert chip.pwm[-1] == (18, 0, 0) and chip.levels[18] == 0  # closing the board stops them too
