@@ -61,7 +61,7 @@ class CodeTable:
     def __init__(self, path: str) -> None:
         self.path = path
         self.codes: dict[str, CodeType] | None = None
-        """None until the first class is made."""
+        """None until the first text is compiled."""
         self.compiled = 0
         """Texts compiled since the file was last written."""
         self.settled = False
@@ -137,8 +137,8 @@ class CodeTable:
     def settle(self) -> None:
         """Write what is new, then let go of the texts used so far: the classes they made exist."""
         self.save()
-        if self.codes is not None and not self.settled:
-            self.codes = {text: code for text, code in self.codes.items()
+        if self.codes is not None and not self.settled:  # list(): a thread may add meanwhile
+            self.codes = {text: code for text, code in list(self.codes.items())
                           if hash(text) not in self._used}
         self.settled = True
 
