@@ -215,9 +215,9 @@ def skip_pydantic_plugins() -> None:
 
 
 def entry() -> None:
-    """What the ``edge-cli`` script (scripts/edge-cli) runs: ``main()`` with the code
-    compiled from text as modules load kept between runs (:mod:`edge.core.code_cache`), then a quick
-    exit (it never returns). Every command has closed what it opened by the time it returns, so the
+    """What the ``edge-cli`` script (scripts/edge-cli) runs: ``main()``, keeping the code compiled
+    from text as modules load for the next run (:mod:`edge.core.code_cache`), then a quick exit
+    (it never returns). Every command has closed what it opened by the time it returns, so the
     interpreter's teardown of the modules a run imports (about 100 ms, more than the run's own
     work for a one-shot turn) is skipped: stdio and the log handlers are flushed, then the
     process ends."""
