@@ -236,7 +236,7 @@ def entry() -> None:
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
     if kept is not None:
-        kept.settle()
+        kept.save()
     if (logging := sys.modules.get("logging")) is not None:
         logging.shutdown()
     for stream in (sys.stdout, sys.stderr):

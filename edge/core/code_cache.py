@@ -13,8 +13,8 @@ importers of ``edge`` keep their interpreter as it is) gives the ``dataclasses``
 ``exec``, and ``typing`` a ``compile``, that look the text up before compiling it; nothing else
 changes.
 
-One file per command (``run``, ``status``...) under the cache directory (``$CACHE_DIRECTORY``
-under systemd, else ``$XDG_CACHE_HOME/edge-agent``, else ``~/.cache/edge-agent``):
+One file per command (``run``, ``status``...) in the cache directory
+(:func:`edge.core.paths.cache_dir`):
 
 - read at the first text a run compiles (``--version`` compiles none), and only if this user
   owns it and nobody else may write it: what it holds is run, like a ``.pyc``; one written by
@@ -32,8 +32,12 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import typing
+from collections.abc import Mapping
 from types import CodeType
 from typing import Any
+
+from edge.core.paths import cache_dir
 
 MAX_TEXTS = 4000
 """A file never holds more texts than this (a command's path makes about 800)."""
@@ -43,15 +47,6 @@ EVAL = "\0eval "
 
 FORMAT = (sys.hexversion, 1)
 """Written with the texts: marshal's format and the bytecode belong to one Python."""
-
-
-def cache_dir(env: dict[str, str] | os._Environ[str] = os.environ) -> str:
-    """Where the files live: systemd's ``CacheDirectory=``, else the XDG cache directory."""
-    systemd = env.get("CACHE_DIRECTORY", "").split(":")[0]
-    if systemd:
-        return systemd
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "edge-agent")
 
 
 class CodeTable:
@@ -135,7 +130,8 @@ class CodeTable:
         self.compiled = 0
 
     def settle(self) -> None:
-        """Write what is new, then let go of the texts used so far: the classes they made exist."""
+        """The agent is ready: write what is new, then let go of the texts used so far (the
+        classes they made exist); later texts are merged into the file by :meth:`save`."""
         self.save()
         if self.codes is not None and not self.settled:  # list(): a thread may add meanwhile
             self.codes = {text: code for text, code in list(self.codes.items())
@@ -146,21 +142,19 @@ class CodeTable:
 _table: CodeTable | None = None
 
 
-class StandIns:
-    """A meta path finder that gives ``dataclasses`` and ``typing`` their stand-ins as each is
-    imported: a command that imports neither (``status`` through the agent's socket) pays for
-    neither. It finds nothing itself: the path finder finds the module, whose loader then runs
-    it and sets the name."""
+class WhenImported:
+    """A meta path finder that sets ``attribute`` on module ``name`` once it is imported, so a
+    command that never imports it (``status`` through the agent's socket does not import
+    ``dataclasses``) pays nothing. It finds nothing itself: the path finder finds the module,
+    whose loader runs it and then sets the name."""
 
-    def __init__(self, table: CodeTable) -> None:
-        self.names = {"dataclasses": ("exec", table.exec), "typing": ("compile", table.compile)}
+    def __init__(self, name: str, attribute: str, value: Any) -> None:
+        self.name, self.attribute, self.value = name, attribute, value
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name not in self.names:
+        if name != self.name:
             return None
-        attribute, stand_in = self.names.pop(name)
-        if not self.names:
-            sys.meta_path.remove(self)
+        sys.meta_path.remove(self)
         from importlib.machinery import PathFinder
 
         spec = PathFinder.find_spec(name, path)
@@ -170,29 +164,27 @@ class StandIns:
 
         def exec_module(module: Any) -> None:
             run(module)
-            setattr(module, attribute, stand_in)  # found before the builtin of that name
+            setattr(module, self.attribute, self.value)  # found before the builtin of that name
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 
-def install(command: str, env: dict[str, str] | os._Environ[str] = os.environ) -> CodeTable:
+def install(command: str, env: Mapping[str, str] = os.environ) -> CodeTable:
     """Keep the code ``command`` compiles from text (once per process, before ``dataclasses``
-    or ``typing`` is imported; the program calls it)."""
+    is imported; the program calls it)."""
     global _table
     if _table is None:
-        _table = CodeTable(os.path.join(cache_dir(env), f"code-{command}.marshal"))
-        finder = StandIns(_table)
-        for name in list(finder.names):
-            if (module := sys.modules.get(name)) is not None:
-                attribute, stand_in = finder.names.pop(name)
-                setattr(module, attribute, stand_in)
-        if finder.names:
-            sys.meta_path.insert(0, finder)
+        _table = CodeTable(str(cache_dir(env) / f"code-{command}.marshal"))
+        typing.compile = _table.compile  # type: ignore[attr-defined]  # found before the builtin
+        if (dataclasses := sys.modules.get("dataclasses")) is not None:
+            dataclasses.exec = _table.exec  # type: ignore[attr-defined]
+        else:
+            sys.meta_path.insert(0, WhenImported("dataclasses", "exec", _table.exec))
     return _table
 
 
 def settle() -> None:
-    """The agent is ready (or the command is done): write what is new and let go of the rest."""
+    """The agent is ready: write what is new and let go of the rest."""
     if _table is not None:
         _table.settle()

@@ -2,7 +2,9 @@
 
 State directory: ``EDGE_STATE_DIR``, ``[paths] state_dir``, ``$STATE_DIRECTORY`` (systemd, i.e.
 ``/var/lib/edge-agent``), else ``~/.local/state/edge-agent``. The control socket lives in
-``$RUNTIME_DIRECTORY`` under systemd and in the state directory otherwise.
+``$RUNTIME_DIRECTORY`` under systemd and in the state directory otherwise. What is kept only to
+be quicker (:mod:`edge.core.code_cache`) lives in ``$CACHE_DIRECTORY`` (systemd, i.e.
+``/var/cache/edge-agent``), else ``$XDG_CACHE_HOME/edge-agent``, else ``~/.cache/edge-agent``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,14 @@ def state_dir(configured: str | None = None, env: Mapping[str, str] = os.environ
     if chosen:
         return Path(chosen).expanduser()
     base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "edge-agent"
+
+
+def cache_dir(env: Mapping[str, str] = os.environ) -> Path:
+    chosen = env.get("CACHE_DIRECTORY", "").split(":")[0]
+    if chosen:
+        return Path(chosen)
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "edge-agent"
 
 

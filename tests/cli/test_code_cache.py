@@ -18,6 +18,7 @@ import pytest
 
 from edge.core import code_cache
 from edge.core.code_cache import FORMAT, CodeTable
+from edge.core.paths import cache_dir
 from tests.helpers import ROOT, cli
 
 
@@ -243,8 +244,8 @@ def test_an_unwritable_cache_is_a_slower_start_not_a_failure(table, tmp_path):
 
 
 def test_the_cache_directory_follows_systemd_then_xdg():
-    assert code_cache.cache_dir({"CACHE_DIRECTORY": "/var/cache/edge-agent"}) == "/var/cache/edge-agent"
-    assert code_cache.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/edge-agent"
+    assert str(cache_dir({"CACHE_DIRECTORY": "/var/cache/edge-agent"})) == "/var/cache/edge-agent"
+    assert str(cache_dir({"XDG_CACHE_HOME": "/x"})) == "/x/edge-agent"
 
 
 def test_edge_cli_keeps_a_file_per_command_and_rewrites_it_only_when_new(isolated_env, tmp_path):
@@ -276,9 +277,9 @@ from edge.core import code_cache
 table = code_cache.install("probe", {"XDG_CACHE_HOME": sys.argv[1]})
 assert "dataclasses" not in sys.modules, "imported too early"
 import typing  # already imported (by code_cache itself): given its stand-in at once
-assert typing.compile == table.compile and any(isinstance(f, code_cache.StandIns) for f in sys.meta_path)
+assert typing.compile == table.compile and any(isinstance(f, code_cache.WhenImported) for f in sys.meta_path)
 import dataclasses
-assert dataclasses.exec == table.exec and not any(isinstance(f, code_cache.StandIns) for f in sys.meta_path)
+assert dataclasses.exec == table.exec and not any(isinstance(f, code_cache.WhenImported) for f in sys.meta_path)
 @dataclasses.dataclass(frozen=True)
 class Probe:
     x: int
