@@ -11,7 +11,6 @@ starts with a ``<N>`` syslog priority, so ``journalctl -p warning`` works.
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 import re
@@ -19,16 +18,41 @@ import time
 
 EVENT_WORD = re.compile(r"[a-z_][a-z0-9_.-]*$")
 FIELD = re.compile(r"""([A-Za-z_][\w.]*)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S*)""")
+ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
+ESCAPED = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "0": "\0"}
+"""What a backslash and one letter stand for in a ``repr()`` or JSON string (the only quoting
+these lines carry); any other escaped character stands for itself."""
 SYSLOG_PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3,
                    logging.CRITICAL: 2}
 
 
+def _unescape(match: re.Match[str]) -> str:
+    code = match[1]
+    return chr(int(code[1:], 16)) if len(code) > 1 else ESCAPED.get(code, code)
+
+
+def unquote(token: str) -> str:
+    """The text of a value quoted by ``repr()`` or :func:`quote`.
+
+    Not ``ast.literal_eval``: CPython 3.11 (Pi OS bookworm's) counts the depth of the syntax tree
+    it builds per interpreter, not per thread, so two threads parsing at once can raise
+    ``SystemError: AST constructor recursion depth mismatch`` (cpython#106905), and any thread
+    logs.
+
+    >>> unquote(repr("it's 20°C")), unquote('"say \\"hi\\" \\u2603 \\ud83d\\ude00"')
+    ("it's 20°C", 'say "hi" ☃ 😀')
+    """
+    try:
+        text = ESCAPE.sub(_unescape, token[1:-1])
+    except ValueError:  # \U beyond the last code point
+        return token
+    # JSON writes a character beyond U+FFFF as two escaped halves (\ud83d\ude00): join them
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
 def _value(token: str) -> object:
     if token[:1] in "'\"":
-        try:
-            return ast.literal_eval(token)
-        except (ValueError, SyntaxError):
-            return token
+        return unquote(token)
     for kind in (int, float):
         try:
             return kind(token)

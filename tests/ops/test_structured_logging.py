@@ -1,12 +1,16 @@
 """Structured log lines (key=value and JSON), redaction of secrets, the log file, recent errors."""
 
+import ast
 import json
 import logging
+import random
+import threading
+from pathlib import Path
 
 import pytest
 
 from edge.config.loader import load_config
-from edge.core.logformat import JsonFormatter, KeyValueFormatter, parse_line
+from edge.core.logformat import JsonFormatter, KeyValueFormatter, parse_event, parse_line
 from edge.core.logsetup import RecentEvents, RedactionFilter, configure, configure_from
 from edge.core.redaction import Redactor, secret_values
 
@@ -45,6 +49,50 @@ def test_json_line_parses_fields():
     assert event["reason"] == "not allowlisted"
     assert "ts" in event
     assert parse_line(line) == event
+
+
+def random_texts(count: int):
+    """Texts with what quoting must survive: both quotes, backslashes, control characters,
+    accents, emoji (outside the basic plane) and the escapes' own letters."""
+    pieces = ["'", '"', "\\", "\n", "\t", "\r", "\x00", "\x7f", "\x9f", "é", "°C", "☃", "😀",
+              "\u2028", "n", "x41", "u2603", " ", "=", "by=cli", "pi"]
+    rng = random.Random(38)
+    return [''.join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(count)]
+
+
+def test_quoted_values_read_back_as_python_reads_them():
+    """Values quoted by repr() (what ``%r`` writes; as ``ast.literal_eval``, which the parser no
+    longer calls, reads them) or by the JSON quoting (emoji as two escaped halves) read back as
+    the texts they were."""
+    for text in random_texts(3000):
+        _, fields, _ = parse_event(f"said by={repr(text)}")
+        assert fields["by"] == ast.literal_eval(repr(text)) == text, repr(text)
+        _, fields, _ = parse_event(f"said by={json.dumps(text)}")
+        assert fields["by"] == text, json.dumps(text)
+
+
+def test_json_lines_from_many_threads_while_another_parses_python(capsys):
+    """Every thread logs: formatting a line parses no Python, so it cannot meet CPython 3.11's
+    shared syntax-tree depth counter (cpython#106905) in a thread that does."""
+    formatter, texts, failures = JsonFormatter(), random_texts(200), []
+
+    def log_lines():
+        try:
+            for text in texts * 5:
+                line = formatter.format(record("said by=%r", text))
+                assert json.loads(line)["by"] == text
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=log_lines) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    source = Path(json.__file__).read_text()
+    while any(thread.is_alive() for thread in threads):
+        ast.parse(source)
+    for thread in threads:
+        thread.join()
+    assert failures == []
 
 
 @pytest.mark.parametrize("text,hidden", [
