@@ -49,6 +49,14 @@ IDLE_OVER_FLOOR_MB = 10.0
 
 FLOOR = "import asyncio, sqlite3, json, httpx, pydantic\n"
 """The floor: a bare interpreter importing the stack every agent on it loads."""
+STACK = ("import asyncio, sqlite3, json, pydantic, gpiozero\n"
+         "from gpiozero.pins.mock import MockFactory\n"
+         "class Model(pydantic.BaseModel):\n    x: int = 0\n"
+         "Model(), MockFactory()\n")
+"""What the idle agent holds of the named stack, to show how its memory over the floor divides:
+one pydantic model made and validated (pydantic's model machinery and its plugin loader, which
+imports ``importlib.metadata``), gpiozero with its mock pins (the simulated header), and no httpx
+(an agent imports it for its first model call)."""
 TURN_TARGET_S = 0.3
 TURN_RUNS = 15
 STATUS_TARGET_S = 0.05
@@ -176,6 +184,10 @@ def main() -> None:
                 f"target {STATUS_TARGET_S * 1000:.0f} ms (cpu {st_cpu * 1000:.1f} ms)",
                 f"{st_t / STATUS_TARGET_S:.2f}x")
             row("edge-cli status RSS", f"{st_rss / 1024:.1f} MB")
+            _, stack_rss, _ = repeat([python, "-c", STACK], env=env)
+            row("the stack idle holds: a model, gpiozero, no httpx", f"{stack_rss / 1024:.1f} MB",
+                f"floor + {(stack_rss - floor_rss) / 1024:.1f} MB; the agent's own: idle - this = "
+                f"{(idle - stack_rss) / 1024:.1f} MB")
             gp_t, _, _ = repeat([cli, "gpio", "write", "led", "on"], env=env)
             row("edge-cli gpio write via daemon", f"{gp_t * 1000:.1f} ms")
         finally:
