@@ -4,8 +4,8 @@ who ran ``pip install edge-agent-pi`` would see them.
 The project is built into a wheel (``pip wheel --no-deps .``) and installed into a scratch venv
 under ``~/.cache/edge-agent-bench/`` together with its dependencies pinned to the versions the
 running venv holds (its ``pip freeze`` as constraints, so the figures compare like with like).
-The venv is rebuilt only when the sources, ``pyproject.toml`` or those versions change (a hash of
-them names it); the first build takes a minute or two.
+The venv is rebuilt only when the sources, ``pyproject.toml``, those versions or this recipe change
+(a hash of them names it); the first build takes a minute or two.
 """
 
 from __future__ import annotations
@@ -38,17 +38,33 @@ def pinned_versions(python: str = sys.executable) -> str:
                    if line and not line.startswith("#") and not line.lower().startswith(PROJECT))
 
 
-def source_hash(pins: str) -> str:
-    """A hash of what goes into the wheel (the packages' files, the ``edge-cli`` script,
-    pyproject.toml, README.md) and of the pinned dependency versions."""
-    digest = hashlib.sha256(pins.encode())
+def wheel_sources() -> list[Path]:
+    """What goes into the wheel: the packages' files, the ``edge-cli`` script, pyproject.toml and
+    README.md."""
     files = [ROOT / "pyproject.toml", ROOT / "README.md", *(ROOT / "scripts").iterdir()]
     for package in PACKAGES:
         files += [p for p in (ROOT / package).rglob("*")
                   if p.is_file() and "__pycache__" not in p.parts]
-    for path in sorted(files):
+    return sorted(files)
+
+
+def source_hash(pins: str) -> str:
+    """A hash of :func:`wheel_sources`, of the pinned dependency versions and of this recipe."""
+    digest = hashlib.sha256(pins.encode() + Path(__file__).read_bytes())
+    for path in wheel_sources():
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def staged(into: Path) -> Path:
+    """:func:`wheel_sources` copied to ``into``, to build the wheel from: a build in the checkout
+    reuses its ``build/lib``, where a module deleted since an earlier build still stands (the
+    wheel then ships it)."""
+    for path in wheel_sources():
+        target = into / path.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    return into
 
 
 def installed_venv() -> Path:
@@ -77,8 +93,9 @@ def installed_venv() -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         wheels, constraints = Path(tmp) / "wheels", Path(tmp) / "pins.txt"
         constraints.write_text(pins)
+        source = staged(Path(tmp) / "source")
         run([*pip, "wheel", *quiet, "--no-deps", "--no-build-isolation", "-w", str(wheels),
-             str(ROOT)], tmp)
+             str(source)], tmp)
         wheel = next(wheels.glob("*.whl"))
         run([sys.executable, "-m", "venv", str(venv)], tmp)
         run([str(venv / "bin" / "python"), "-m", "pip", "install", *quiet, "-c", str(constraints),
