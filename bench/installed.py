@@ -1,11 +1,11 @@
 """A normal (non-editable) install of this checkout, for timing whole processes the way a person
 who ran ``pip install edge-agent-pi`` would see them.
 
-The project is built into a wheel (``pip wheel --no-deps`` of a copy of its sources) and installed into a scratch venv
-under ``~/.cache/edge-agent-bench/`` together with its dependencies pinned to the versions the
-running venv holds (its ``pip freeze`` as constraints, so the figures compare like with like).
-The venv is rebuilt only when the sources, ``pyproject.toml``, those versions or this recipe change
-(a hash of them names it); the first build takes a minute or two.
+The project is built into a wheel (``pip wheel --no-deps`` of a copy of its sources) and
+installed into a scratch venv under ``~/.cache/edge-agent-bench/`` together with its dependencies
+pinned to the versions the running venv holds (its ``pip freeze`` as constraints, so the figures
+compare like with like). The venv is rebuilt only when the sources, ``pyproject.toml``, those
+versions or this recipe change (a hash of them names it); the first build takes a minute or two.
 """
 
 from __future__ import annotations

@@ -17,25 +17,34 @@ SOCKET_NAME = "control.sock"
 SERVICE_RUNTIME_DIR = Path("/run/edge-agent")
 
 
+def _service_dir(env: Mapping[str, str], variable: str) -> str:
+    """The first directory systemd names in ``variable`` (``StateDirectory=`` gives
+    ``$STATE_DIRECTORY``, and so on), or '' outside a unit that asks for one."""
+    return env.get(variable, "").split(":")[0]
+
+
+def _user_dir(env: Mapping[str, str], variable: str, *default: str) -> Path:
+    """``edge-agent`` in the XDG base directory ``variable``, else in ``~/<default>``."""
+    base = env.get(variable) or os.path.join(os.path.expanduser("~"), *default)
+    return Path(base) / "edge-agent"
+
+
 def state_dir(configured: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
-    chosen = env.get("EDGE_STATE_DIR") or configured or env.get("STATE_DIRECTORY", "").split(":")[0]
+    chosen = env.get("EDGE_STATE_DIR") or configured or _service_dir(env, "STATE_DIRECTORY")
     if chosen:
         return Path(chosen).expanduser()
-    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "edge-agent"
+    return _user_dir(env, "XDG_STATE_HOME", ".local", "state")
 
 
 def cache_dir(env: Mapping[str, str] = os.environ) -> Path:
-    chosen = env.get("CACHE_DIRECTORY", "").split(":")[0]
-    if chosen:
-        return Path(chosen)
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "edge-agent"
+    """Where what is kept only to be quicker lives (the module's docstring)."""
+    chosen = _service_dir(env, "CACHE_DIRECTORY")
+    return Path(chosen) if chosen else _user_dir(env, "XDG_CACHE_HOME", ".cache")
 
 
 def control_socket(configured_state_dir: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
     """The socket the daemon binds."""
-    runtime = env.get("RUNTIME_DIRECTORY", "").split(":")[0]
+    runtime = _service_dir(env, "RUNTIME_DIRECTORY")
     if runtime:
         return Path(runtime) / SOCKET_NAME
     return state_dir(configured_state_dir, env) / SOCKET_NAME
